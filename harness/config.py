@@ -1,0 +1,164 @@
+"""`harness.yaml` at the repo root: optional; every key has a default."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness import yamlload
+from harness.errors import ConfigError
+
+CONFIG_NAMES = ("harness.yaml", "harness.yml", ".harness.yaml")
+DEFAULT_KUBECTL_FLAGS = ("--load-restrictor", "LoadRestrictionsNone")
+
+
+@dataclass(frozen=True)
+class Suppression:
+    rule: str
+    reason: str
+    id: str = ""
+    target: str = ""
+
+
+@dataclass(frozen=True)
+class Config:
+    """Resolved settings; paths are absolute."""
+
+    repo: Path
+    goldens: Path
+    include: tuple[str, ...] = ("**",)
+    exclude: tuple[str, ...] = ()
+    kubectl_flags: tuple[str, ...] = DEFAULT_KUBECTL_FLAGS
+    timeout: float = 60.0
+    jobs: int = 0
+    clusters: tuple[str, ...] = ()
+    sources: dict[str, str] = field(default_factory=dict)
+    strict: bool = True
+    ignore_fields: tuple[str, ...] = ()
+    suppress: tuple[Suppression, ...] = ()
+    comment_id: str = "harness:comment"
+    comment_budget: int = 65536
+    source_file: Path | None = None
+
+
+_KNOWN = {
+    "goldens", "include", "exclude", "kubectl_flags", "timeout", "jobs", "clusters",
+    "sources", "strict", "ignore_fields", "suppress", "comment",
+}
+
+
+def find_config(repo: Path) -> Path | None:
+    for name in CONFIG_NAMES:
+        candidate = repo / name
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load(repo: Path, path: Path | None = None) -> Config:
+    """Read the config file (if any) and validate every key; unknown keys are errors."""
+    repo = repo.resolve()
+    source = path or find_config(repo)
+    raw: dict[str, Any] = {}
+    if source is not None:
+        try:
+            loaded = yamlload.load(source.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yamlload.YAMLError) as exc:
+            raise ConfigError(f"{source}: cannot read config: {_first_line(exc)}") from None
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{source}: config must be a mapping")
+        raw = loaded
+        unknown = sorted(set(raw) - _KNOWN)
+        if unknown:
+            raise ConfigError(f"{source}: unknown config key(s): {', '.join(unknown)}")
+    where = str(source) if source else "config"
+    goldens = Path(_str(raw, "goldens", "goldens", where))
+    comment = raw.get("comment") or {}
+    if not isinstance(comment, dict):
+        raise ConfigError(f"{where}: comment must be a mapping")
+    return Config(
+        repo=repo,
+        goldens=goldens if goldens.is_absolute() else (repo / goldens).resolve(),
+        include=_strs(raw, "include", ("**",), where),
+        exclude=_strs(raw, "exclude", (), where),
+        kubectl_flags=_strs(raw, "kubectl_flags", DEFAULT_KUBECTL_FLAGS, where),
+        timeout=_number(raw, "timeout", 60.0, where),
+        jobs=int(_number(raw, "jobs", 0, where)),
+        clusters=_strs(raw, "clusters", (), where),
+        sources=_str_map(raw, "sources", where),
+        strict=bool(raw.get("strict", True)),
+        ignore_fields=_strs(raw, "ignore_fields", (), where),
+        suppress=_suppressions(raw, where),
+        comment_id=str(comment.get("id", "harness:comment")),
+        comment_budget=int(comment.get("budget", 65536)),
+        source_file=source,
+    )
+
+
+def default_jobs(config: Config) -> int:
+    return config.jobs or os.cpu_count() or 2
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _str(raw: dict[str, Any], key: str, default: str, where: str) -> str:
+    value = raw.get(key, default)
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{where}: {key} must be a non-empty string")
+    return value
+
+
+def _strs(raw: dict[str, Any], key: str, default: tuple[str, ...], where: str) -> tuple[str, ...]:
+    value = raw.get(key)
+    if value is None:
+        return default
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: {key} must be a list of strings")
+    return tuple(value)
+
+
+def _number(raw: dict[str, Any], key: str, default: float, where: str) -> float:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ConfigError(f"{where}: {key} must be a non-negative number")
+    return float(value)
+
+
+def _str_map(raw: dict[str, Any], key: str, where: str) -> dict[str, str]:
+    value = raw.get(key) or {}
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise ConfigError(f"{where}: {key} must map names to directories")
+    return dict(value)
+
+
+def _suppressions(raw: dict[str, Any], where: str) -> tuple[Suppression, ...]:
+    items = raw.get("suppress") or []
+    if not isinstance(items, list):
+        raise ConfigError(f"{where}: suppress must be a list")
+    out = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict) or (not item.get("rule") and not item.get("id")):
+            raise ConfigError(f"{where}: suppress[{i}] needs a rule or an id")
+        reason = item.get("reason")
+        if not isinstance(reason, str) or not reason.strip():
+            raise ConfigError(f"{where}: suppress[{i}] needs a reason")
+        out.append(
+            Suppression(
+                rule=str(item.get("rule", "")),
+                reason=reason,
+                id=str(item.get("id", "")),
+                target=str(item.get("target", "")),
+            )
+        )
+    return tuple(out)

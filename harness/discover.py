@@ -1,0 +1,75 @@
+"""Repo -> path targets: every directory holding a kustomization file, Components excluded."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from pathlib import Path
+
+from harness import yamlload
+from harness.config import Config, find_config
+from harness.model import Target
+
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+def kustomization_file(directory: Path) -> Path | None:
+    for name in KUSTOMIZATION_FILES:
+        candidate = directory / name
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def is_component(kfile: Path) -> bool:
+    """`kind: Component` dirs only make sense inside another build; unreadable ones are not."""
+    try:
+        data = yamlload.load(kfile.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yamlload.YAMLError):
+        return False
+    return isinstance(data, dict) and data.get("kind") == "Component"
+
+
+def matches(name: str, patterns: tuple[str, ...]) -> bool:
+    """fnmatch globs on target names; `*` crosses `/`, and `dir/**` also matches `dir`."""
+    for pattern in patterns:
+        if fnmatch.fnmatchcase(name, pattern):
+            return True
+        if pattern.endswith("/**") and name == pattern[:-3]:
+            return True
+    return False
+
+
+def selected(name: str, config: Config) -> bool:
+    return matches(name, config.include) and not matches(name, config.exclude)
+
+
+def path_targets(config: Config) -> list[Target]:
+    """Sorted path targets under the repo root; dot-directories and the goldens dir skipped."""
+    root = config.repo
+    skip = {config.goldens.resolve()}
+    found: list[Target] = []
+    for dirpath, dirnames, _files in os.walk(root):
+        here = Path(dirpath)
+        dirnames[:] = sorted(
+            d for d in dirnames if not d.startswith(".") and (here / d).resolve() not in skip
+        )
+        kfile = kustomization_file(here)
+        if kfile is None or is_component(kfile):
+            continue
+        rel = here.relative_to(root).as_posix()
+        name = "." if rel == "." else rel
+        if selected(name, config):
+            found.append(Target(name=name, kind="path", path=here))
+    return sorted(found, key=lambda t: t.name)
+
+
+def find_repo_root(start: Path) -> Path:
+    """The directory itself when it has a harness config, else the enclosing git root."""
+    start = start.resolve()
+    if find_config(start) is not None:
+        return start
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return start

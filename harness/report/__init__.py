@@ -1,0 +1,1 @@
+"""Formatting only: stages never print, report modules never compute."""

@@ -1,0 +1,104 @@
+"""Versioned JSON documents (schemas in docs/json-schemas.md)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from harness.compare import Comparison, TargetDiff
+from harness.config import Config
+from harness.goldens import doc_fields
+from harness.model import RendererInfo, Snapshot, TargetResult
+from harness.report.text import summary_line
+
+RENDER_SCHEMA = "harness.render/v1"
+CHECK_SCHEMA = "harness.check/v1"
+
+
+def emit(payload: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+
+
+def renderer(info: RendererInfo) -> dict[str, Any]:
+    return {"name": info.name, "version": info.version}
+
+
+def target(result: TargetResult) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": result.name,
+        "kind": result.target.kind,
+    }
+    if result.target.cluster is not None:
+        out["cluster"] = result.target.cluster
+    if result.ok:
+        out["documents"] = len(result.documents)
+        out["sha256"] = result.sha256
+        out["docs"] = [doc_fields(d) for d in result.documents]
+        out["duplicates"] = [str(d) for d in result.duplicates]
+    else:
+        out["documents"] = None
+        out["sha256"] = None
+        out["error"] = result.error
+    if result.notes:
+        out["notes"] = list(result.notes)
+    return out
+
+
+def render_payload(snapshot: Snapshot) -> dict[str, Any]:
+    return {
+        "schema": RENDER_SCHEMA,
+        "renderer": renderer(snapshot.renderer),
+        "targets": [target(r) for r in snapshot.results.values()],
+        "errors": [{"target": r.name, "message": r.error} for r in snapshot.errors()],
+    }
+
+
+def print_render(snapshot: Snapshot) -> None:
+    emit(render_payload(snapshot))
+
+
+def _target_diff(t: TargetDiff) -> dict[str, Any]:
+    return {
+        "name": t.name,
+        "kind": t.kind,
+        "cluster": t.cluster,
+        "status": t.status,
+        "documents_before": t.documents_before,
+        "documents_after": t.documents_after,
+        "added": [str(d.id) for d in t.added],
+        "removed": [str(d.id) for d in t.removed],
+        "changed": [
+            {"id": str(new.id), "sha256_before": old.sha256, "sha256_after": new.sha256}
+            for old, new in t.changed
+        ],
+        "error": t.error,
+    }
+
+
+def check_payload(comparison: Comparison, cfg: Config) -> dict[str, Any]:
+    targets = comparison.targets
+    return {
+        "schema": CHECK_SCHEMA,
+        "goldens": str(cfg.goldens),
+        "renderer": renderer(comparison.head.renderer),
+        "golden_renderer": renderer(comparison.base.renderer),
+        "summary": {
+            "targets": len(targets),
+            "match": sum(1 for t in targets if t.status == "match"),
+            "drifted": sum(1 for t in targets if t.status == "changed"),
+            "without_golden": sum(1 for t in targets if t.status == "added"),
+            "stale_golden": sum(1 for t in targets if t.status == "removed"),
+            "errors": len(comparison.errors),
+            "line": summary_line(comparison),
+        },
+        "targets": [_target_diff(t) for t in targets],
+        "errors": [
+            {"target": t.name, "side": t.error_side, "message": t.error}
+            for t in comparison.errors
+        ],
+    }
+
+
+def print_check(comparison: Comparison, cfg: Config) -> None:
+    emit(check_payload(comparison, cfg))

@@ -1,0 +1,163 @@
+"""Human-readable output: counts people can check by hand, errors that name the place."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.markup import escape
+from rich.table import Table
+
+from harness.compare import Comparison, TargetDiff
+from harness.config import Config
+from harness.goldens import WriteReport
+from harness.model import Snapshot, TargetResult
+from harness.report.console import stderr, stdout
+
+KIND_ORDER = ("path", "flux")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def error_line(name: str, message: str | None) -> str:
+    return f"error: {name}: {message}"
+
+
+def print_errors(results: Iterable[TargetResult]) -> None:
+    err = stderr()
+    for result in results:
+        if not result.ok:
+            err.print(f"[red]{escape(error_line(result.name, result.error))}[/red]")
+
+
+def summary_line(comparison: Comparison) -> str:
+    """`render-golden: 41/42 targets match (1 drifted: platform: 1 changed)`."""
+    kinds = [k for k in KIND_ORDER if any(t.kind == k for t in comparison.targets)]
+    if not kinds:
+        return "render-golden: no targets found"
+    parts = []
+    for kind in kinds:
+        of_kind = [t for t in comparison.targets if t.kind == kind]
+        matched = sum(1 for t in of_kind if t.status == "match")
+        noun = "targets" if kinds == ["path"] else f"{kind} targets"
+        parts.append(f"{matched}/{len(of_kind)} {noun}")
+    line = "render-golden: " + ", ".join(parts) + " match"
+    problems = []
+    drifted = [t for t in comparison.targets if t.status == "changed"]
+    if drifted:
+        problems.append(
+            f"{len(drifted)} drifted: " + "; ".join(f"{t.name}: {t.counts()}" for t in drifted[:5])
+            + ("; ..." if len(drifted) > 5 else "")
+        )
+    new = [t.name for t in comparison.targets if t.status == "added"]
+    if new:
+        problems.append(f"{len(new)} without golden: {_names(new)}")
+    stale = [t.name for t in comparison.targets if t.status == "removed"]
+    if stale:
+        problems.append(f"{len(stale)} stale golden: {_names(stale)}")
+    errors = [t.name for t in comparison.errors]
+    if errors:
+        problems.append(f"{_plural(len(errors), 'error')}: {_names(errors)}")
+    if problems:
+        line += " (" + "; ".join(problems) + ")"
+    return line
+
+
+def _names(names: list[str], limit: int = 5) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f", +{len(names) - limit} more" if len(names) > limit else "")
+
+
+def target_header(t: TargetDiff) -> str:
+    before = "-" if t.documents_before is None else str(t.documents_before)
+    after = "-" if t.documents_after is None else str(t.documents_after)
+    return (
+        f"{t.name}: {before} -> {after} documents "
+        f"(-{len(t.removed)}, +{len(t.added)}, ~{len(t.changed)})"
+    )
+
+
+def print_check(comparison: Comparison, cfg: Config) -> None:
+    out = stdout()
+    base_renderer, head_renderer = comparison.base.renderer, comparison.head.renderer
+    if comparison.base.results and base_renderer.version != head_renderer.version:
+        out.print(
+            f"note: goldens were rendered by {base_renderer.name} {base_renderer.version}, "
+            f"this run uses {head_renderer.name} {head_renderer.version}"
+        )
+    for t in comparison.targets:
+        if t.status == "changed":
+            out.print(escape(target_header(t)))
+            for old, new in t.changed:
+                out.print(f"  [yellow]~ {escape(str(new.id))}[/yellow]")
+                if old.api_version != new.api_version:
+                    out.print(f"      apiVersion: {old.api_version} -> {new.api_version}")
+            for doc in t.removed:
+                out.print(f"  [red]- {escape(str(doc.id))}[/red]")
+            for doc in t.added:
+                out.print(f"  [green]+ {escape(str(doc.id))}[/green]")
+        elif t.status == "added":
+            out.print(
+                f"{escape(t.name)}: new {t.kind} target without golden "
+                f"({_plural(t.documents_after or 0, 'document')}); run harness update"
+            )
+        elif t.status == "removed":
+            out.print(
+                f"{escape(t.name)}: stale golden, target no longer exists; run harness update"
+            )
+    err = stderr()
+    for t in comparison.errors:
+        where = "goldens" if t.error_side == "base" else t.name
+        err.print(f"[red]{escape(error_line(where if where != t.name else t.name, t.error))}[/red]")
+    out.print(escape(summary_line(comparison)))
+    if not comparison.base.results and comparison.head.results:
+        out.print(f"no goldens in {cfg.goldens}: run `harness update` to create them")
+
+
+def print_update(snapshot: Snapshot, report: WriteReport, cfg: Config) -> None:
+    print_errors(snapshot.results.values())
+    out = stdout()
+    for name in report.deleted:
+        out.print(f"deleted stale golden: {escape(name)}")
+    for name in report.kept:
+        out.print(f"kept previous golden for failed target: {escape(name)}")
+    out.print(
+        f"goldens: {len(report.written)} written, {len(report.unchanged)} unchanged, "
+        f"{len(report.deleted)} deleted, {len(report.kept)} kept ({cfg.goldens})"
+    )
+
+
+def print_render(snapshot: Snapshot) -> None:
+    print_errors(snapshot.results.values())
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    for col in ("target", "kind", "documents", "sha256"):
+        table.add_column(col, justify="right" if col == "documents" else "left")
+    for result in snapshot.results.values():
+        if result.ok:
+            table.add_row(
+                escape(result.name), result.target.kind, str(len(result.documents)),
+                result.sha256[:16],
+            )
+        else:
+            table.add_row(escape(result.name), result.target.kind, "-", "[red]error[/red]")
+    out = stdout()
+    out.print(table)
+    ok = sum(1 for r in snapshot.results.values() if r.ok)
+    out.print(
+        f"{ok}/{len(snapshot.results)} targets rendered by "
+        f"{snapshot.renderer.name} {snapshot.renderer.version}"
+    )
+
+
+def print_documents(result: TargetResult) -> None:
+    if not result.ok:
+        print_errors([result])
+        return
+    out = stdout()
+    for doc in result.documents:
+        out.print(f"# {escape(str(doc.id))}  sha256:{doc.sha256}", style="dim")
+        out.print("---")
+        out.print(escape(doc.text), end="")
+    for dup in result.duplicates:
+        stderr().print(f"warning: {escape(result.name)}: duplicate identity {escape(str(dup))}")
