@@ -134,8 +134,12 @@ class Renderer:
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
+    """Kill the render and everything it spawned; never our own process group."""
+    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+        if proc.pid > 1 and os.getpgid(proc.pid) == proc.pid != os.getpgrp():
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.communicate(timeout=5)
 

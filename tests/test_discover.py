@@ -1,0 +1,70 @@
+"""Path targets: every kustomization dir, Components and dot-dirs skipped, config globs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from harness import config, discover
+from tests.conftest import configmap, kustomization
+
+COMPONENT = "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
+
+
+def test_finds_all_three_file_names_and_skips_components(
+    make_repo: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    repo = make_repo(
+        {
+            "a/kustomization.yaml": kustomization("cm.yaml"),
+            "a/cm.yaml": configmap("a"),
+            "b/c/kustomization.yml": kustomization(),
+            "d/Kustomization": kustomization(),
+            "comp/kustomization.yaml": COMPONENT,
+            ".git/x/kustomization.yaml": kustomization(),
+            ".hidden/kustomization.yaml": kustomization(),
+            "plain/file.yaml": configmap("p"),
+        }
+    )
+    cfg = config.load(repo)
+    assert [t.name for t in discover.path_targets(cfg)] == ["a", "b/c", "d"]
+
+
+def test_repo_root_target_is_dot(make_repo: Callable[[dict[str, str | bytes]], Path]) -> None:
+    repo = make_repo({"kustomization.yaml": kustomization()})
+    assert [t.name for t in discover.path_targets(config.load(repo))] == ["."]
+
+
+def test_include_exclude_globs(make_repo: Callable[[dict[str, str | bytes]], Path]) -> None:
+    repo = make_repo(
+        {
+            "apps/x/kustomization.yaml": kustomization(),
+            "apps/y/kustomization.yaml": kustomization(),
+            "infra/kustomization.yaml": kustomization(),
+        }
+    )
+    cfg = config.load(repo)
+    assert [t.name for t in discover.path_targets(replace(cfg, include=("apps/**",)))] == [
+        "apps/x",
+        "apps/y",
+    ]
+    assert [t.name for t in discover.path_targets(replace(cfg, exclude=("apps/y",)))] == [
+        "apps/x",
+        "infra",
+    ]
+
+
+def test_goldens_directory_is_not_scanned(
+    make_repo: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    repo = make_repo(
+        {"goldens/kustomization.yaml": kustomization(), "a/kustomization.yaml": kustomization()}
+    )
+    assert [t.name for t in discover.path_targets(config.load(repo))] == ["a"]
+
+
+def test_matches_dir_star_star_includes_the_dir_itself() -> None:
+    assert discover.matches("apps", ("apps/**",))
+    assert discover.matches("apps/a/b", ("apps/**",))
+    assert not discover.matches("application", ("apps/**",))

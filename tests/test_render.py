@@ -1,0 +1,205 @@
+"""The renderer with the real kubectl from the wheel, and injected failures it won't produce."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from harness import render
+from harness.errors import RendererError
+from harness.model import DocId, Target
+from tests.conftest import configmap, kustomization
+
+Repo = Callable[[dict[str, str | bytes]], Path]
+
+
+def _render(renderer: render.Renderer, repo: Path, *names: str) -> dict[str, render.TargetResult]:
+    targets = [Target(n, "path", repo / n) for n in names]
+    return render.render_paths(renderer, targets, repo, jobs=2)
+
+
+def test_bundled_kubectl_is_found_and_versioned(renderer: render.Renderer) -> None:
+    info = renderer.info()
+    assert info.name == "kubectl"
+    assert info.version.startswith("v1.") and "kustomize v5" in info.version
+    assert Path(renderer.binary).name == "kubectl"
+
+
+def test_documents_match_kubectl_by_hand(
+    renderer: render.Renderer, kubectl: Path, make_repo: Repo
+) -> None:
+    repo = make_repo(
+        {
+            "app/kustomization.yaml": kustomization("a.yaml", "b.yaml") + "namePrefix: p-\n",
+            "app/a.yaml": configmap("one", x="1"),
+            "app/b.yaml": configmap("two", y="2"),
+        }
+    )
+    result = _render(renderer, repo, "app")["app"]
+    by_hand = subprocess.run(
+        [kubectl, "kustomize", repo / "app"], capture_output=True, check=True
+    ).stdout
+    assert result.ok
+    assert result.sha256 == hashlib.sha256(by_hand).hexdigest()
+    chunks = by_hand.decode().split("---\n")
+    assert [d.sha256 for d in result.documents] == [
+        hashlib.sha256(c.encode()).hexdigest() for c in chunks
+    ]
+    assert [str(d.id) for d in result.documents] == ["ConfigMap/default/p-one", "ConfigMap/default/p-two"]
+
+
+def test_one_bad_target_does_not_stop_the_others(renderer: render.Renderer, make_repo: Repo) -> None:
+    repo = make_repo(
+        {
+            "good/kustomization.yaml": kustomization("cm.yaml"),
+            "good/cm.yaml": configmap("ok"),
+            "missing/kustomization.yaml": kustomization("helmrelease.yaml"),
+            "malformed/kustomization.yaml": "resources: [a.yaml\n",
+            "notk8s/kustomization.yaml": kustomization("x.yaml"),
+            "notk8s/x.yaml": "foo: bar\n",
+            "binary/kustomization.yaml": kustomization("x.yaml"),
+            "binary/x.yaml": b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: \"\xff\xfe\"\n",
+        }
+    )
+    results = _render(renderer, repo, "good", "missing", "malformed", "notk8s", "binary")
+    assert results["good"].ok and len(results["good"].documents) == 1
+    for name in ("missing", "malformed", "notk8s", "binary"):
+        error = results[name].error
+        assert error is not None, name
+        assert error.startswith(f"{name}/kustomization.yaml: kustomize: "), error
+        assert "\n" not in error
+        assert str(repo) not in error, "paths are made repo-relative"
+    assert "helmrelease.yaml" in (results["missing"].error or "")
+    assert "UTF-8" in (results["binary"].error or "")
+
+
+def test_duplicate_anchors_in_sources_render(renderer: render.Renderer, make_repo: Repo) -> None:
+    repo = make_repo(
+        {
+            "a/kustomization.yaml": kustomization("x.yaml"),
+            "a/x.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: &m\n  name: c\ndata: &m\n  k: v\n",
+        }
+    )
+    result = _render(renderer, repo, "a")["a"]
+    assert result.ok and [str(d.id) for d in result.documents] == ["ConfigMap/c"]
+
+
+def test_empty_output_is_zero_documents(renderer: render.Renderer, make_repo: Repo) -> None:
+    repo = make_repo({"e/kustomization.yaml": "resources: []\n"})
+    result = _render(renderer, repo, "e")["e"]
+    assert result.ok and result.documents == ()
+    assert result.sha256 == hashlib.sha256(b"").hexdigest()
+
+
+def test_duplicate_identities_are_reported_not_dropped(
+    renderer: render.Renderer, make_repo: Repo
+) -> None:
+    deploy = "apiVersion: {v}\nkind: Deployment\nmetadata:\n  name: w\n"
+    repo = make_repo(
+        {
+            "d/kustomization.yaml": kustomization("x.yaml", "y.yaml"),
+            "d/x.yaml": deploy.format(v="apps/v1"),
+            "d/y.yaml": deploy.format(v="apps/v1beta1"),
+        }
+    )
+    result = _render(renderer, repo, "d")["d"]
+    assert len(result.documents) == 2
+    assert result.duplicates == (DocId("apps", "Deployment", "", "w"),)
+
+
+def test_identical_builds_run_kustomize_once(renderer: render.Renderer, make_repo: Repo) -> None:
+    repo = make_repo({"a/kustomization.yaml": kustomization("c.yaml"), "a/c.yaml": configmap("c")})
+    first = renderer.build(repo / "a")
+    second = renderer.build(repo / "a" / ".." / "a")
+    assert first == second and renderer.runs == 1
+
+
+def _script(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "fake-kubectl"
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return path
+
+
+def test_hung_render_is_killed_with_its_process_group(tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    fake = _script(tmp_path, f"sleep 300 &\necho $! > {pidfile}\nwait\n")
+    renderer = render.resolve(kubectl=str(fake), timeout=0.5)
+    started = time.monotonic()
+    output = renderer.build(tmp_path)
+    assert time.monotonic() - started < 10
+    assert output.error == "kustomize: timed out after 0.5s (killed)"
+    child = int(pidfile.read_text())
+    for _ in range(50):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the renderer's child process survived the timeout")
+
+
+def test_missing_binary_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(RendererError, match="--kubectl: /nonexistent/kubectl: not found"):
+        render.resolve(kubectl="/nonexistent/kubectl")
+    with pytest.raises(RendererError, match="HARNESS_KUBECTL"):
+        os.environ["HARNESS_KUBECTL"] = "/nonexistent/kubectl"
+        try:
+            render.resolve()
+        finally:
+            del os.environ["HARNESS_KUBECTL"]
+
+
+def test_binary_vanishing_after_resolution(tmp_path: Path) -> None:
+    fake = _script(tmp_path, "exit 0\n")
+    renderer = render.resolve(kubectl=str(fake))
+    fake.unlink()
+    assert renderer.build(tmp_path).error == f"renderer not found: {fake}"
+
+
+def test_crash_with_nonzero_exit_keeps_first_error_line(fp, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    renderer = render.Renderer("kubectl", Path("/opt/kubectl"), (), 5)
+    fp.register(
+        ["/opt/kubectl", "kustomize", str(tmp_path)],
+        stderr=["", "Error: panic: runtime error: index out of range", "goroutine 1 [running]:"],
+        returncode=2,
+    )
+    assert renderer.build(tmp_path).error == "kustomize: panic: runtime error: index out of range"
+
+
+def test_killed_by_signal_without_message(fp, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    renderer = render.Renderer("kubectl", Path("/opt/kubectl"), (), 5)
+    fp.register(["/opt/kubectl", "kustomize", str(tmp_path)], returncode=-9)
+    assert renderer.build(tmp_path).error == "kustomize: killed by signal 9"
+
+
+def test_garbage_output_is_a_target_error(fp, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    renderer = render.Renderer("kubectl", Path("/opt/kubectl"), (), 5)
+    (tmp_path / "kustomization.yaml").write_text("resources: []\n")
+    fp.register(
+        ["/opt/kubectl", "kustomize", str(tmp_path)],
+        stdout="\x1b[31mWARNING: something\nnot: [yaml\n",
+    )
+    result = render.render_paths(renderer, [Target("t", "path", tmp_path)], tmp_path, 1)["t"]
+    assert result.error is not None
+    assert result.error.startswith("kustomization.yaml: document 1: invalid YAML")
+
+
+def test_kustomize_output_with_equals_and_anchors_parses(fp, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    renderer = render.Renderer("kubectl", Path("/opt/kubectl"), (), 5)
+    out = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  matchType: =\n"
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata: &m\n  name: b\ndata: &m\n  k: v\n"
+    )
+    fp.register(["/opt/kubectl", "kustomize", str(tmp_path)], stdout=out)
+    result = render.render_paths(renderer, [Target("t", "path", tmp_path)], tmp_path, 1)["t"]
+    assert result.ok, result.error
+    assert [str(d.id) for d in result.documents] == ["ConfigMap/a", "ConfigMap/b"]
