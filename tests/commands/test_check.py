@@ -1,0 +1,100 @@
+"""`harness check`: exit 0 match, 1 drift (incl. new/stale targets), 2 errors; others still run."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.conftest import Result, configmap, kustomization
+
+Repo = Callable[[dict[str, str | bytes]], Path]
+Cli = Callable[..., Result]
+
+
+def _repo(make_repo: Repo) -> Path:
+    return make_repo(
+        {
+            "a/kustomization.yaml": kustomization("cm.yaml"),
+            "a/cm.yaml": configmap("a", v="1"),
+            "b/kustomization.yaml": kustomization("cm.yaml"),
+            "b/cm.yaml": configmap("b", v="1"),
+        }
+    )
+
+
+def test_match_drift_and_revert(make_repo: Repo, cli: Cli) -> None:
+    repo = _repo(make_repo)
+    assert cli("update", "--repo", repo).code == 0
+    ok = cli("check", "--repo", repo)
+    assert ok.code == 0
+    assert ok.stdout.strip().splitlines()[-1] == "render-golden: 2/2 targets match"
+    (repo / "a/cm.yaml").write_text(configmap("a", v="2"))
+    drift = cli("check", "--repo", repo)
+    assert drift.code == 1
+    assert "a: 1 -> 1 documents (-0, +0, ~1)" in drift.stdout
+    assert "~ ConfigMap/default/a" in drift.stdout
+    assert drift.stdout.strip().splitlines()[-1] == (
+        "render-golden: 1/2 targets match (1 drifted: a: 1 changed)"
+    )
+    (repo / "a/cm.yaml").write_text(configmap("a", v="1"))
+    assert cli("check", "--repo", repo).code == 0
+
+
+def test_new_target_and_stale_golden_are_drift(make_repo: Repo, cli: Cli) -> None:
+    repo = _repo(make_repo)
+    cli("update", "--repo", repo)
+    (repo / "b/kustomization.yaml").rename(repo / "b/old-kustomization.yaml")
+    (repo / "c").mkdir()
+    (repo / "c/kustomization.yaml").write_text("resources: []\n")
+    res = cli("check", "--repo", repo)
+    assert res.code == 1
+    assert "1 without golden: c" in res.stdout
+    assert "1 stale golden: b" in res.stdout
+
+
+def test_render_error_is_exit_2_and_others_still_compared(make_repo: Repo, cli: Cli) -> None:
+    repo = _repo(make_repo)
+    cli("update", "--repo", repo)
+    (repo / "a/kustomization.yaml").write_text(kustomization("cm.yaml", "helmrelease.yaml"))
+    (repo / "b/cm.yaml").write_text(configmap("b", v="2"))
+    res = cli("check", "--repo", repo)
+    assert res.code == 2
+    errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1
+    assert errors[0].startswith("error: a: a/kustomization.yaml: kustomize: ")
+    assert "helmrelease.yaml" in errors[0]
+    assert "b: 1 changed" in res.stdout
+
+
+def test_no_goldens_yet(make_repo: Repo, cli: Cli) -> None:
+    res = cli("check", "--repo", _repo(make_repo))
+    assert res.code == 1
+    assert "run `harness update`" in res.stdout
+
+
+def test_json_output(make_repo: Repo, cli: Cli) -> None:
+    repo = _repo(make_repo)
+    cli("update", "--repo", repo)
+    (repo / "a/cm.yaml").write_text(configmap("a", v="2"))
+    res = cli("check", "--repo", repo, "--output", "json")
+    assert res.code == 1
+    payload = json.loads(res.stdout)
+    assert payload["schema"] == "harness.check/v1"
+    assert payload["summary"]["drifted"] == 1
+    changed = next(t for t in payload["targets"] if t["name"] == "a")
+    assert changed["changed"][0]["id"] == "ConfigMap/default/a"
+
+
+def test_bad_config_is_exit_2_one_line(make_repo: Repo, cli: Cli) -> None:
+    repo = make_repo({"harness.yaml": "timeout: -1\n"})
+    res = cli("check", "--repo", repo)
+    assert res.code == 2
+    assert res.stderr.strip().startswith("error: ")
+    assert "harness.yaml: timeout must be a non-negative number" in res.stderr
+
+
+def test_missing_kubectl_is_exit_2(make_repo: Repo, cli: Cli) -> None:
+    res = cli("check", "--repo", _repo(make_repo), "--kubectl", "/nonexistent/kubectl")
+    assert res.code == 2
+    assert res.stderr.strip() == "error: --kubectl: /nonexistent/kubectl: not found or not executable"

@@ -1,0 +1,63 @@
+"""`harness render`: the targets table, one target's documents, the JSON schema."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.conftest import Result, configmap, kustomization
+
+Repo = Callable[[dict[str, str | bytes]], Path]
+Cli = Callable[..., Result]
+
+
+def _repo(make_repo: Repo) -> Path:
+    return make_repo(
+        {
+            "a/kustomization.yaml": kustomization("cm.yaml", "s.yaml"),
+            "a/cm.yaml": configmap("a"),
+            "a/s.yaml": (
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n"
+                "stringData:\n  password: hunter2-very-secret\n"
+            ),
+            "bad/kustomization.yaml": "resources: [\n",
+        }
+    )
+
+
+def test_json_lists_targets_docs_and_errors(make_repo: Repo, cli: Cli) -> None:
+    res = cli("render", "--repo", _repo(make_repo), "--output", "json")
+    assert res.code == 2
+    payload = json.loads(res.stdout)
+    assert payload["schema"] == "harness.render/v1"
+    assert payload["renderer"]["name"] == "kubectl"
+    a = next(t for t in payload["targets"] if t["name"] == "a")
+    assert a["kind"] == "path" and a["documents"] == 2
+    assert {d["id"] for d in a["docs"]} == {"ConfigMap/default/a", "Secret/s"}
+    assert set(a["docs"][0]) >= {"id", "apiVersion", "kind", "namespace", "name", "sha256"}
+    bad = next(t for t in payload["targets"] if t["name"] == "bad")
+    assert bad["error"].startswith("bad/kustomization.yaml: kustomize:")
+    assert payload["errors"] == [{"target": "bad", "message": bad["error"]}]
+    assert "hunter2-very-secret" not in res.stdout + res.stderr
+
+
+def test_one_target_prints_its_documents_without_secret_values(make_repo: Repo, cli: Cli) -> None:
+    res = cli("render", "a", "--repo", _repo(make_repo))
+    assert res.code == 0
+    assert "kind: ConfigMap" in res.stdout
+    assert "<redacted sha256:" in res.stdout
+    assert "hunter2-very-secret" not in res.stdout
+
+
+def test_table(make_repo: Repo, cli: Cli) -> None:
+    res = cli("render", "--repo", _repo(make_repo))
+    assert res.code == 2
+    assert "1/2 targets rendered by kubectl v1." in res.stdout
+    assert "error: bad:" in res.stderr
+
+
+def test_unknown_target_is_an_error(make_repo: Repo, cli: Cli) -> None:
+    res = cli("render", "nope", "--repo", _repo(make_repo))
+    assert res.code == 2
+    assert "no target matches nope" in res.stderr
