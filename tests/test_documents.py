@@ -33,7 +33,9 @@ def test_identity_ignores_api_version() -> None:
 
 
 def test_core_cluster_scoped_id_string() -> None:
-    doc = documents.parse_stream("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: kube-system\n")
+    doc = documents.parse_stream(
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: kube-system\n"
+    )
     assert str(doc[0].id) == "Namespace/kube-system"
 
 

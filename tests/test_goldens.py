@@ -36,7 +36,9 @@ def _snapshot(*results: TargetResult) -> Snapshot:
 
 
 def test_write_then_load_round_trips(tmp_path: Path) -> None:
-    snap = _snapshot(_result("apps/a", configmap("a"), configmap("b")), _result("infra", configmap("c")))
+    snap = _snapshot(
+        _result("apps/a", configmap("a"), configmap("b")), _result("infra", configmap("c"))
+    )
     report = goldens.write(tmp_path, snap)
     assert sorted(report.written) == ["apps/a", "infra"]
     loaded = goldens.load(tmp_path)
@@ -93,10 +95,12 @@ def test_hand_edited_golden_is_reported_not_accepted(tmp_path: Path) -> None:
     assert "does not match index.json" in back.results["a"].error
 
 
-@pytest.mark.parametrize("content", ["{", '{"schema": "other"}', '{"schema": "harness.goldens/v1"}'])
+@pytest.mark.parametrize(
+    "content", ["{", '{"schema": "other"}', '{"schema": "harness.goldens/v1"}']
+)
 def test_corrupt_index_is_a_clear_error(tmp_path: Path, content: str) -> None:
     (tmp_path / "index.json").write_text(content)
-    with pytest.raises(GoldensError, match="index.json"):
+    with pytest.raises(GoldensError, match=r"index\.json"):
         goldens.load(tmp_path)
 
 
@@ -155,9 +159,7 @@ def test_sigkill_during_update_leaves_a_set_check_handles(tmp_path: Path) -> Non
     deadline = time.monotonic() + 60
     # Kill as soon as the first new golden file lands, before the index is rewritten.
     while time.monotonic() < deadline and proc.poll() is None:
-        if any(
-            p.stat().st_mtime_ns > before for p in (repo / "goldens" / "path").glob("*.yaml")
-        ):
+        if any(p.stat().st_mtime_ns > before for p in (repo / "goldens" / "path").glob("*.yaml")):
             break
         time.sleep(0.002)
     proc.send_signal(signal.SIGKILL)

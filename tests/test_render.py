@@ -52,10 +52,15 @@ def test_documents_match_kubectl_by_hand(
     assert [d.sha256 for d in result.documents] == [
         hashlib.sha256(c.encode()).hexdigest() for c in chunks
     ]
-    assert [str(d.id) for d in result.documents] == ["ConfigMap/default/p-one", "ConfigMap/default/p-two"]
+    assert [str(d.id) for d in result.documents] == [
+        "ConfigMap/default/p-one",
+        "ConfigMap/default/p-two",
+    ]
 
 
-def test_one_bad_target_does_not_stop_the_others(renderer: render.Renderer, make_repo: Repo) -> None:
+def test_one_bad_target_does_not_stop_the_others(
+    renderer: render.Renderer, make_repo: Repo
+) -> None:
     repo = make_repo(
         {
             "good/kustomization.yaml": kustomization("cm.yaml"),
@@ -65,7 +70,9 @@ def test_one_bad_target_does_not_stop_the_others(renderer: render.Renderer, make
             "notk8s/kustomization.yaml": kustomization("x.yaml"),
             "notk8s/x.yaml": "foo: bar\n",
             "binary/kustomization.yaml": kustomization("x.yaml"),
-            "binary/x.yaml": b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: \"\xff\xfe\"\n",
+            "binary/x.yaml": (
+                b'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: "\xff\xfe"\n'
+            ),
         }
     )
     results = _render(renderer, repo, "good", "missing", "malformed", "notk8s", "binary")
@@ -84,7 +91,9 @@ def test_duplicate_anchors_in_sources_render(renderer: render.Renderer, make_rep
     repo = make_repo(
         {
             "a/kustomization.yaml": kustomization("x.yaml"),
-            "a/x.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: &m\n  name: c\ndata: &m\n  k: v\n",
+            "a/x.yaml": (
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: &m\n  name: c\ndata: &m\n  k: v\n"
+            ),
         }
     )
     result = _render(renderer, repo, "a")["a"]

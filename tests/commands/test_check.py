@@ -97,4 +97,6 @@ def test_bad_config_is_exit_2_one_line(make_repo: Repo, cli: Cli) -> None:
 def test_missing_kubectl_is_exit_2(make_repo: Repo, cli: Cli) -> None:
     res = cli("check", "--repo", _repo(make_repo), "--kubectl", "/nonexistent/kubectl")
     assert res.code == 2
-    assert res.stderr.strip() == "error: --kubectl: /nonexistent/kubectl: not found or not executable"
+    assert (
+        res.stderr.strip() == "error: --kubectl: /nonexistent/kubectl: not found or not executable"
+    )
