@@ -302,8 +302,7 @@ def test_variable_names_follow_go_unicode_classes() -> None:
     """Inside ${} a name is any run of Unicode letters, digits and "_", unlike the key regex."""
     assert envsubst("${1}", {"1": "one"}) == "one"
     assert envsubst("${héllo}", {"héllo": "hi"}) == "hi"
-    assert envsubst("${x²}", {"x²": "no"}, strict=False) == ""[:0] or True
-    with pytest.raises(SubstitutionError, match="missing closing brace"):
+    with pytest.raises(SubstitutionError, match="missing closing brace"):  # "²" is No, not Nd
         envsubst("${x²}", {})
 
 
@@ -356,7 +355,8 @@ def test_deep_nesting_is_a_clean_error() -> None:
         ("${v%/*}", "path/to/file", "path/to"),
         ("${v%%/*}", "path/to/file", "path"),
         ("${v#?}", "abc", "bc"),
-        ("${v#?}", "éa", "a"),  # "?" is one rune, not one byte
+        ("${v##?}", "éa", "a"),  # "?" decodes one rune ...
+        ("${v#?}", "éa", "\udca9a"),  # ... but trimming tries byte prefixes, so "\xc3" wins
         ("${v#??}", "a", "a"),
         ("${v#[abc]}", "bcd", "cd"),
         ("${v#[a-c]*}", "bcd", "cd"),
@@ -448,7 +448,14 @@ data:
     variables = {"namespace": "apps", "region": "EU-WEST-1", "replicas": "3", "app": "web"}
     assert envsubst(text, variables, strict=True) == expected
     refs = referenced_variables(text)
-    assert [r.name for r in refs] == ["cluster_env", "namespace", "region", "replicas", "app", "tag"]
+    assert [r.name for r in refs] == [
+        "cluster_env",
+        "namespace",
+        "region",
+        "replicas",
+        "app",
+        "tag",
+    ]
     assert [r.has_default for r in refs] == [True, False, False, True, False, True]
     for ref in refs:
         assert text[ref.offset :].startswith(ref.expression)
@@ -556,7 +563,9 @@ def templates(draw: st.DrawFn, depth: int = 2) -> tuple[str, list[tuple[str, boo
 
 @settings(max_examples=150, deadline=None)
 @given(NO_DOLLAR, VALUES, st.booleans())
-def test_text_without_dollar_is_unchanged(text: str, variables: dict[str, str], strict: bool) -> None:
+def test_text_without_dollar_is_unchanged(
+    text: str, variables: dict[str, str], strict: bool
+) -> None:
     """Plain text passes through untouched and never raises."""
     assert envsubst(text, variables, strict=strict) == text
     assert referenced_variables(text) == []
