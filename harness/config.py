@@ -44,8 +44,18 @@ class Config:
 
 
 _KNOWN = {
-    "goldens", "include", "exclude", "kubectl_flags", "timeout", "jobs", "clusters",
-    "sources", "strict", "ignore_fields", "suppress", "comment",
+    "goldens",
+    "include",
+    "exclude",
+    "kubectl_flags",
+    "timeout",
+    "jobs",
+    "clusters",
+    "sources",
+    "strict",
+    "ignore_fields",
+    "suppress",
+    "comment",
 }
 
 

@@ -13,6 +13,17 @@ from harness.model import DocId, Document
 
 _SEPARATOR = re.compile(r"^---[ \t]*(?:#.*)?$", re.MULTILINE)
 REDACTED_PREFIX = "<redacted sha256:"
+# What `flux build` writes over SOPS-encrypted Secret values (plain, base64, and the
+# dockerconfigjson forms). They reveal nothing, so redaction leaves them readable.
+SOPS_MASK = "**SOPS**"
+SOPS_MASKED_VALUES = frozenset(
+    {
+        SOPS_MASK,
+        "KipTT1BTKio=",
+        '{"mask":"**SOPS**"}',
+        "eyJtYXNrIjoiKipTT1BTKioifQ==",
+    }
+)
 
 
 class DocumentError(ValueError):
@@ -105,7 +116,9 @@ def redact(obj: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _is_marker(value: Any) -> bool:
-    return isinstance(value, str) and value.startswith(REDACTED_PREFIX)
+    return isinstance(value, str) and (
+        value.startswith(REDACTED_PREFIX) or value in SOPS_MASKED_VALUES
+    )
 
 
 def document(obj: dict[str, Any], text: str) -> Document:
@@ -139,8 +152,7 @@ def parse_stream(text: str) -> list[Document]:
             continue
         if not is_kubernetes_object(obj):
             raise DocumentError(
-                f"document {index}: not a Kubernetes object (needs apiVersion, kind, "
-                "metadata.name)"
+                f"document {index}: not a Kubernetes object (needs apiVersion, kind, metadata.name)"
             )
         docs.append(document(obj, chunk))
     return docs

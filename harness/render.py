@@ -95,6 +95,7 @@ class Renderer:
             if future is None:
                 future = Future()
                 self._cache[key] = future
+                self.runs += 1
         if owner:
             try:
                 future.set_result(self._run(directory, extra))
@@ -104,7 +105,6 @@ class Renderer:
 
     def _run(self, directory: Path, extra: Sequence[str]) -> BuildOutput:
         argv = self.argv(directory, extra)
-        self.runs += 1
         try:
             proc = subprocess.Popen(
                 argv,

@@ -27,9 +27,7 @@ class _PyLoader(yaml.SafeLoader):
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         event = self.peek_event()  # type: ignore[no-untyped-call]
         anchor = getattr(event, "anchor", None)
-        if anchor is not None and anchor in self.anchors and not isinstance(
-            event, yaml.AliasEvent
-        ):
+        if anchor is not None and anchor in self.anchors and not isinstance(event, yaml.AliasEvent):
             del self.anchors[anchor]
         return super().compose_node(parent, index)
 

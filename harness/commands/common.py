@@ -51,13 +51,9 @@ def renderer_for(common: Common, cfg: Config) -> render.Renderer:
     return render.resolve(
         kubectl=common.kubectl,
         kustomize=common.kustomize,
-        flags=cfg.kubectl_flags if not common.kustomize else _kustomize_flags(cfg),
+        flags=cfg.kubectl_flags,
         timeout=cfg.timeout,
     )
-
-
-def _kustomize_flags(cfg: Config) -> tuple[str, ...]:
-    return cfg.kubectl_flags
 
 
 def render_snapshot(

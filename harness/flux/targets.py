@@ -1,12 +1,89 @@
-"""Placeholder until Flux targets land: no clusters, no flux targets."""
+"""Every Flux Kustomization of every cluster as a target, discovered to a fixed point.
+
+Per cluster: render the entry directory; find (or synthesize, as `flux bootstrap --path`
+would) the root Kustomization; then in rounds, build every known Kustomization whose
+inputs are ready, and add the Kustomizations, sources, ConfigMaps and Secrets its output
+holds. A Kustomization is known by namespace/name, so each is built once and a cycle
+(A renders B renders A) ends as an error on the one that re-renders its ancestor, never a
+loop. Builds of one round run in parallel across all clusters.
+
+Target names are `<cluster>/<namespace>/<name>` (cluster naming: see clusters.py).
+`spec.path` resolves against the source's root: the repo root for the root Kustomization's
+source (the bootstrap GitRepository), a `sources:` config entry for any other; an unmapped
+source fails only that target. A Kustomization waiting for a `substituteFrom` object that a
+still-unbuilt sibling may render is deferred until nothing else can run.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
 
+from harness import discover, documents
 from harness.config import Config
-from harness.model import TargetResult
+from harness.flux import clusters as clusters_mod
+from harness.flux import generator
+from harness.flux.build import BuildError, Built, Context, build, substitute_refs
+from harness.flux.includes import Includes
+from harness.flux.model import (
+    FluxKustomization,
+    ObjectRef,
+    SpecError,
+    is_flux_kustomization,
+    is_source,
+    object_ref,
+    parse_kustomization,
+)
+from harness.model import Target, TargetResult
 from harness.render import Renderer
+
+BOOTSTRAP_NAME = "flux-system"
+BOOTSTRAP_SOURCE = ObjectRef("GitRepository", BOOTSTRAP_NAME, BOOTSTRAP_NAME)
+Key = tuple[str, str]
+
+
+@dataclass
+class _Node:
+    """One Flux Kustomization of a cluster while the fixed point runs (internal state)."""
+
+    key: Key
+    ks: FluxKustomization | None
+    parent: Key | None
+    error: str | None = None
+    directory: Path | None = None
+    built: Built | None = None
+    notes: list[str] = field(default_factory=list)
+    done: bool = False
+
+
+@dataclass
+class _Run:
+    """The fixed point of one cluster entry directory."""
+
+    path: Path
+    explicit: bool
+    root: Key | None = None
+    bootstrap: ObjectRef = BOOTSTRAP_SOURCE
+    has_flux: bool = False
+    entry_error: str | None = None
+    nodes: dict[Key, _Node] = field(default_factory=dict)
+    objects: dict[ObjectRef, dict[str, Any]] = field(default_factory=dict)
+    sources: dict[ObjectRef, dict[str, Any]] = field(default_factory=dict)
+
+    def lookup(self, ref: ObjectRef) -> Mapping[str, Any] | None:
+        return self.objects.get(ref)
+
+    def ancestors(self, key: Key) -> list[Key]:
+        chain: list[Key] = []
+        node = self.nodes.get(key)
+        while node is not None and node.parent is not None and node.parent not in chain:
+            chain.append(node.parent)
+            node = self.nodes.get(node.parent)
+        return chain
 
 
 def render_flux(
@@ -18,4 +95,283 @@ def render_flux(
     on_plan: Callable[[int], None] | None = None,
     on_done: Callable[[TargetResult], None] | None = None,
 ) -> dict[str, TargetResult]:
-    return {}
+    """All flux targets of the repo; an empty dict when it has no cluster.
+
+    Progress callbacks fire once the set of clusters is final (a candidate directory may
+    turn out to be built by another cluster and is then not reported).
+    """
+    incl = Includes()
+    explicit = bool(config.clusters)
+    dirs = clusters_mod.configured(config) if explicit else clusters_mod.candidates(config, incl)
+    if not dirs:
+        return {}
+    with generator.workspace(config.repo) as ws, ThreadPoolExecutor(max(1, jobs)) as pool:
+        ctx = Context(renderer, ws, incl, config.repo, strict)
+        runs = [_Run(path=d, explicit=explicit) for d in dirs]
+        list(pool.map(lambda run: _start(run, ctx), runs))
+        runs = [r for r in runs if r.explicit or r.has_flux or r.entry_error]
+        _fixed_point(runs, config, ctx, pool)
+    for run in runs:
+        _check_references(run)
+    if not explicit:
+        runs = _drop_reached(runs, incl)
+    named = clusters_mod.names([r.path for r in runs], config.repo)
+    by_path = {c.path: c.name for c in named}
+    results: dict[str, TargetResult] = {}
+    for run in runs:
+        for result in _results(run, by_path[run.path], ctx):
+            results[result.name] = result
+    # config include/exclude select flux targets by name too (the fixed point needs them all)
+    results = {n: r for n, r in sorted(results.items()) if discover.selected(n, config)}
+    if on_plan is not None:
+        on_plan(len(results))
+    if on_done is not None:
+        for result in results.values():
+            on_done(result)
+    return results
+
+
+# -- entry and root ------------------------------------------------------------------------
+
+
+def _synthetic_root(path: Path, repo: Path) -> FluxKustomization:
+    rel = path.relative_to(repo).as_posix() if path != repo else ""
+    return FluxKustomization(
+        name=BOOTSTRAP_NAME,
+        namespace=BOOTSTRAP_NAME,
+        path=f"./{rel}" if rel else "./",
+        source=BOOTSTRAP_SOURCE,
+        prune=True,
+    )
+
+
+def _start(run: _Run, ctx: Context) -> None:
+    """Render the entry directory and pick the root Kustomization (or synthesize it)."""
+    synthetic = _synthetic_root(run.path, ctx.repo)
+    try:
+        entry = build(synthetic, run.path, ctx, lambda _ref: None)
+    except BuildError as exc:
+        run.entry_error = str(exc)
+        entry = None
+    root: FluxKustomization | None = None
+    if entry is not None:
+        for obj in entry.raw:
+            if not is_flux_kustomization(obj):
+                continue
+            run.has_flux = True
+            try:
+                ks = parse_kustomization(obj)
+            except SpecError:
+                continue
+            if ks.source.kind != "GitRepository":
+                continue
+            if _join(ctx.repo, ks.path) == run.path and (
+                root is None or (ks.name == BOOTSTRAP_NAME and root.name != BOOTSTRAP_NAME)
+            ):
+                root = ks
+    node = _Node(key=(synthetic.namespace, synthetic.name), ks=synthetic, parent=None)
+    if root is not None:
+        run.bootstrap = root.source
+        node = _Node(key=root.key, ks=root, parent=None)
+    else:
+        rel = ctx.show(run.path)
+        node.notes.append(
+            f"root Kustomization {synthetic.ref} synthesized (none in {rel} points at it), "
+            f"as `flux bootstrap --path={rel}` creates it"
+        )
+        run.sources[BOOTSTRAP_SOURCE] = {
+            "apiVersion": "source.toolkit.fluxcd.io/v1",
+            "kind": "GitRepository",
+            "metadata": {"name": BOOTSTRAP_NAME, "namespace": BOOTSTRAP_NAME},
+        }
+    run.root = node.key
+    run.nodes[node.key] = node
+
+
+# -- the fixed point -----------------------------------------------------------------------
+
+
+def _fixed_point(
+    runs: Sequence[_Run], config: Config, ctx: Context, pool: ThreadPoolExecutor
+) -> None:
+    """Build in rounds until no Kustomization is left; deferred ones go last."""
+    while True:
+        batch: list[tuple[_Run, _Node]] = []
+        deferred: list[tuple[_Run, _Node]] = []
+        for run in runs:
+            for node in run.nodes.values():
+                if node.done:
+                    continue
+                if node.ks is not None and any(
+                    run.lookup(r) is None for r in substitute_refs(node.ks)
+                ):
+                    deferred.append((run, node))
+                else:
+                    batch.append((run, node))
+        if not batch:
+            if not deferred:
+                return
+            batch = deferred  # nothing else can render what they wait for
+        outcomes = list(pool.map(lambda item: _build_node(item[0], item[1], config, ctx), batch))
+        for (run, node), outcome in zip(batch, outcomes, strict=True):
+            _integrate(run, node, outcome, ctx)
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    directory: Path | None
+    built: Built | None
+    error: str | None
+
+
+def _build_node(run: _Run, node: _Node, config: Config, ctx: Context) -> _Outcome:
+    if node.ks is None:
+        return _Outcome(None, None, node.error or "invalid Kustomization")
+    try:
+        directory = _resolve_path(run, node.ks, config, ctx)
+    except BuildError as exc:
+        return _Outcome(None, None, str(exc))
+    try:
+        return _Outcome(directory, build(node.ks, directory, ctx, run.lookup), None)
+    except BuildError as exc:
+        return _Outcome(directory, None, str(exc))
+
+
+def _resolve_path(run: _Run, ks: FluxKustomization, config: Config, ctx: Context) -> Path:
+    root = _source_root(run, ks.source, config)
+    if root is None:
+        raise BuildError(f"unmapped source {ks.source} (map it in harness.yaml `sources:`)")
+    if "${" in ks.path:
+        raise BuildError(
+            f"spec.path {ks.path!r} holds a variable that no parent Kustomization substitutes"
+        )
+    directory = _join(root, ks.path)
+    if not directory.is_dir():
+        what = "is not a directory" if directory.exists() else "does not exist"
+        raise BuildError(
+            f"spec.path {ks.path or './'!r} of {ks.source} {what}: {ctx.show(directory)}"
+        )
+    return directory
+
+
+def _source_root(run: _Run, source: ObjectRef, config: Config) -> Path | None:
+    if source == run.bootstrap:
+        return config.repo
+    for key in (str(source), f"{source.namespace}/{source.name}", source.name):
+        mapped = config.sources.get(key)
+        if mapped is not None:
+            return Path(os.path.normpath(config.repo / mapped))
+    return None
+
+
+def _join(root: Path, path: str) -> Path:
+    """`spec.path` under a source root; `..` never climbs above it (Flux's SecureJoin)."""
+    parts: list[str] = []
+    for part in path.replace("\\", "/").split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if parts:
+                parts.pop()
+            continue
+        parts.append(part)
+    return root.joinpath(*parts) if parts else root
+
+
+def _integrate(run: _Run, node: _Node, outcome: _Outcome, ctx: Context) -> None:
+    """Record a build and add what it rendered to the cluster's known objects."""
+    node.done = True
+    node.directory = outcome.directory
+    if outcome.error is not None:
+        node.error = outcome.error
+        return
+    built = outcome.built
+    assert built is not None
+    node.built = built
+    node.notes.extend(built.notes)
+    for obj in built.raw:
+        if is_flux_kustomization(obj):
+            _add_child(run, node, obj)
+        elif is_source(obj):
+            run.sources.setdefault(object_ref(obj, "default"), obj)
+        elif obj.get("apiVersion") == "v1" and obj.get("kind") in ("ConfigMap", "Secret"):
+            run.objects.setdefault(object_ref(obj, "default"), obj)
+
+
+def _add_child(run: _Run, node: _Node, obj: dict[str, Any]) -> None:
+    ref = object_ref(obj, "default")
+    key: Key = (ref.namespace, ref.name)
+    if key == node.key:
+        return  # a Kustomization that renders itself (the bootstrap root does)
+    chain = run.ancestors(node.key)
+    if key in chain:
+        path = " -> ".join(f"{ns}/{name}" for ns, name in [*reversed(chain), node.key, key])
+        node.error = f"cycle: {node.key[0]}/{node.key[1]} renders its ancestor {ref} ({path})"
+        return
+    known = run.nodes.get(key)
+    if known is not None:
+        first = f"{known.parent[0]}/{known.parent[1]}" if known.parent else "the cluster entry"
+        node.notes.append(f"Kustomization {ref} is also rendered by {first}; that one is used")
+        return
+    try:
+        ks: FluxKustomization | None = parse_kustomization(obj)
+        error = None
+    except SpecError as exc:
+        ks, error = None, f"invalid Kustomization: {exc}"
+    run.nodes[key] = _Node(key=key, ks=ks, parent=node.key, error=error)
+
+
+def _check_references(run: _Run) -> None:
+    """dependsOn must name a Kustomization of this cluster; sources should be declared."""
+    for node in run.nodes.values():
+        if node.ks is None:
+            continue
+        if node.ks.suspend:
+            node.notes.append("spec.suspend: true: Flux does not apply it until resumed")
+        if node.ks.source not in run.sources and node.ks.source != run.bootstrap:
+            node.notes.append(
+                f"source {node.ks.source} is not declared by any object this cluster renders"
+            )
+        if node.error is not None:
+            continue
+        missing = [dep for dep in node.ks.depends_on if dep not in run.nodes]
+        if missing:
+            names = ", ".join(f"{ns}/{name}" for ns, name in missing)
+            node.error = f"dependsOn {names}: no such Kustomization in this cluster"
+
+
+def _drop_reached(runs: Sequence[_Run], incl: Includes) -> list[_Run]:
+    """Candidates another cluster builds through a Kustomization path are not clusters."""
+    reaches: dict[Path, set[Path]] = {}
+    for run in runs:
+        dirs = [
+            n.directory for n in run.nodes.values() if n.directory is not None and n.key != run.root
+        ]
+        reaches[run.path] = incl.closure(dirs)
+    kept = set(clusters_mod.keep([r.path for r in runs], reaches))
+    return [r for r in runs if r.path in kept]
+
+
+# -- results -------------------------------------------------------------------------------
+
+
+def _results(run: _Run, cluster: str, ctx: Context) -> list[TargetResult]:
+    out = []
+    for node in run.nodes.values():
+        name = f"{cluster}/{node.key[0]}/{node.key[1]}"
+        target = Target(name=name, kind="flux", path=node.directory or run.path, cluster=cluster)
+        error = node.error
+        if error is None and node.key == run.root and run.entry_error and node.built is None:
+            error = run.entry_error
+        if error is not None or node.built is None:
+            out.append(TargetResult(target, error=error or "not built", notes=tuple(node.notes)))
+            continue
+        docs = tuple(documents.document_from_object(o) for o in node.built.objects)
+        result = TargetResult(
+            target,
+            documents=docs,
+            duplicates=documents.duplicates(docs),
+            notes=tuple(node.notes),
+        )
+        out.append(replace(result, sha256=documents.sha256_text(result.text())))
+    return out

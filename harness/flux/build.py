@@ -1,0 +1,329 @@
+"""One Flux Kustomization, built the way `flux build kustomization` does it, offline.
+
+Steps (flux2 `internal/build/build.go`, kustomize-controller `build()`):
+generate/edit the kustomization (generator.py) -> kustomize build (shared, memoised
+renderer) -> drop objects without apiVersion/kind/name -> post-build substitution per
+resource -> owner labels -> SOPS masking -> `commonMetadata` last.
+
+The result keeps two views of the objects: `objects` are what the target shows;
+`raw` are the same objects before SOPS masking, used only in memory as `substituteFrom`
+sources and to discover child Kustomizations. Neither is redacted here: documents.py
+redacts Secret values when the target's documents are made.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness import documents, yamlload
+from harness.flux import generator, includes
+from harness.flux.model import (
+    KUSTOMIZE_GROUP,
+    FluxKustomization,
+    ObjectRef,
+    substitution_disabled,
+)
+from harness.model import DocId
+from harness.render import Renderer
+from harness.substitute import SubstitutionError, envsubst, validate_variable_names
+
+SOPS_MASK = documents.SOPS_MASK
+SOPS_MASK_B64 = base64.b64encode(SOPS_MASK.encode()).decode()
+# A variable taken from a SOPS-encrypted Secret has no knowable value offline. `**SOPS**`
+# would read as a YAML alias once substituted, so a plain, name-safe token stands in.
+SOPS_VARIABLE = "sops-masked"
+_DOCKER_MASK = json.dumps({"mask": SOPS_MASK}, separators=(",", ":"))
+DOCKERCONFIGJSON = "kubernetes.io/dockerconfigjson"
+OWNER_NAME = f"{KUSTOMIZE_GROUP}/name"
+OWNER_NAMESPACE = f"{KUSTOMIZE_GROUP}/namespace"
+
+Lookup = Callable[[ObjectRef], Mapping[str, Any] | None]
+
+
+class BuildError(Exception):
+    """The Kustomization cannot be built; the message is the target's one-line error."""
+
+
+@dataclass(frozen=True)
+class Built:
+    objects: tuple[dict[str, Any], ...]
+    raw: tuple[dict[str, Any], ...]
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every build of one run shares."""
+
+    renderer: Renderer
+    workspace: generator.Workspace
+    includes: includes.Includes
+    repo: Path
+    strict: bool
+
+    def relative(self, message: str) -> str:
+        """Messages name repo files relative to the repo root, never temp mirror paths."""
+        message = self.workspace.to_repo(message)
+        root = str(self.repo)
+        return message.replace(root + "/", "").replace(root, ".")
+
+    def show(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.repo).as_posix() or "."
+        except ValueError:
+            return str(path)
+
+
+def substitute_refs(ks: FluxKustomization) -> list[ObjectRef]:
+    """The ConfigMaps/Secrets `substituteFrom` names, in the Kustomization's namespace."""
+    if ks.post_build is None:
+        return []
+    return [ObjectRef(s.kind, ks.namespace, s.name) for s in ks.post_build.substitute_from]
+
+
+def variables(ks: FluxKustomization, lookup: Lookup) -> tuple[dict[str, str], list[str]]:
+    """The merged substitution map (later sources win, inline `substitute` wins over all)."""
+    notes: list[str] = []
+    merged: dict[str, str] = {}
+    if ks.post_build is None:
+        return merged, notes
+    for ref in ks.post_build.substitute_from:
+        where = ObjectRef(ref.kind, ks.namespace, ref.name)
+        obj = lookup(where)
+        if obj is None:
+            if ref.optional:
+                continue
+            raise BuildError(
+                f"substituteFrom {where} not found among the objects this cluster renders "
+                "(mark it optional: true if it may be absent)"
+            )
+        values, note = _source_values(where, obj)
+        merged.update(values)
+        if note:
+            notes.append(note)
+    merged.update({k: v.replace("\n", "") for k, v in ks.post_build.substitute.items()})
+    return merged, notes
+
+
+def _source_values(where: ObjectRef, obj: Mapping[str, Any]) -> tuple[dict[str, str], str]:
+    out: dict[str, str] = {}
+    if where.kind == "ConfigMap":
+        for key, value in (obj.get("data") or {}).items():
+            out[str(key)] = _scalar(value).replace("\n", "")
+        return out, ""
+    if documents.is_sops_encrypted(obj):
+        keys = [*(obj.get("data") or {}), *(obj.get("stringData") or {})]
+        note = f"substituteFrom {where} is SOPS-encrypted: its variables read as {SOPS_VARIABLE}"
+        return {str(k): SOPS_VARIABLE for k in keys}, note
+    for key, value in (obj.get("data") or {}).items():
+        try:
+            decoded = base64.b64decode(str(value), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            raise BuildError(
+                f"substituteFrom {where}: data.{key} is not base64-encoded UTF-8"
+            ) from None
+        out[str(key)] = decoded.replace("\n", "")
+    for key, value in (obj.get("stringData") or {}).items():
+        out[str(key)] = _scalar(value).replace("\n", "")
+    return out, ""
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+def build(ks: FluxKustomization, directory: Path, ctx: Context, lookup: Lookup) -> Built:
+    """Build `ks` from `directory` (its resolved spec.path); BuildError on any failure."""
+    try:
+        plan = generator.plan(ks, directory, ctx.workspace)
+    except generator.GeneratorError as exc:
+        raise BuildError(ctx.relative(str(exc))) from None
+    notes: list[str] = []
+    if plan.empty:
+        return Built((), (), ("no manifests in the directory: empty build (0 objects)",))
+    output = ctx.renderer.build(plan.directory, _extra_flags(ctx.renderer))
+    if output.error is not None or output.stdout is None:
+        message = ctx.relative(output.error or "kustomize produced no output")
+        raise BuildError(f"{ctx.show(directory)}: {message}")
+    objects, dropped = _parse(output.stdout)
+    if dropped:
+        notes.append(f"dropped {dropped} object(s) without apiVersion, kind or metadata.name")
+    if ks.post_build is not None:
+        objects, sub_notes = _substitute_all(ks, objects, directory, ctx, lookup)
+        notes.extend(sub_notes)
+    raw = tuple(copy.deepcopy(o) for o in objects)
+    final = []
+    for obj in objects:
+        _set_owner_labels(obj, ks)
+        mask_sops(obj)
+        if ks.common_metadata is not None:
+            _merge_metadata(obj, "labels", ks.common_metadata.labels)
+            _merge_metadata(obj, "annotations", ks.common_metadata.annotations)
+        final.append(obj)
+    return Built(tuple(final), raw, tuple(notes))
+
+
+def _extra_flags(renderer: Renderer) -> tuple[str, ...]:
+    """Flux always builds with LoadRestrictionsNone; add it unless the flags already say so."""
+    flags = " ".join(renderer.flags)
+    if "LoadRestrictionsNone" in flags:
+        return ()
+    return ("--load-restrictor", "LoadRestrictionsNone")
+
+
+def _parse(stream: str) -> tuple[list[dict[str, Any]], int]:
+    objects: list[dict[str, Any]] = []
+    dropped = 0
+    try:
+        loaded = yamlload.load_all(stream)
+    except yamlload.YAMLError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise BuildError(f"kustomize output is not YAML: {first}") from None
+    for obj in loaded:
+        if obj is None:
+            continue
+        meta = obj.get("metadata") if isinstance(obj, dict) else None
+        if (
+            not isinstance(obj, dict)
+            or not obj.get("apiVersion")
+            or not obj.get("kind")
+            or not isinstance(meta, dict)
+            or not meta.get("name")
+        ):
+            dropped += 1
+            continue
+        objects.append(obj)
+    return objects, dropped
+
+
+def _substitute_all(
+    ks: FluxKustomization,
+    objects: list[dict[str, Any]],
+    directory: Path,
+    ctx: Context,
+    lookup: Lookup,
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Flux's per-resource substitution over each object's YAML text."""
+    assert ks.post_build is not None
+    vars_: dict[str, str] | None = None
+    notes: list[str] = []
+    out: list[dict[str, Any]] = []
+    for obj in objects:
+        if substitution_disabled(obj):
+            out.append(obj)
+            continue
+        if vars_ is None:  # loaded lazily, as Flux loads them per resource
+            vars_, notes = variables(ks, lookup)
+            if vars_:
+                try:
+                    validate_variable_names(vars_)
+                except SubstitutionError as exc:
+                    raise BuildError(f"postBuild: {exc}") from None
+        if not vars_ and not ks.post_build.always:
+            return objects, notes
+        text = yamlload.dump(obj)
+        try:
+            result = envsubst(text, vars_, strict=ctx.strict)
+        except SubstitutionError as exc:
+            doc_id = documents.identity(obj)
+            where = _locate(doc_id, exc.variable, directory, ctx)
+            raise BuildError(f"{where}{exc} in {doc_id}") from None
+        if result == text:
+            out.append(obj)
+            continue
+        try:
+            new = yamlload.load(result)
+        except yamlload.YAMLError as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            raise BuildError(
+                f"{documents.identity(obj)}: not valid YAML after substitution: {first}"
+            ) from None
+        if not isinstance(new, dict):
+            raise BuildError(f"{documents.identity(obj)}: not an object after substitution")
+        out.append(new)
+    return out, notes
+
+
+_VAR_REF = "${{{name}"
+
+
+def _locate(doc_id: DocId, variable: str | None, directory: Path, ctx: Context) -> str:
+    """`file: ` of the manifest that holds the variable, when a cheap search finds one."""
+    if not variable:
+        return ""
+    needle = _VAR_REF.format(name=variable)
+    name_line = re.compile(rf"^\s*name:\s*['\"]?{re.escape(doc_id.name)}['\"]?\s*$", re.M)
+    with_var: list[Path] = []
+    for path in includes.manifest_files(ctx.includes.closure([directory])):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if needle in text:
+            if name_line.search(text) and f"kind: {doc_id.kind}" in text:
+                return f"{ctx.show(path)}: "
+            with_var.append(path)
+    return f"{ctx.show(with_var[0])}: " if len(with_var) == 1 else ""
+
+
+def _set_owner_labels(obj: dict[str, Any], ks: FluxKustomization) -> None:
+    _merge_metadata(obj, "labels", {OWNER_NAME: ks.name, OWNER_NAMESPACE: ks.namespace})
+
+
+def _merge_metadata(obj: dict[str, Any], field: str, values: Mapping[str, str]) -> None:
+    if not values:
+        return
+    meta = obj.setdefault("metadata", {})
+    current = meta.get(field)
+    if not isinstance(current, dict):
+        current = {}
+    current.update(values)
+    meta[field] = current
+
+
+def mask_sops(obj: dict[str, Any]) -> None:
+    """`flux build`'s masking: SOPS-encrypted Secret values read `**SOPS**`; `sops:` goes."""
+    if obj.get("kind") != "Secret":
+        obj.pop("sops", None)
+        return
+    if documents.is_sops_encrypted(obj):
+        obj.pop("sops", None)
+        docker = obj.get("type", "Opaque") == DOCKERCONFIGJSON
+        _mask_values(obj, "data", _b64(_DOCKER_MASK) if docker else SOPS_MASK_B64)
+        _mask_values(obj, "stringData", _DOCKER_MASK if docker else SOPS_MASK)
+        return
+    for field, encoded in (("data", True), ("stringData", False)):
+        values = obj.get(field)
+        if not isinstance(values, dict):
+            continue
+        for key, value in list(values.items()):
+            text = _decoded(value) if encoded else str(value)
+            if "sops" in text and "ENC[" in text:
+                values[key] = SOPS_MASK_B64  # upstream uses the base64 mask for both fields
+
+
+def _mask_values(obj: dict[str, Any], field: str, mask: str) -> None:
+    values = obj.get(field)
+    if isinstance(values, dict):
+        obj[field] = {k: mask for k in values}
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def _decoded(value: Any) -> str:
+    try:
+        return base64.b64decode(str(value)).decode("utf-8", "replace")
+    except (binascii.Error, ValueError):
+        return ""
