@@ -32,6 +32,20 @@ class Output(enum.StrEnum):
     json = "json"
 
 
+class CiOutput(enum.StrEnum):
+    """`check` and `diff` also speak CI: JUnit XML and GitHub workflow annotations."""
+
+    text = "text"
+    json = "json"
+    junit = "junit"
+    github = "github"
+
+
+CI_OUTPUT_HELP = (
+    "text, json, junit (JUnit XML, one testcase per target) or github (workflow annotations). "
+    "A Markdown summary is also appended to $GITHUB_STEP_SUMMARY when it is set."
+)
+
 RepoOpt = Annotated[
     Path | None,
     typer.Option(
@@ -107,7 +121,9 @@ def check(
     timeout: TimeoutOpt = None,
     strict: StrictOpt = None,
     quiet: QuietOpt = False,
-    output: Annotated[Output, typer.Option("--output", "-o")] = Output.text,
+    output: Annotated[
+        CiOutput, typer.Option("--output", "-o", help=CI_OUTPUT_HELP)
+    ] = CiOutput.text,
 ) -> None:
     """Render all targets and compare them with the goldens (exit 0 match, 1 drift, 2 error)."""
     from harness.commands import check as cmd
@@ -155,6 +171,179 @@ def render(
 
     c = _common(repo, config, kubectl, kustomize, jobs, timeout, strict, quiet)
     _run(lambda: cmd.run(c, tuple(targets or ()), output.value))
+
+
+class FailOn(enum.StrEnum):
+    error = "error"
+    warning = "warning"
+    info = "info"
+
+
+@app.command()
+def lint(
+    repo: RepoOpt = None,
+    config: ConfigOpt = None,
+    kubectl: KubectlOpt = None,
+    kustomize: KustomizeOpt = None,
+    jobs: JobsOpt = 0,
+    timeout: TimeoutOpt = None,
+    strict: StrictOpt = None,
+    quiet: QuietOpt = False,
+    output: Annotated[Output, typer.Option("--output", "-o")] = Output.text,
+    fail_on: Annotated[
+        FailOn,
+        typer.Option("--fail-on", help="Lowest finding severity that makes the exit code 1."),
+    ] = FailOn.error,
+) -> None:
+    """Render everything and report hazards: prune, ordering, substitution, parity (exit 0 ok,
+    1 findings at --fail-on or worse, 2 render error)."""
+    from harness.commands import lint as cmd
+
+    c = _common(repo, config, kubectl, kustomize, jobs, timeout, strict, quiet)
+    _run(lambda: cmd.run(c, output.value, fail_on.value))
+
+
+class Expect(enum.StrEnum):
+    no_change = "no-change"
+    pure_move = "pure-move"
+
+
+@app.command()
+def diff(
+    base: Annotated[
+        str | None,
+        typer.Option("--base", help="Git ref to compare against (default: HEAD)."),
+    ] = None,
+    head: Annotated[
+        str | None,
+        typer.Option("--head", help="Git ref for the new side (default: the working tree)."),
+    ] = None,
+    use_goldens: Annotated[
+        bool, typer.Option("--goldens", help="Compare the goldens with the working tree.")
+    ] = False,
+    expect: Annotated[
+        Expect | None,
+        typer.Option(
+            "--expect",
+            help="no-change: exit 1 on any difference; pure-move: exit 1 unless every "
+            "difference is a move with identical content.",
+        ),
+    ] = None,
+    fail_on_diff: Annotated[
+        bool, typer.Option("--fail-on-diff", help="Exit 1 when anything differs.")
+    ] = False,
+    unified: Annotated[
+        int | None,
+        typer.Option("--unified", "-U", min=0, help="Also show a unified diff, N context lines."),
+    ] = None,
+    repo: RepoOpt = None,
+    config: ConfigOpt = None,
+    kubectl: KubectlOpt = None,
+    kustomize: KustomizeOpt = None,
+    jobs: JobsOpt = 0,
+    timeout: TimeoutOpt = None,
+    strict: StrictOpt = None,
+    quiet: QuietOpt = False,
+    output: Annotated[
+        CiOutput, typer.Option("--output", "-o", help=CI_OUTPUT_HELP)
+    ] = CiOutput.text,
+) -> None:
+    """Render two sides and explain every difference (exit 0 ok, 1 expectation failed, 2 error)."""
+    from harness.commands import diff as cmd
+
+    c = _common(repo, config, kubectl, kustomize, jobs, timeout, strict, quiet)
+    options = cmd.DiffOptions(
+        base=base,
+        head=head,
+        goldens=use_goldens,
+        expect=expect.value if expect is not None else None,
+        fail_on_diff=fail_on_diff,
+        unified=unified,
+        output=output.value,
+    )
+    _run(lambda: cmd.run(c, options))
+
+
+@app.command()
+def comment(
+    base: Annotated[
+        str | None,
+        typer.Option("--base", help="Git ref to compare against (default: HEAD)."),
+    ] = None,
+    head: Annotated[
+        str | None,
+        typer.Option("--head", help="Git ref for the new side (default: the working tree)."),
+    ] = None,
+    use_goldens: Annotated[
+        bool, typer.Option("--goldens", help="Compare the goldens with the working tree.")
+    ] = False,
+    expect: Annotated[
+        Expect | None,
+        typer.Option("--expect", help="As for diff: sets the exit code and a line in the comment."),
+    ] = None,
+    fail_on_diff: Annotated[
+        bool, typer.Option("--fail-on-diff", help="Exit 1 when anything differs.")
+    ] = False,
+    unified: Annotated[
+        int | None,
+        typer.Option("--unified", "-U", min=0, help="Context lines of the diff blocks (3)."),
+    ] = None,
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            "--budget", help="Max characters per comment body (default: comment.budget, 65536)."
+        ),
+    ] = None,
+    split: Annotated[
+        bool,
+        typer.Option(
+            "--split",
+            help="When one body would have to leave documents out, write part N/M bodies "
+            "instead (needs --output-dir).",
+        ),
+    ] = False,
+    max_parts: Annotated[
+        int,
+        typer.Option("--max-parts", min=1, help="Parts to aim for with --split (10)."),
+    ] = 10,
+    output_dir: Annotated[
+        Path | None,
+        typer.Option("--output-dir", file_okay=False, help="Write comment-part-N.md files here."),
+    ] = None,
+    marker: Annotated[
+        str | None,
+        typer.Option("--marker", help="Hidden marker id (default: comment.id, harness:comment)."),
+    ] = None,
+    repo: RepoOpt = None,
+    config: ConfigOpt = None,
+    kubectl: KubectlOpt = None,
+    kustomize: KustomizeOpt = None,
+    jobs: JobsOpt = 0,
+    timeout: TimeoutOpt = None,
+    strict: StrictOpt = None,
+    quiet: QuietOpt = False,
+) -> None:
+    """Write the diff as a PR comment that fits GitHub's size limit (exit codes as diff)."""
+    from harness.commands import comment as cmd
+    from harness.commands.diff import DiffOptions
+
+    c = _common(repo, config, kubectl, kustomize, jobs, timeout, strict, quiet)
+    options = cmd.CommentOptions(
+        diff=DiffOptions(
+            base=base,
+            head=head,
+            goldens=use_goldens,
+            expect=expect.value if expect is not None else None,
+            fail_on_diff=fail_on_diff,
+            unified=unified,
+        ),
+        budget=budget,
+        split=split,
+        max_parts=max_parts,
+        output_dir=output_dir,
+        marker_id=marker,
+    )
+    _run(lambda: cmd.run(c, options))
 
 
 def _version(value: bool) -> None:

@@ -99,27 +99,46 @@ def compare_target(
     for side, result in (("base", before), ("head", after)):
         if result is not None and not result.ok:
             return TargetDiff(
-                name, kind, cluster, "error",
-                documents_before=_count(before), documents_after=_count(after),
-                error=result.error, error_side=side,
+                name,
+                kind,
+                cluster,
+                "error",
+                documents_before=_count(before),
+                documents_after=_count(after),
+                error=result.error,
+                error_side=side,
             )
     if before is None:
         assert after is not None
         return TargetDiff(
-            name, kind, cluster, "added", documents_after=len(after.documents),
+            name,
+            kind,
+            cluster,
+            "added",
+            documents_after=len(after.documents),
             added=after.documents,
         )
     if after is None:
         return TargetDiff(
-            name, kind, cluster, "removed", documents_before=len(before.documents),
+            name,
+            kind,
+            cluster,
+            "removed",
+            documents_before=len(before.documents),
             removed=before.documents,
         )
     added, removed, changed, unchanged = compare_documents(before.documents, after.documents)
     status: Status = "changed" if (added or removed or changed) else "match"
     return TargetDiff(
-        name, kind, cluster, status,
-        documents_before=len(before.documents), documents_after=len(after.documents),
-        added=tuple(added), removed=tuple(removed), changed=tuple(changed),
+        name,
+        kind,
+        cluster,
+        status,
+        documents_before=len(before.documents),
+        documents_after=len(after.documents),
+        added=tuple(added),
+        removed=tuple(removed),
+        changed=tuple(changed),
         unchanged=unchanged,
     )
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import time
+
 from harness import goldens
+from harness.analyze import explain_changes, ignore_patterns
 from harness.commands.common import (
     EXIT_DIFF,
     EXIT_ERROR,
@@ -13,7 +16,8 @@ from harness.commands.common import (
     renderer_for,
 )
 from harness.compare import Comparison, compare
-from harness.report import json_out, text
+from harness.hazards import engine as hazard_engine
+from harness.report import github, json_out, junit, text
 
 
 def exit_code(comparison: Comparison) -> int:
@@ -23,14 +27,23 @@ def exit_code(comparison: Comparison) -> int:
 
 
 def run(common: Common, output: str = "text") -> int:
+    started = time.monotonic()
     cfg = load_config(common)
     renderer = renderer_for(common, cfg)
     golden_set = goldens.load(cfg.goldens)
     base = goldens.to_snapshot(golden_set, cfg.repo)
     head = render_snapshot(common, cfg, renderer, label="working tree")
     comparison = compare(base, head)
+    hazards = hazard_engine.diff_for(cfg, base, head, cfg.repo)
     if output == "json":
-        json_out.print_check(comparison, cfg)
+        json_out.print_check(comparison, cfg, hazards)
+    elif output == "junit":
+        changes = explain_changes(comparison, ignore_patterns(cfg))
+        junit.print_check(comparison, time.monotonic() - started, changes, hazards)
+    elif output == "github":
+        github.print_check(comparison, hazards)
     else:
-        text.print_check(comparison, cfg)
+        changes = explain_changes(comparison, ignore_patterns(cfg))
+        text.print_check(comparison, cfg, changes, hazards=hazards)
+    github.append_step_summary(github.check_summary(comparison))
     return exit_code(comparison)

@@ -9,7 +9,9 @@ from typing import Any
 from harness.compare import Comparison, TargetDiff
 from harness.config import Config
 from harness.goldens import doc_fields
+from harness.hazards.engine import HazardReport
 from harness.model import RendererInfo, Snapshot, TargetResult
+from harness.report.findings import finding_dict, suppressed_dict
 from harness.report.text import summary_line
 
 RENDER_SCHEMA = "harness.render/v1"
@@ -76,7 +78,9 @@ def _target_diff(t: TargetDiff) -> dict[str, Any]:
     }
 
 
-def check_payload(comparison: Comparison, cfg: Config) -> dict[str, Any]:
+def check_payload(
+    comparison: Comparison, cfg: Config, hazards: HazardReport | None = None
+) -> dict[str, Any]:
     targets = comparison.targets
     return {
         "schema": CHECK_SCHEMA,
@@ -94,11 +98,15 @@ def check_payload(comparison: Comparison, cfg: Config) -> dict[str, Any]:
         },
         "targets": [_target_diff(t) for t in targets],
         "errors": [
-            {"target": t.name, "side": t.error_side, "message": t.error}
-            for t in comparison.errors
+            {"target": t.name, "side": t.error_side, "message": t.error} for t in comparison.errors
         ],
+        # hazard findings of goldens -> working tree (issue 6; docs/json-schemas.md)
+        "findings": [finding_dict(f) for f in hazards.findings] if hazards else [],
+        "suppressed_findings": (
+            [suppressed_dict(x) for x in hazards.suppressed] if hazards else []
+        ),
     }
 
 
-def print_check(comparison: Comparison, cfg: Config) -> None:
-    emit(check_payload(comparison, cfg))
+def print_check(comparison: Comparison, cfg: Config, hazards: HazardReport | None = None) -> None:
+    emit(check_payload(comparison, cfg, hazards))

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.table import Table
 
 from harness.compare import Comparison, TargetDiff
 from harness.config import Config
+from harness.docdiff import DocChange
 from harness.goldens import WriteReport
 from harness.model import Snapshot, TargetResult
 from harness.report.console import stderr, stdout
+
+if TYPE_CHECKING:
+    from harness.hazards.engine import HazardReport
 
 KIND_ORDER = ("path", "flux")
 
@@ -47,7 +52,8 @@ def summary_line(comparison: Comparison) -> str:
     drifted = [t for t in comparison.targets if t.status == "changed"]
     if drifted:
         problems.append(
-            f"{len(drifted)} drifted: " + "; ".join(f"{t.name}: {t.counts()}" for t in drifted[:5])
+            f"{len(drifted)} drifted: "
+            + "; ".join(f"{t.name}: {t.counts()}" for t in drifted[:5])
             + ("; ..." if len(drifted) > 5 else "")
         )
     new = [t.name for t in comparison.targets if t.status == "added"]
@@ -78,7 +84,18 @@ def target_header(t: TargetDiff) -> str:
     )
 
 
-def print_check(comparison: Comparison, cfg: Config) -> None:
+def print_check(
+    comparison: Comparison,
+    cfg: Config,
+    changes: Mapping[str, Sequence[DocChange]] | None = None,
+    hazards: HazardReport | None = None,
+) -> None:
+    """Drift per target; `changes` (target -> field-level diffs, aligned with `changed`)
+    adds dyff-style lines under each changed document; `hazards` (issue 6) come last,
+    before the summary line."""
+    from harness.report.diff_text import field_lines
+    from harness.report.findings import print_findings
+
     out = stdout()
     base_renderer, head_renderer = comparison.base.renderer, comparison.head.renderer
     if comparison.base.results and base_renderer.version != head_renderer.version:
@@ -89,10 +106,20 @@ def print_check(comparison: Comparison, cfg: Config) -> None:
     for t in comparison.targets:
         if t.status == "changed":
             out.print(escape(target_header(t)))
-            for old, new in t.changed:
+            details = list((changes or {}).get(t.name, ()))
+            for index, (old, new) in enumerate(t.changed):
                 out.print(f"  [yellow]~ {escape(str(new.id))}[/yellow]")
-                if old.api_version != new.api_version:
-                    out.print(f"      apiVersion: {old.api_version} -> {new.api_version}")
+                detail = details[index] if index < len(details) else None
+                if detail is None:
+                    if old.api_version != new.api_version:
+                        out.print(f"      apiVersion: {old.api_version} -> {new.api_version}")
+                elif detail.reformat_only:
+                    out.print("      reformat only (parsed content equal)")
+                elif detail.ignored_only:
+                    out.print("      only ignore_fields differ")
+                else:
+                    for line in field_lines(detail.fields, "      "):
+                        out.print(escape(line))
             for doc in t.removed:
                 out.print(f"  [red]- {escape(str(doc.id))}[/red]")
             for doc in t.added:
@@ -110,6 +137,8 @@ def print_check(comparison: Comparison, cfg: Config) -> None:
     for t in comparison.errors:
         where = "goldens" if t.error_side == "base" else t.name
         err.print(f"[red]{escape(error_line(where if where != t.name else t.name, t.error))}[/red]")
+    if hazards is not None and (hazards.findings or hazards.suppressed):
+        print_findings(out, hazards, heading="[bold]hazards[/bold]")
     out.print(escape(summary_line(comparison)))
     if not comparison.base.results and comparison.head.results:
         out.print(f"no goldens in {cfg.goldens}: run `harness update` to create them")
@@ -136,7 +165,9 @@ def print_render(snapshot: Snapshot) -> None:
     for result in snapshot.results.values():
         if result.ok:
             table.add_row(
-                escape(result.name), result.target.kind, str(len(result.documents)),
+                escape(result.name),
+                result.target.kind,
+                str(len(result.documents)),
                 result.sha256[:16],
             )
         else:

@@ -1,0 +1,146 @@
+"""`harness diff`: render two sides (git refs, the working tree, or the goldens), explain every
+difference, and judge it against `--expect` / `--fail-on-diff`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from harness import gate, gitref, goldens
+from harness.analyze import Analysis, Origin, analyze, ignore_patterns
+from harness.commands.common import Common, load_config, render_snapshot, renderer_for
+from harness.config import Config
+from harness.errors import HarnessError
+from harness.hazards import engine as hazard_engine
+from harness.hazards.engine import HazardReport
+from harness.model import Snapshot
+from harness.render import Renderer
+from harness.report import diff_json, diff_text, github, junit
+
+DEFAULT_BASE = "HEAD"
+
+
+@dataclass(frozen=True)
+class DiffOptions:
+    """The verb's own options, as typed."""
+
+    base: str | None = None
+    head: str | None = None
+    goldens: bool = False
+    expect: gate.Expectation | None = None
+    fail_on_diff: bool = False
+    unified: int | None = None
+    output: str = "text"
+
+
+def config_at(cfg: Config, repo: Path) -> Config:
+    """The same settings applied to a checkout of the repo at another place."""
+    return replace(cfg, repo=repo, goldens=_rebase(cfg.goldens, cfg.repo, repo))
+
+
+def _rebase(path: Path, old_root: Path, new_root: Path) -> Path:
+    try:
+        return new_root / path.relative_to(old_root)
+    except ValueError:
+        return path
+
+
+def _side(
+    common: Common, cfg: Config, renderer: Renderer, ref: str | None
+) -> tuple[Snapshot, Origin]:
+    """Render a ref from a temporary checkout (gone when this returns), or the working tree."""
+    if ref is None:
+        origin = Origin("worktree", "working tree", path=str(cfg.repo))
+        return render_snapshot(common, cfg, renderer, label=origin.label), origin
+    with gitref.checkout(cfg.repo, ref) as checkout:
+        origin = Origin("git", checkout.label, ref=ref, sha=checkout.sha)
+        at = config_at(cfg, checkout.repo)
+        return render_snapshot(common, at, renderer, label=origin.label), origin
+
+
+@dataclass(frozen=True)
+class DiffRun:
+    """Everything a report of one diff needs (`diff` prints it, `comment` lays it out)."""
+
+    analysis: Analysis
+    verdict: gate.Verdict
+    base: Origin
+    head: Origin
+    code: int
+    elapsed: float = 0.0
+    config: Config | None = None
+    hazards: HazardReport | None = None
+
+
+def run(common: Common, options: DiffOptions) -> int:
+    result = compute(common, options)
+    analysis, verdict, code = result.analysis, result.verdict, result.code
+    base_origin, head_origin = result.base, result.head
+    if options.output == "json":
+        diff_json.print_diff(
+            analysis,
+            verdict,
+            base_origin,
+            head_origin,
+            expect=options.expect,
+            exit_code=code,
+            hazards=result.hazards,
+        )
+    elif options.output == "junit":
+        junit.print_diff(
+            analysis,
+            verdict,
+            options.expect,
+            options.fail_on_diff,
+            elapsed=result.elapsed,
+            hazards=result.hazards,
+        )
+    elif options.output == "github":
+        github.print_diff(
+            analysis, verdict, options.expect, options.fail_on_diff, hazards=result.hazards
+        )
+    else:
+        diff_text.print_diff(
+            analysis,
+            verdict,
+            base_origin,
+            head_origin,
+            expect=options.expect,
+            hazards=result.hazards,
+        )
+    github.append_step_summary(github.diff_summary(analysis, verdict))
+    return code
+
+
+def compute(common: Common, options: DiffOptions) -> DiffRun:
+    """Render both sides, analyse, judge; no output."""
+    started = time.monotonic()
+    cfg = load_config(common)
+    ignore = ignore_patterns(cfg)
+    if options.goldens and (options.base or options.head):
+        raise HarnessError(
+            "--goldens compares the goldens with the working tree: drop --base/--head"
+        )
+    if options.unified is not None and options.unified < 0:
+        raise HarnessError("--unified must be >= 0")
+    base_ref = None if options.goldens else (options.base or DEFAULT_BASE)
+    if base_ref is not None or options.head is not None:
+        root = gitref.toplevel(cfg.repo)
+        for ref in (base_ref, options.head):
+            if ref is not None:
+                gitref.resolve(root, ref)  # a typo fails before anything renders
+    renderer = renderer_for(common, cfg)
+    if options.goldens:
+        base = goldens.to_snapshot(goldens.load(cfg.goldens), cfg.repo)
+        base_origin = Origin("goldens", f"goldens ({cfg.goldens})", path=str(cfg.goldens))
+    else:
+        base, base_origin = _side(common, cfg, renderer, base_ref)
+    head, head_origin = _side(common, cfg, renderer, options.head)
+    analysis = analyze(base, head, ignore=ignore, unified=options.unified)
+    verdict = gate.judge(analysis)
+    code = gate.exit_code(analysis, verdict, options.expect, options.fail_on_diff)
+    hazards = hazard_engine.diff_for(cfg, base, head, cfg.repo if options.head is None else None)
+    elapsed = time.monotonic() - started
+    return DiffRun(analysis, verdict, base_origin, head_origin, code, elapsed, cfg, hazards)

@@ -1,0 +1,433 @@
+"""The verdict on an analysis: `no-change`, `pure-move` or `changed`, with the reasons.
+
+Pure function of an `Analysis`, so the rules are tested without rendering anything:
+
+- `no-change`: no document differs in content (reformat-only and `ignore_fields`-only
+  differences are notes, not changes) and no target failed to render.
+- `pure-move`: every document other than a Flux Kustomization object is unchanged, or was
+  removed from one target and is still rendered by another of the same scope with the same
+  content (byte-identical, or differing only in the Flux owner labels), or was added to one
+  target and was rendered with the same content by another before. Flux Kustomization objects
+  may be added (a new owner) or removed (an owner retired), and may change only in the
+  orchestration fields (`ORCHESTRATION_FIELDS`); those changes are listed. No new duplicate
+  owner in head.
+- `changed`: anything else, including a target that failed to render on either side (it
+  cannot be proven unchanged; errors also make the exit code 2).
+"""
+
+from __future__ import annotations
+
+import os.path
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from harness import yamlload
+from harness.analyze import AddedDoc, Analysis, Move, RemovedDoc, TargetChange
+from harness.docdiff import (
+    DocChange,
+    FieldChange,
+    is_owner_label,
+    show_fields,
+    show_value,
+    without_owner_labels,
+)
+from harness.model import DocId, Document
+
+VerdictName = Literal["no-change", "pure-move", "changed"]
+Expectation = Literal["no-change", "pure-move"]
+
+FLUX_KS_GROUP = "kustomize.toolkit.fluxcd.io"
+ORCHESTRATION_FIELDS = (
+    "dependsOn",
+    "prune",
+    "wait",
+    "interval",
+    "retryInterval",
+    "timeout",
+    "healthChecks",
+    "suspend",
+)
+
+
+def is_flux_kustomization(doc_id: DocId) -> bool:
+    return doc_id.group == FLUX_KS_GROUP and doc_id.kind == "Kustomization"
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why the verdict is `changed`: one fact, naming the target, the document, the fields."""
+
+    message: str
+    target: str | None = None
+    id: str | None = None
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True)
+class OrchestrationChange:
+    """A Flux Kustomization's allowed change, e.g. `platform: prune true -> false`."""
+
+    name: str
+    id: DocId
+    changes: tuple[str, ...]
+    targets: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.name}: {', '.join(self.changes)}"
+
+
+@dataclass(frozen=True)
+class MoveGroup:
+    """Documents that went from one owner to another (`platform -> cilium`), for the headline."""
+
+    source: str
+    dest: str
+    ids: tuple[DocId, ...]
+    clusters: tuple[str, ...]
+    identical: bool
+    level: Literal["flux", "path"]
+
+
+@dataclass(frozen=True)
+class Tally:
+    """Counts of real changes (those that make the verdict `changed`)."""
+
+    changed: int = 0
+    added: int = 0
+    removed: int = 0
+    moved_with_changes: int = 0
+    flux_kustomizations: int = 0
+    duplicates: int = 0
+    errors: int = 0
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: VerdictName
+    reasons: tuple[Reason, ...] = ()
+    orchestration: tuple[OrchestrationChange, ...] = ()
+    groups: tuple[MoveGroup, ...] = ()
+    notes: tuple[str, ...] = ()
+    tally: Tally = field(default_factory=Tally)
+
+    def holds(self, expect: Expectation) -> bool:
+        if expect == "no-change":
+            return self.verdict == "no-change"
+        return self.verdict in ("no-change", "pure-move")
+
+
+def exit_code(
+    analysis: Analysis, verdict: Verdict, expect: Expectation | None, fail_on_diff: bool
+) -> int:
+    """2 on render errors; 1 when the expectation fails, or on any change with fail_on_diff."""
+    if analysis.errors:
+        return 2
+    if expect is not None:
+        return 0 if verdict.holds(expect) else 1
+    if fail_on_diff and verdict.verdict != "no-change":
+        return 1
+    return 0
+
+
+class _Judge:
+    def __init__(self, analysis: Analysis) -> None:
+        self.analysis = analysis
+        self.reasons: list[Reason] = []
+        self.notes: list[str] = []
+        self.orch: dict[tuple[DocId, tuple[str, ...]], list[str]] = defaultdict(list)
+        self.moving = False
+        self.tally: dict[str, int] = defaultdict(int)
+        self.reported: set[tuple[str, DocId]] = set()
+        self.moved_from: set[tuple[str | None, str, DocId]] = set()
+        self.moved_to: set[tuple[str | None, str, DocId]] = set()
+        self.reformatted = 0
+        self.ignored = 0
+
+    def real(self, counter: str, message: str, target: str | None, doc_id: DocId | None) -> None:
+        self.tally[counter] += 1
+        self.reasons.append(Reason(message, target, str(doc_id) if doc_id else None))
+
+    def run(self) -> Verdict:
+        a = self.analysis
+        self.moved_from = {(m.cluster, m.source, m.id) for m in a.moves}
+        self.moved_to = {(m.cluster, m.dest, m.id) for m in a.moves}
+        for err in a.errors:
+            self.real(
+                "errors",
+                f"{err.target}: render failed on {err.side}: {err.message}",
+                err.target,
+                None,
+            )
+        differing = [t for t in a.targets if t.differs]
+        self.moving = any(t.status in ("added", "removed") for t in differing)
+        for t in differing:
+            for r in t.removed:
+                self._removed(t, r)
+        for t in differing:
+            for ad in t.added:
+                self._added(t, ad)
+        for t in differing:
+            for c in t.changed:
+                self._changed(t, c)
+        for m in a.moves:
+            self._move(m)
+        for d in a.duplicates:
+            if not d.in_base:
+                where = f"{d.cluster}: " if d.cluster else ""
+                self.real(
+                    "duplicates",
+                    f"{where}{d.id} is rendered by {len(d.targets)} Flux Kustomizations "
+                    f"({', '.join(_short(n) for n in d.targets)}): two owners fight over it",
+                    d.targets[0],
+                    d.id,
+                )
+        if self.reformatted:
+            self.notes.append(
+                f"{_plural(self.reformatted, 'document')} reformatted only "
+                "(bytes differ, parsed content equal)"
+            )
+        if self.ignored:
+            self.notes.append(f"{_plural(self.ignored, 'document')} differ only in ignore_fields")
+        verdict: VerdictName = (
+            "changed"
+            if self.reasons
+            else ("pure-move" if self.moving or self.orch else "no-change")
+        )
+        return Verdict(
+            verdict=verdict,
+            reasons=tuple(self.reasons),
+            orchestration=self._orchestration(),
+            groups=move_groups(a),
+            notes=tuple(self.notes),
+            tally=Tally(**self.tally),
+        )
+
+    def _removed(self, t: TargetChange, r: RemovedDoc) -> None:
+        if r.accounted:
+            self.moving = True
+        elif t.kind == "flux" and (t.cluster, t.name, r.doc.id) in self.moved_from:
+            return  # judged once, as a move
+        elif is_flux_kustomization(r.doc.id):
+            if r.still_rendered_by:
+                self._flux_ks_changed(r.still_rendered_by[0].change, t.name)
+            else:
+                self._flux_ks_gone(r.doc, t.name)
+        else:
+            where = _with_changes(r.still_rendered_by, "renders it")
+            counter = "moved_with_changes" if r.still_rendered_by else "removed"
+            self.real(counter, f"{t.name}: {r.doc.id} removed{where}", t.name, r.doc.id)
+            self.reported.add((t.name, r.doc.id))
+
+    def _added(self, t: TargetChange, ad: AddedDoc) -> None:
+        if ad.accounted:
+            self.moving = True
+        elif t.kind == "flux" and (t.cluster, t.name, ad.doc.id) in self.moved_to:
+            return
+        elif any((loc.target, ad.doc.id) in self.reported for loc in ad.previously_rendered_by):
+            return  # the removal side already named this relocation and its fields
+        elif is_flux_kustomization(ad.doc.id):
+            self._flux_ks_new(ad.doc, t.name)
+        else:
+            where = _with_changes(ad.previously_rendered_by, "rendered it")
+            counter = "moved_with_changes" if ad.previously_rendered_by else "added"
+            self.real(counter, f"{t.name}: {ad.doc.id} added{where}", t.name, ad.doc.id)
+
+    def _changed(self, t: TargetChange, c: DocChange) -> None:
+        if c.reformat_only:
+            self.reformatted += 1
+        elif c.ignored_only:
+            self.ignored += 1
+        elif is_flux_kustomization(c.id):
+            self._flux_ks_changed(c, t.name)
+        else:
+            self.real("changed", f"{t.name}: {c.id}: {show_fields(c.fields)}", t.name, c.id)
+
+    def _orchestration(self) -> tuple[OrchestrationChange, ...]:
+        out = [
+            OrchestrationChange(_ks_name(doc_id), doc_id, changes, tuple(sorted(set(targets))))
+            for (doc_id, changes), targets in self.orch.items()
+        ]
+        return tuple(sorted(out, key=lambda o: (o.name, o.changes)))
+
+    def _flux_ks_new(self, doc: Document, target: str) -> None:
+        spec = _spec(doc)
+        path = spec.get("path")
+        self.orch[(doc.id, (f"added (path {path})" if path else "added",))].append(target)
+
+    def _flux_ks_gone(self, doc: Document, target: str) -> None:
+        spec = _spec(doc)
+        note = (
+            " (prune: true, its objects are garbage-collected unless relabelled first)"
+            if (spec.get("prune") is True)
+            else ""
+        )
+        self.orch[(doc.id, (f"removed{note}",))].append(target)
+
+    def _flux_ks_changed(self, change: DocChange, target: str, *, move: bool = False) -> None:
+        real = [f for f in change.fields if not _orchestration_field(f, allow_owner=move)]
+        if real:
+            self.real(
+                "flux_kustomizations",
+                f"{target}: Flux Kustomization {_ks_name(change.id)}: {show_fields(real)} "
+                "(not an orchestration field)",
+                target,
+                change.id,
+            )
+            return
+        if change.before is None or change.after is None:
+            return
+        listed = tuple(orchestration_changes(_spec(change.before), _spec(change.after)))
+        if listed:
+            self.orch[(change.id, listed)].append(target)
+
+    def _move(self, m: Move) -> None:
+        self.moving = True
+        if is_flux_kustomization(m.id):
+            self._flux_ks_changed(m.change, m.dest, move=True)
+        elif not m.change.same_content:
+            where = f"{m.cluster}: " if m.cluster else ""
+            self.real(
+                "moved_with_changes",
+                f"{where}{m.id} moved {_short(m.source)} -> {_short(m.dest)} with changes: "
+                f"{show_fields(without_owner_labels(m.change.fields))}",
+                m.dest,
+                m.id,
+            )
+
+
+def judge(analysis: Analysis) -> Verdict:
+    """The verdict and everything that explains it."""
+    return _Judge(analysis).run()
+
+
+def _with_changes(locations: Sequence[Any], verb: str) -> str:
+    if not locations:
+        if verb == "renders it":
+            return " (rendered by no other target)"
+        return " (new: no target rendered it before)"
+    loc = min(locations, key=lambda loc: len(loc.change.fields))  # the closest version
+    return f"; {loc.target} {verb} with changes: {show_fields(loc.change.fields)}"
+
+
+def _orchestration_field(f: FieldChange, *, allow_owner: bool) -> bool:
+    segs = f.segments
+    if len(segs) >= 2 and segs[0] == "spec" and segs[1] in ORCHESTRATION_FIELDS:
+        return True
+    if len(segs) == 1 and segs[0] == "spec" and _only_orchestration(f):
+        return True
+    return allow_owner and is_owner_label(f)
+
+
+def _only_orchestration(f: FieldChange) -> bool:
+    keys = set()
+    for value in (f.before, f.after):
+        if isinstance(value, dict):
+            keys |= set(value)
+    return keys <= set(ORCHESTRATION_FIELDS)
+
+
+def _spec(doc: Document) -> dict[str, Any]:
+    try:
+        obj = yamlload.load(doc.text)
+    except yamlload.YAMLError:
+        return {}
+    spec = obj.get("spec") if isinstance(obj, dict) else None
+    return spec if isinstance(spec, dict) else {}
+
+
+def orchestration_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """`prune true -> false`, `interval 10m -> 1h`, `dependsOn +cilium`: scalars, then lists."""
+    out: list[str] = []
+    for key in sorted(ORCHESTRATION_FIELDS, key=lambda k: k in ("dependsOn", "healthChecks")):
+        old, new = before.get(key), after.get(key)
+        if old == new and type(old) is type(new):
+            continue
+        if key in ("dependsOn", "healthChecks"):
+            out.append(f"{key} {_list_change(key, old, new)}")
+        else:
+            out.append(f"{key} {show_value(old, key in before)} -> {show_value(new, key in after)}")
+    return out
+
+
+def _ref(key: str, item: Any) -> str:
+    if not isinstance(item, dict):
+        return str(item)
+    parts = [str(item["kind"])] if key == "healthChecks" and item.get("kind") else []
+    if item.get("namespace"):
+        parts.append(str(item["namespace"]))
+    parts.append(str(item.get("name", "?")))
+    return "/".join(parts)
+
+
+def _list_change(key: str, old: Any, new: Any) -> str:
+    olds = [_ref(key, i) for i in old] if isinstance(old, list) else []
+    news = [_ref(key, i) for i in new] if isinstance(new, list) else []
+    tokens = [f"+{n}" for n in news if n not in olds] + [f"-{o}" for o in olds if o not in news]
+    if tokens:
+        return " ".join(tokens)
+    return "reordered" if olds != news else "changed"
+
+
+def _ks_name(doc_id: DocId) -> str:
+    return (
+        doc_id.name
+        if doc_id.namespace in ("", "flux-system")
+        else (f"{doc_id.namespace}/{doc_id.name}")
+    )
+
+
+def _short(target: str) -> str:
+    """`dev/flux-system/platform` -> `platform` (Flux targets are `<cluster>/<ns>/<name>`)."""
+    return target.rsplit("/", 1)[-1]
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def move_groups(analysis: Analysis) -> tuple[MoveGroup, ...]:
+    """`platform -> cilium: 3 documents`, from Flux moves, else from path relocations."""
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def add(src: str, dst: str, doc_id: DocId, cluster: str | None, ident: bool) -> None:
+        g = groups.setdefault((src, dst), {"ids": set(), "clusters": set(), "identical": True})
+        g["ids"].add(doc_id)
+        if cluster:
+            g["clusters"].add(cluster)
+        g["identical"] = g["identical"] and ident
+
+    flux_moves = [m for m in analysis.moves if not is_flux_kustomization(m.id)]
+    for m in flux_moves:
+        add(_short(m.source), _short(m.dest), m.id, m.cluster, m.identical)
+    level: Literal["flux", "path"] = "flux"
+    if not flux_moves:
+        level = "path"
+        for t in analysis.targets:
+            if t.kind != "path":
+                continue
+            for r in t.removed:
+                best = _closest(t.name, [loc for loc in r.still_rendered_by if loc.same_content])
+                if best is not None and not is_flux_kustomization(r.doc.id):
+                    add(t.name, best.target, r.doc.id, None, best.identical)
+    return tuple(
+        MoveGroup(
+            src, dst, tuple(sorted(g["ids"])), tuple(sorted(g["clusters"])), g["identical"], level
+        )
+        for (src, dst), g in sorted(groups.items())
+    )
+
+
+def _closest(name: str, locations: Sequence[Any]) -> Any:
+    """The relocation target nearest in the tree (`platform` -> `platform/cilium`)."""
+    if not locations:
+        return None
+
+    def key(loc: Any) -> tuple[int, int, str]:
+        common = os.path.commonpath([name, loc.target]) if name != "." else ""
+        return (-len(common), len(loc.target), loc.target)
+
+    return min(locations, key=key)

@@ -1,0 +1,194 @@
+"""Every git call harness makes: resolve a ref and check it out into a temporary directory.
+
+How a ref is checked out: `git read-tree REF` into a *temporary index file*
+(`GIT_INDEX_FILE`), then `git checkout-index --all --prefix=TMP/` from it, in a directory
+made by `tempfile` outside the repository.
+
+Why not `git worktree add --detach`: a worktree registers itself in `.git/worktrees/` (and
+`git worktree list`) for as long as it exists; a `kill -9` or a crash mid-run leaves a stale
+entry behind until someone prunes it. The temporary-index export writes nothing into the
+repository at all - no worktree, ref, index, stash or lock of the user's - so there is
+nothing to undo except deleting a temp directory, which even a second Ctrl-C cannot leave
+in a state that matters to the repo.
+
+Why not `git archive`: it applies `export-ignore` and `export-subst` attributes, so the
+export can differ from the commit (files missing, `$Format$` expanded). `checkout-index`
+writes exactly what a checkout of the commit writes (same eol and smudge filters).
+
+The checkout is removed on success, on error, on Ctrl-C and on SIGTERM (turned into
+KeyboardInterrupt while a checkout exists); cleanup runs with both signals blocked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+from harness.errors import GitError
+
+TEMP_PREFIX = "harness-ref-"
+GIT_TIMEOUT = 300.0
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """A ref checked out in a temp dir: `repo` is the `--repo` subdirectory inside it."""
+
+    ref: str
+    sha: str
+    root: Path
+    repo: Path
+
+    @property
+    def label(self) -> str:
+        return f"{self.ref} ({self.sha[:12]})"
+
+
+def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    """Run one git command; its stdout, or GitError with git's own first error line."""
+    full_env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", **(env or {})}
+    try:
+        proc = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            env=full_env,
+            timeout=GIT_TIMEOUT,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise GitError("git not found on PATH (needed for --base/--head)") from None
+    except subprocess.TimeoutExpired:
+        raise GitError(f"git {args[0]}: timed out after {GIT_TIMEOUT:g}s") from None
+    if proc.returncode != 0:
+        lines = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        message = lines[0] if lines else f"exited with code {proc.returncode}"
+        raise GitError(f"git {args[0]}: {message.removeprefix('fatal: ')}")
+    return proc.stdout.decode("utf-8", "replace")
+
+
+def toplevel(path: Path) -> Path:
+    """The root of the work tree containing `path`."""
+    try:
+        out = git(path, "rev-parse", "--show-toplevel")
+    except GitError:
+        raise GitError(f"{path}: not inside a git work tree (needed for --base/--head)") from None
+    return Path(out.strip()).resolve()
+
+
+def resolve(root: Path, ref: str) -> str:
+    """The commit sha `ref` names; GitError for anything that is not a commit."""
+    if not ref or ref.startswith("-"):
+        raise GitError(f"invalid ref {ref!r}")
+    try:
+        out = git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
+    except GitError:
+        raise GitError(f"unknown revision {ref!r}: not a commit in {root}") from None
+    return out.strip()
+
+
+def head_sha(root: Path) -> str | None:
+    """HEAD's sha, or None in a repository without commits."""
+    try:
+        return resolve(root, "HEAD")
+    except GitError:
+        return None
+
+
+def subdirectory(root: Path, repo: Path) -> Path:
+    """`repo` relative to the git root (`examples/homelab`), `.` for the root itself."""
+    try:
+        return repo.resolve().relative_to(root)
+    except ValueError:
+        raise GitError(f"{repo} is not inside the git work tree {root}") from None
+
+
+@contextlib.contextmanager
+def checkout(repo: Path, ref: str) -> Iterator[Checkout]:
+    """Check `ref` out into a temp dir outside the repo; always removed afterwards."""
+    root = toplevel(repo)
+    sub = subdirectory(root, repo)
+    sha = resolve(root, ref)
+    with interrupt_on_sigterm():
+        tmp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX)).resolve()
+        try:
+            if tmp == root or root in tmp.parents:
+                raise GitError(
+                    f"temporary directory {tmp} is inside the repository; set TMPDIR elsewhere"
+                )
+            tree = tmp / "tree"
+            env = {"GIT_INDEX_FILE": str(tmp / "index")}
+            git(root, "read-tree", "--end-of-options", sha, env=env)
+            git(
+                root,
+                "checkout-index",
+                "--all",
+                "--force",
+                "--ignore-skip-worktree-bits",
+                f"--prefix={tree}{os.sep}",
+                env=env,
+            )
+            tree.mkdir(exist_ok=True)
+            target = tree / sub
+            if not target.is_dir():
+                raise GitError(f"{sub.as_posix()} does not exist at {ref} ({sha[:12]})")
+            yield Checkout(ref=ref, sha=sha, root=tree, repo=target)
+        finally:
+            remove_tree(tmp)
+
+
+def remove_tree(path: Path) -> None:
+    """Delete a temp checkout with SIGINT/SIGTERM held back, so a second Ctrl-C cannot
+    interrupt the cleanup; a signal that arrives meanwhile is delivered afterwards."""
+    blocked = _block_signals()
+    try:
+        shutil.rmtree(path, onerror=_make_writable_and_retry)
+    except FileNotFoundError:
+        pass
+    finally:
+        if blocked is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+def _make_writable_and_retry(func: object, path: str, _exc: object) -> None:
+    with contextlib.suppress(OSError):
+        os.chmod(os.path.dirname(path), 0o700)
+        os.chmod(path, 0o700)
+    with contextlib.suppress(FileNotFoundError):
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.unlink(path)
+
+
+def _block_signals() -> set[int | signal.Signals] | None:
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
+@contextlib.contextmanager
+def interrupt_on_sigterm() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt (like Ctrl-C) so `finally` blocks run and clean up."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(_signum: int, _frame: FrameType | None) -> None:
+        raise KeyboardInterrupt("terminated")
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

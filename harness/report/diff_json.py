@@ -1,0 +1,208 @@
+"""`harness diff --output json`: the `harness.diff/v1` document (docs/json-schemas.md)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import sys
+from typing import Any
+
+from harness.analyze import Analysis, Location, Origin, TargetChange, summarize
+from harness.docdiff import DocChange, FieldChange
+from harness.gate import Expectation, Verdict
+from harness.hazards.engine import HazardReport
+from harness.model import RendererInfo, Snapshot
+from harness.report.diff_text import verdict_line
+from harness.report.findings import finding_dict, suppressed_dict
+
+SCHEMA = "harness.diff/v1"
+
+
+def jsonable(value: Any) -> Any:
+    """YAML can hold timestamps and non-string keys; JSON cannot."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if isinstance(value, datetime.date | datetime.datetime):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def _renderer(info: RendererInfo) -> dict[str, str]:
+    return {"name": info.name, "version": info.version}
+
+
+def _side(origin: Origin, snapshot: Snapshot) -> dict[str, Any]:
+    return {
+        "source": origin.source,
+        "label": origin.label,
+        "ref": origin.ref,
+        "sha": origin.sha,
+        "path": origin.path,
+        "renderer": _renderer(snapshot.renderer),
+    }
+
+
+def _field(f: FieldChange) -> dict[str, Any]:
+    return {
+        "path": f.path,
+        "op": f.op,
+        "before": jsonable(f.before),
+        "after": jsonable(f.after),
+        "masked": f.masked,
+    }
+
+
+def _change(c: DocChange) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": str(c.id),
+        "sha256_before": c.sha256_before,
+        "sha256_after": c.sha256_after,
+        "reformat_only": c.reformat_only,
+        "ignored_only": c.ignored_only,
+        "fields": [_field(f) for f in c.fields],
+    }
+    if c.unified is not None:
+        out["unified"] = c.unified
+    return out
+
+
+def _location(loc: Location) -> dict[str, Any]:
+    return {
+        "target": loc.target,
+        "identical": loc.identical,
+        "pure_ownership": loc.change.pure_ownership,
+        "same_content": loc.same_content,
+    }
+
+
+def _target(t: TargetChange) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": t.name,
+        "kind": t.kind,
+        "cluster": t.cluster,
+        "status": t.status,
+        "documents_before": t.documents_before,
+        "documents_after": t.documents_after,
+        "unchanged": t.unchanged,
+        "added": [str(a.doc.id) for a in t.added],
+        "added_from": [
+            {
+                "id": str(a.doc.id),
+                "previously_rendered_by": [_location(loc) for loc in a.previously_rendered_by],
+            }
+            for a in t.added
+        ],
+        "removed": [
+            {
+                "id": str(r.doc.id),
+                "sha256": r.doc.sha256,
+                "still_rendered_by": [_location(loc) for loc in r.still_rendered_by],
+            }
+            for r in t.removed
+        ],
+        "changed": [_change(c) for c in t.changed],
+    }
+    return out
+
+
+def payload(
+    analysis: Analysis,
+    verdict: Verdict,
+    base: Origin,
+    head: Origin,
+    *,
+    expect: Expectation | None = None,
+    exit_code: int | None = None,
+    hazards: HazardReport | None = None,
+) -> dict[str, Any]:
+    s = summarize(analysis)
+    return {
+        "schema": SCHEMA,
+        "base": _side(base, analysis.base),
+        "head": _side(head, analysis.head),
+        "summary": {
+            "targets": s.targets,
+            "targets_changed": s.targets_changed,
+            "added": s.added,
+            "removed": s.removed,
+            "changed": s.changed,
+            "reformat_only": s.reformat_only,
+            "ignored_only": s.ignored_only,
+            "relocated": s.relocated,
+            "moved": s.moved,
+            "moved_identical": s.moved_identical,
+            "moved_pure_ownership": s.moved_pure_ownership,
+            "duplicates": s.duplicates,
+            "errors": s.errors,
+        },
+        "verdict": verdict.verdict,
+        "verdict_line": verdict_line(analysis, verdict),
+        "expect": expect,
+        "expectation_met": None if expect is None else verdict.holds(expect),
+        "exit_code": exit_code,
+        "reasons": [
+            {"message": r.message, "target": r.target, "id": r.id} for r in verdict.reasons
+        ],
+        "orchestration": [
+            {
+                "kustomization": o.name,
+                "id": str(o.id),
+                "changes": list(o.changes),
+                "targets": list(o.targets),
+            }
+            for o in verdict.orchestration
+        ],
+        "notes": list(verdict.notes),
+        "targets": [_target(t) for t in analysis.targets],
+        "moves": [
+            {
+                "id": str(m.id),
+                "cluster": m.cluster,
+                "from": m.source,
+                "to": m.dest,
+                "identical": m.identical,
+                "pure_ownership": m.pure_ownership,
+                "fields": [_field(f) for f in m.change.fields],
+            }
+            for m in analysis.moves
+        ],
+        "duplicates": [
+            {
+                "id": str(d.id),
+                "cluster": d.cluster,
+                "targets": list(d.targets),
+                "in_base": d.in_base,
+            }
+            for d in analysis.duplicates
+        ],
+        "errors": [
+            {"target": e.target, "side": e.side, "message": e.message} for e in analysis.errors
+        ],
+        # hazard findings of the change (issue 6; schema in docs/json-schemas.md)
+        "findings": [finding_dict(f) for f in hazards.findings] if hazards else [],
+        "suppressed_findings": (
+            [suppressed_dict(x) for x in hazards.suppressed] if hazards else []
+        ),
+    }
+
+
+def print_diff(
+    analysis: Analysis,
+    verdict: Verdict,
+    base: Origin,
+    head: Origin,
+    *,
+    expect: Expectation | None = None,
+    exit_code: int | None = None,
+    hazards: HazardReport | None = None,
+) -> None:
+    data = payload(
+        analysis, verdict, base, head, expect=expect, exit_code=exit_code, hazards=hazards
+    )
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")

@@ -1,0 +1,238 @@
+"""`harness diff` for people: the verdict first, then per target, then moves, then errors.
+
+Values arrive masked (docdiff/masking); this module only lays them out.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.markup import escape
+
+from harness.analyze import Analysis, Move, Origin, TargetChange, summarize
+from harness.docdiff import DocChange, FieldChange, show_pair, without_owner_labels
+from harness.gate import Expectation, MoveGroup, Verdict
+from harness.hazards.engine import HazardReport
+from harness.report.console import stdout
+from harness.report.findings import print_findings
+
+MAX_REASONS = 20
+STRING_DIFF_CONTEXT = 1
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def verdict_line(analysis: Analysis, verdict: Verdict) -> str:
+    """The one line that answers the reviewer: no change, a pure move, or what changed."""
+    if verdict.verdict == "no-change":
+        s = summarize(analysis)
+        line = (
+            f"no change: {_plural(s.targets, 'target')}, "
+            f"{_plural(s.documents_after, 'document')} unchanged"
+        )
+        return line + (f" ({'; '.join(verdict.notes)})" if verdict.notes else "")
+    if verdict.verdict == "pure-move":
+        return _pure_move_line(verdict)
+    t = verdict.tally
+    parts = [f"{t.changed} changed", f"{t.added} added", f"{t.removed} removed"]
+    if t.moved_with_changes:
+        parts.append(f"{t.moved_with_changes} moved with changes")
+    if t.flux_kustomizations:
+        parts.append(f"{t.flux_kustomizations} Flux Kustomization changes")
+    if t.duplicates:
+        parts.append(_plural(t.duplicates, "duplicate owner"))
+    if t.errors:
+        parts.append(_plural(t.errors, "render error"))
+    return "changed: " + ", ".join(parts)
+
+
+def _pure_move_line(verdict: Verdict) -> str:
+    groups = verdict.groups
+    if not groups:
+        what = "no document changes content"
+        if verdict.orchestration:
+            what += f"; {_plural(len(verdict.orchestration), 'orchestration change')}"
+        return f"pure move: {what}; 0 changed"
+    ownership = any(g.level == "flux" and not g.identical for g in groups)
+    head = "pure ownership move" if ownership else "pure move"
+    moved = ", ".join(_group(g) for g in groups)
+    if ownership:
+        how = "byte-identical modulo owner labels"
+    elif all(g.identical for g in groups):
+        how = "byte-identical"
+    else:
+        how = "content-identical"
+    return f"{head}: {moved}, {how}; 0 changed"
+
+
+def _group(g: MoveGroup) -> str:
+    return f"{_plural(len(g.ids), 'document')} {g.source} -> {g.dest}"
+
+
+def header(t: TargetChange) -> str:
+    """`platform: 88 -> 85 documents (-3, +0, ~0)`: counts people can check by hand."""
+    before = "-" if t.documents_before is None else str(t.documents_before)
+    after = "-" if t.documents_after is None else str(t.documents_after)
+    line = (
+        f"{t.name}: {before} -> {after} documents "
+        f"(-{len(t.removed)}, +{len(t.added)}, ~{len(t.changed)})"
+    )
+    if t.status == "added":
+        line += f" new {t.kind} target"
+    elif t.status == "removed":
+        line += f" {t.kind} target gone"
+    return line
+
+
+def _location_note(target: str, change: DocChange) -> str:
+    if change.identical:
+        return f"{target} (identical)"
+    if change.equivalent:
+        return f"{target} (same content, reformatted)"
+    if change.pure_ownership:
+        return f"{target} (pure ownership)"
+    return f"{target} (with changes)"
+
+
+def field_lines(fields: Sequence[FieldChange], indent: str) -> list[str]:
+    """dyff-style lines: `spec.values.k8sServiceHost: 192.168.1.10 -> 192.168.2.10`."""
+    out: list[str] = []
+    for f in fields:
+        before, after = f.before, f.after
+        if (
+            f.op == "changed"
+            and isinstance(before, str)
+            and isinstance(after, str)
+            and ("\n" in before or "\n" in after)
+        ):
+            out.append(f"{indent}{f.path}: (multi-line)")
+            out.extend(f"{indent}  {line}" for line in _string_diff(before, after))
+            continue
+        old, new = show_pair(f)
+        out.append(f"{indent}{f.path}: {old} -> {new}")
+    return out
+
+
+def _string_diff(before: str, after: str) -> list[str]:
+    lines = difflib.unified_diff(
+        before.splitlines(), after.splitlines(), lineterm="", n=STRING_DIFF_CONTEXT
+    )
+    return [line for line in lines if not line.startswith(("---", "+++", "@@"))]
+
+
+def _print_unified(out: Console, text: str, indent: str) -> None:
+    for line in text.splitlines():
+        style = ""
+        if line.startswith(("---", "+++")):
+            style = "bold"
+        elif line.startswith("@@"):
+            style = "cyan"
+        elif line.startswith("-"):
+            style = "red"
+        elif line.startswith("+"):
+            style = "green"
+        out.print(indent + escape(line), style=style or None)
+
+
+def print_target(out: Console, t: TargetChange) -> None:
+    out.print(f"[bold]{escape(header(t))}[/bold]")
+    for r in t.removed:
+        where = ", ".join(_location_note(loc.target, loc.change) for loc in r.still_rendered_by)
+        note = f"  still rendered by {where}" if where else ""
+        out.print(f"  [red]- {escape(str(r.doc.id))}[/red]{escape(note)}")
+    for a in t.added:
+        where = ", ".join(
+            _location_note(loc.target, loc.change) for loc in a.previously_rendered_by
+        )
+        note = f"  previously rendered by {where}" if where else ""
+        out.print(f"  [green]+ {escape(str(a.doc.id))}[/green]{escape(note)}")
+    for c in t.changed:
+        if c.reformat_only:
+            out.print(f"  [yellow]~ {escape(str(c.id))}[/yellow]  reformat only (content equal)")
+        elif c.ignored_only:
+            out.print(f"  [yellow]~ {escape(str(c.id))}[/yellow]  only ignore_fields differ")
+        else:
+            out.print(f"  [yellow]~ {escape(str(c.id))}[/yellow]")
+            for line in field_lines(c.fields, "      "):
+                out.print(escape(line))
+        if c.unified:
+            _print_unified(out, c.unified, "      ")
+
+
+def move_line(m: Move) -> str:
+    if m.identical:
+        how = "identical"
+    elif m.pure_ownership:
+        how = "pure ownership"
+    else:
+        how = "with changes"
+    return f"{m.source} -> {m.dest}: {m.id} ({how})"
+
+
+def print_diff(
+    analysis: Analysis,
+    verdict: Verdict,
+    base: Origin,
+    head: Origin,
+    *,
+    expect: Expectation | None = None,
+    hazards: HazardReport | None = None,
+) -> None:
+    out = stdout()
+    line = verdict_line(analysis, verdict)
+    colour = {"no-change": "green", "pure-move": "green", "changed": "yellow"}[verdict.verdict]
+    out.print(f"[bold {colour}]{escape(line)}[/bold {colour}]")
+    if expect is not None:
+        held = verdict.holds(expect)
+        state = "[green]holds[/green]" if held else "[red]FAILED[/red]"
+        out.print(f"expected {expect}: {state}")
+    for reason in verdict.reasons[:MAX_REASONS]:
+        out.print(f"  {escape(str(reason))}")
+    if len(verdict.reasons) > MAX_REASONS:
+        out.print(f"  ... and {len(verdict.reasons) - MAX_REASONS} more")
+    if verdict.verdict != "no-change":  # a no-change line already carries its notes
+        for note in verdict.notes:
+            out.print(f"note: {escape(note)}")
+    out.print(f"base: {escape(base.label)}  head: {escape(head.label)}", style="dim")
+    for t in sorted(analysis.targets, key=lambda t: (t.kind != "path", t.name)):
+        if t.differs:
+            out.print()
+            print_target(out, t)
+    if analysis.moves:
+        out.print()
+        out.print("[bold]moves[/bold]")
+        for m in analysis.moves:
+            out.print(f"  {escape(move_line(m))}")
+            if not m.change.same_content:
+                for line in field_lines(without_owner_labels(m.change.fields), "      "):
+                    out.print(escape(line))
+    if verdict.orchestration:
+        out.print()
+        out.print("[bold]Flux Kustomization orchestration[/bold]")
+        for o in verdict.orchestration:
+            out.print(f"  {escape(str(o))}")
+    if analysis.duplicates:
+        out.print()
+        out.print("[bold]duplicates[/bold]")
+        for d in analysis.duplicates:
+            known = " (already in base)" if d.in_base else ""
+            where = f"{d.cluster}: " if d.cluster else ""
+            out.print(f"  {escape(where + str(d.id))}: {escape(', '.join(d.targets))}{known}")
+    if analysis.errors:
+        out.print()
+        for e in analysis.errors:
+            out.print(f"[red]error: {escape(e.target)} ({e.side}): {escape(e.message)}[/red]")
+    if hazards is not None and (hazards.findings or hazards.suppressed):
+        out.print()
+        print_findings(out, hazards, heading="[bold]hazards[/bold]")
+    summary = summarize(analysis)
+    out.print()
+    out.print(
+        f"{summary.targets_changed}/{summary.targets} targets differ, "
+        f"{summary.unchanged_targets} unchanged, {_plural(summary.errors, 'error')}",
+        style="dim",
+    )

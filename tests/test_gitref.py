@@ -1,0 +1,149 @@
+"""gitref: a ref checked out into a temp dir, the user's repository never touched, cleanup on
+success, error, SIGINT and SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness import gitref
+from harness.errors import GitError
+from tests.conftest import configmap, kustomization
+from tests.gitkit import commit_all, init, make_busy, state
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git repo whose harness root is a subdirectory, like examples/homelab."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    root = init(tmp_path / "git")
+    app = root / "examples" / "app"
+    app.mkdir(parents=True)
+    (app / "kustomization.yaml").write_text(kustomization("cm.yaml"))
+    (app / "cm.yaml").write_text(configmap("a", v="1"))
+    (root / "README.md").write_text("readme\n")
+    commit_all(root, "one")
+    (app / "cm.yaml").write_text(configmap("a", v="2"))
+    commit_all(root, "two")
+    return root
+
+
+def leftovers(tmp_path: Path) -> list[str]:
+    return sorted(p.name for p in (tmp_path / "tmp").iterdir())
+
+
+def test_checkout_maps_the_subdirectory_and_shows_the_commit_not_the_work_tree(
+    repo: Path, tmp_path: Path
+) -> None:
+    app = repo / "examples" / "app"
+    make_busy(
+        repo,
+        staged="examples/app/cm.yaml",
+        stashed="README.md",
+        unstaged="examples/app/kustomization.yaml",
+    )
+    before = state(repo)
+    with gitref.checkout(app, "HEAD~1") as co:
+        assert co.repo == co.root / "examples" / "app"
+        assert "v: '1'" in (co.repo / "cm.yaml").read_text()
+        assert "# unstaged" not in (co.repo / "kustomization.yaml").read_text()
+        assert not (co.root / "untracked.txt").exists()
+        assert (co.root / "README.md").read_text() == "readme\n"
+        assert repo not in co.root.parents
+        assert co.label.startswith("HEAD~1 (") and len(co.sha) == 40
+        assert state(repo) == before  # nothing registered while it exists either
+    assert state(repo) == before
+    assert leftovers(tmp_path) == []
+
+
+def test_cleanup_on_error_inside_the_block(repo: Path, tmp_path: Path) -> None:
+    before = state(repo)
+    with pytest.raises(RuntimeError), gitref.checkout(repo, "HEAD"):
+        raise RuntimeError("boom")
+    with pytest.raises(KeyboardInterrupt), gitref.checkout(repo, "HEAD"):
+        raise KeyboardInterrupt
+    assert leftovers(tmp_path) == []
+    assert state(repo) == before
+
+
+def test_bad_refs_and_places(repo: Path, tmp_path: Path) -> None:
+    with pytest.raises(GitError, match="unknown revision 'nope'"):
+        gitref.resolve(repo, "nope")
+    with pytest.raises(GitError, match="invalid ref"):
+        gitref.resolve(repo, "--all")
+    (repo / "later").mkdir()
+    (repo / "later" / "kustomization.yaml").write_text("resources: []\n")
+    with (
+        pytest.raises(GitError, match="later does not exist at HEAD"),
+        gitref.checkout(repo / "later", "HEAD"),
+    ):
+        pass
+    assert leftovers(tmp_path) == []
+    outside = tmp_path / "not-git"
+    outside.mkdir()
+    with pytest.raises(GitError, match="not inside a git work tree"):
+        gitref.toplevel(outside)
+
+
+def test_tree_sha_of_a_commit_is_resolved_as_a_commit(repo: Path) -> None:
+    tree = subprocess.run(
+        ["git", "rev-parse", "HEAD^{tree}"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    with pytest.raises(GitError):
+        gitref.resolve(repo, tree)
+
+
+SCRIPT = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from harness import gitref
+    with gitref.checkout(Path(sys.argv[1]), "HEAD") as co:
+        print(co.root, flush=True)
+        time.sleep(60)
+    """
+)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_while_checked_out_removes_the_checkout(
+    repo: Path, tmp_path: Path, sig: signal.Signals
+) -> None:
+    before = state(repo)
+    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp")}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SCRIPT, str(repo)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    checkout = Path(proc.stdout.readline().strip())
+    assert checkout.is_dir()
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode != 0
+    assert "KeyboardInterrupt" in err
+    assert not checkout.exists()
+    assert leftovers(tmp_path) == []
+    assert state(repo) == before
+
+
+def test_remove_tree_handles_read_only_directories_and_missing_paths(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    (victim / "a" / "b").mkdir(parents=True)
+    (victim / "a" / "b" / "f").write_text("x")
+    os.chmod(victim / "a" / "b", 0o500)
+    gitref.remove_tree(victim)
+    assert not victim.exists()
+    gitref.remove_tree(victim)  # already gone: fine
