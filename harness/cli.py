@@ -12,6 +12,7 @@ import typer
 from harness import __version__
 from harness.commands import common
 from harness.errors import HarnessError
+from harness.gitref import Terminated
 
 app = typer.Typer(
     name="harness",
@@ -105,6 +106,9 @@ def _run(fn: Callable[[], int]) -> None:
     except HarnessError as exc:
         typer.echo(f"error: {exc}", err=True)
         code = common.EXIT_ERROR
+    except Terminated:
+        typer.echo("terminated", err=True)
+        code = 143
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
         code = 130

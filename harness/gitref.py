@@ -177,6 +177,10 @@ def _block_signals() -> set[int | signal.Signals] | None:
     return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, delivered like Ctrl-C so cleanup runs, but exiting 143 as shells expect."""
+
+
 @contextlib.contextmanager
 def interrupt_on_sigterm() -> Iterator[None]:
     """SIGTERM raises KeyboardInterrupt (like Ctrl-C) so `finally` blocks run and clean up."""
@@ -185,7 +189,7 @@ def interrupt_on_sigterm() -> Iterator[None]:
         return
 
     def handler(_signum: int, _frame: FrameType | None) -> None:
-        raise KeyboardInterrupt("terminated")
+        raise Terminated("terminated")
 
     previous = signal.signal(signal.SIGTERM, handler)
     try:

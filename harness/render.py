@@ -14,12 +14,12 @@ import signal
 import subprocess
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from harness import documents
+from harness import documents, parallel
 from harness.discover import kustomization_file
 from harness.errors import RendererError
 from harness.model import RendererInfo, Target, TargetResult
@@ -241,7 +241,7 @@ def render_paths(
             on_done(result)
         return result
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for result in pool.map(one, targets):
+    with parallel.pool(jobs) as executor:
+        for result in executor.map(one, targets):
             results[result.name] = result
     return results

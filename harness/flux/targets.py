@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness import discover, documents
+from harness import discover, documents, parallel
 from harness.config import Config
 from harness.flux import clusters as clusters_mod
 from harness.flux import generator
@@ -105,7 +105,7 @@ def render_flux(
     dirs = clusters_mod.configured(config) if explicit else clusters_mod.candidates(config, incl)
     if not dirs:
         return {}
-    with generator.workspace(config.repo) as ws, ThreadPoolExecutor(max(1, jobs)) as pool:
+    with generator.workspace(config.repo) as ws, parallel.pool(jobs) as pool:
         ctx = Context(renderer, ws, incl, config.repo, strict)
         runs = [_Run(path=d, explicit=explicit) for d in dirs]
         list(pool.map(lambda run: _start(run, ctx), runs))
