@@ -90,6 +90,14 @@ def load(repo: Path, path: Path | None = None) -> Config:
     comment = raw.get("comment") or {}
     if not isinstance(comment, dict):
         raise ConfigError(f"{where}: comment must be a mapping")
+    unknown_comment = sorted(set(comment) - {"id", "budget"})
+    if unknown_comment:
+        raise ConfigError(f"{where}: unknown comment key(s): {', '.join(unknown_comment)}")
+    budget = comment.get("budget", 65536)
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1024:
+        raise ConfigError(f"{where}: comment.budget must be an integer >= 1024")
+    if not isinstance(comment.get("id", ""), str):
+        raise ConfigError(f"{where}: comment.id must be a string")
     return Config(
         repo=repo,
         goldens=goldens if goldens.is_absolute() else (repo / goldens).resolve(),
@@ -104,7 +112,7 @@ def load(repo: Path, path: Path | None = None) -> Config:
         ignore_fields=_strs(raw, "ignore_fields", (), where),
         suppress=_suppressions(raw, where),
         comment_id=str(comment.get("id", "harness:comment")),
-        comment_budget=int(comment.get("budget", 65536)),
+        comment_budget=budget,
         source_file=source,
     )
 

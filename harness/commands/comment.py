@@ -1,0 +1,77 @@
+"""`harness comment`: the `diff` of a pull request as a sticky PR comment (or several parts).
+
+Same inputs and exit codes as `diff`; the output is GitHub-flavoured Markdown that always
+fits the comment size limit (see report/markdown_budget.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from harness.commands import diff as diff_cmd
+from harness.commands.common import Common, load_config
+from harness.errors import HarnessError
+from harness.report import github, markdown
+from harness.report import markdown_budget as mb
+
+DEFAULT_UNIFIED = 3
+
+
+@dataclass(frozen=True)
+class CommentOptions:
+    diff: diff_cmd.DiffOptions
+    budget: int | None = None
+    split: bool = False
+    max_parts: int = mb.DEFAULT_MAX_PARTS
+    output_dir: Path | None = None
+    marker_id: str | None = None
+
+
+def _validate(options: CommentOptions) -> None:
+    """Fail on bad options before anything renders."""
+    if options.budget is not None and options.budget < mb.MIN_BUDGET:
+        raise HarnessError(f"--budget must be at least {mb.MIN_BUDGET} characters")
+    if options.marker_id is not None and not mb.valid_marker_id(options.marker_id):
+        raise HarnessError(
+            f"--marker {options.marker_id!r}: use letters, digits and : . _ / - (no '--')"
+        )
+    if options.split and options.output_dir is None:
+        raise HarnessError("--split writes several files: give --output-dir DIR")
+    if options.max_parts < 1:
+        raise HarnessError("--max-parts must be at least 1")
+
+
+def run(common: Common, options: CommentOptions) -> int:
+    _validate(options)
+    diff_options = options.diff
+    if diff_options.unified is None:
+        diff_options = replace(diff_options, unified=DEFAULT_UNIFIED)
+    cfg = load_config(common)  # the comment settings are checked before anything renders
+    budget = options.budget or cfg.comment_budget
+    marker_id = options.marker_id or cfg.comment_id
+    if not mb.valid_marker_id(marker_id):
+        raise HarnessError(f"comment.id {marker_id!r}: use letters, digits and : . _ / -")
+    result = diff_cmd.compute(common, diff_options)
+    info = markdown.comment_input(
+        result.analysis,
+        result.verdict,
+        result.base.label,
+        result.head.label,
+        expect=diff_options.expect,
+        hazards=result.hazards,
+    )
+    fitted = markdown.comment(
+        result.analysis,
+        info,
+        budget=budget,
+        marker_id=marker_id,
+        split=options.split,
+        max_parts=options.max_parts,
+    )
+    if options.output_dir is not None:
+        markdown.write_parts(options.output_dir, fitted.bodies)
+    else:
+        markdown.print_comment(fitted.bodies[0])
+    github.append_step_summary(fitted.bodies[0])
+    return result.code

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The body of action.yml: run harness in the chosen mode, post the sticky comment in
+# `comment` mode, and exit with harness's own exit code (0 ok, 1 difference, 2 error).
+# Inputs arrive as environment variables, never spliced into the script text.
+set -uo pipefail
+
+mode="${MODE:-comment}"
+repo_path="${REPO_PATH:-.}"
+read -ra extra <<< "${EXTRA_ARGS:-}"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+base_ref() {
+  local base="${BASE_REF:-}"
+  if [ -z "$base" ]; then
+    base="HEAD~1"
+    echo "::notice title=harness::no base-ref and not a pull request: comparing with HEAD~1" >&2
+  fi
+  # A shallow checkout may lack the base commit: fetch just that one.
+  if ! git -C "$repo_path" cat-file -e "$base^{commit}" 2>/dev/null; then
+    git -C "$repo_path" fetch --quiet --no-tags --depth=1 origin "$base" >&2 || true
+  fi
+  printf '%s' "$base"
+}
+
+output() {
+  if [ -n "${GITHUB_OUTPUT:-}" ]; then
+    echo "$1" >> "$GITHUB_OUTPUT"
+  fi
+}
+
+case "$mode" in
+  check)
+    harness check --repo "$repo_path" --output github "${extra[@]}"
+    code=$?
+    ;;
+  diff)
+    base="$(base_ref)"
+    harness diff --repo "$repo_path" --base "$base" --output github "${extra[@]}"
+    code=$?
+    ;;
+  comment)
+    base="$(base_ref)"
+    out="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/harness-comment"
+    harness comment --repo "$repo_path" --base "$base" --split --output-dir "$out" "${extra[@]}"
+    code=$?
+    output "comment-dir=$out"
+    if [ "${POST_COMMENT:-true}" = "true" ] && [ -f "$out/comment-part-1.md" ]; then
+      if [ -z "${PR_NUMBER:-}" ]; then
+        echo "::notice title=harness::not a pull request: comment written to $out, not posted"
+      elif ! bash "$here/sticky-comment.sh" "$PR_NUMBER" "$out"; then
+        echo "::warning title=harness::could not create or update the PR comment" \
+          "(the token needs pull-requests: write; fork PRs get a read-only token)"
+      fi
+    fi
+    ;;
+  *)
+    echo "::error title=harness::mode must be check, diff or comment, not '$mode'"
+    code=2
+    ;;
+esac
+
+output "exit-code=$code"
+exit "$code"

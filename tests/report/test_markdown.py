@@ -1,0 +1,178 @@
+"""The PR comment on synthetic and hand-built diffs: verdict first, balanced, within budget."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from harness import documents, gate
+from harness.analyze import analyze
+from harness.report import markdown as md
+from harness.report import markdown_budget as mb
+from tests.diffkit import cm, secret, snapshot
+from tests.report import mdcheck, synthetic
+from tests.test_analyze import cilium_split
+
+INFO = md.CommentInput("7 documents change in 3 targets", "HEAD~1", "working tree")
+ID_RE = re.compile(r"apps/Deployment/apps/app-\d{5}")
+
+
+def _comment(analysis, **kw):  # type: ignore[no-untyped-def]
+    return md.comment(analysis, INFO, **kw)
+
+
+def _ids(bodies: tuple[str, ...]) -> set[str]:
+    return {m for body in bodies for m in ID_RE.findall(body)}
+
+
+@pytest.mark.parametrize(("changed", "targets"), [(1, 1), (50, 5), (5000, 40), (5000, 1)])
+def test_sizes_fit_and_parse(changed: int, targets: int) -> None:
+    analysis = synthetic.analysis(changed, targets=targets)
+    fitted = _comment(analysis)
+    (body,) = fitted.bodies
+    parsed = mdcheck.check(body)
+    assert body.startswith("### 7 documents change in 3 targets\n")
+    assert parsed.tables == 1  # the summary table always fits
+    assert "| paths | `apps/t0000` |" in body
+    if changed <= 50:
+        assert (fitted.degraded_entries, fitted.collapsed_sections) == (0, 0)
+        assert len(parsed.fences) == 2 * changed  # fields + diff per document
+        assert _ids(fitted.bodies) == {str(synthetic.doc_id(i)) for i in range(changed)}
+    else:
+        assert fitted.degraded_entries == changed
+        assert "Some details were left out to fit the comment size limit" in body
+
+
+def test_two_mib_document_is_truncated_with_a_note() -> None:
+    big = synthetic.unified(0, lines=25000, width=40)
+    assert len(big) > 2 * 1024 * 1024
+    fitted = _comment(synthetic.analysis(1, diff=big))
+    (body,) = fitted.bodies
+    parsed = mdcheck.check(body)
+    assert 20000 < mb.size(body) <= mb.DEFAULT_BUDGET
+    assert len(parsed.fences) == 2
+    assert re.search(r"_Diff truncated: \d+ more lines not shown\._", body)
+    assert fitted.degraded_entries == 1
+
+
+def test_two_mib_document_alongside_small_ones_keeps_the_small_diffs() -> None:
+    analysis = synthetic.analysis(30, targets=3)
+    big = synthetic.change(99999, diff=synthetic.unified(99999, lines=25000))
+    first = analysis.targets[0]
+    grown = type(first)(**{**first.__dict__, "changed": (big, *first.changed)})
+    analysis = type(analysis)(analysis.base, analysis.head, (grown, *analysis.targets[1:]))
+    (body,) = _comment(analysis).bodies
+    mdcheck.check(body)
+    assert body.count("```diff") == 31
+    assert body.count("_Diff truncated:") == 1
+
+
+def test_split_of_5000_lists_every_changed_document() -> None:
+    analysis = synthetic.analysis(5000, targets=40)
+    fitted = _comment(analysis, split=True)
+    parts = len(fitted.bodies)
+    assert 1 < parts <= mb.DEFAULT_MAX_PARTS
+    for n, body in enumerate(fitted.bodies, start=1):
+        mdcheck.check(body, part=(n, parts))
+        assert len(body) <= 65536
+    assert fitted.bodies[0].startswith("### 7 documents change in 3 targets")
+    assert fitted.bodies[1].startswith(f"**harness** part 2/{parts}, continued: 7 documents")
+    assert _ids(fitted.bodies) == {str(synthetic.doc_id(i)) for i in range(5000)}
+    joined = "".join(fitted.bodies)
+    for k in range(40):  # whole targets per part
+        assert joined.count(f"<summary>apps/t{k:04d}: ") == 1
+
+
+def test_split_of_one_huge_target_continues_it() -> None:
+    fitted = _comment(synthetic.analysis(5000, targets=1), split=True)
+    parts = len(fitted.bodies)
+    for n, body in enumerate(fitted.bodies, start=1):
+        mdcheck.check(body, part=(n, parts))
+    assert _ids(fitted.bodies) == {str(synthetic.doc_id(i)) for i in range(5000)}
+    assert "".join(fitted.bodies).count("<summary>apps/t0000 (continued)</summary>") == parts - 1
+
+
+def test_small_budget_and_custom_marker() -> None:
+    analysis = synthetic.analysis(50, targets=5)
+    fitted = _comment(analysis, budget=4000, marker_id="infra/prod:diff")
+    (body,) = fitted.bodies
+    mdcheck.check(body, 4000, marker_id="infra/prod:diff")
+    assert body.rstrip().endswith("<!-- infra/prod:diff -->")
+
+
+def test_render_errors_lead_and_are_not_deletions() -> None:
+    analysis = synthetic.analysis(2, errors=2)
+    (body,) = _comment(analysis).bodies
+    mdcheck.check(body)
+    first_block = body.split("\n\n")[2]
+    assert first_block.startswith("> [!CAUTION]\n> **2 render errors**")
+    assert "`broken/0` (head): `kustomize: accumulating resources: missing-0.yaml`" in body
+
+
+def test_cilium_split_headline_and_moves() -> None:
+    base, head = cilium_split()
+    analysis = analyze(base, head, unified=3)
+    verdict = gate.judge(analysis)
+    info = md.comment_input(analysis, verdict, "HEAD~1", "working tree", expect="pure-move")
+    (body,) = md.comment(analysis, info).bodies
+    mdcheck.check(body)
+    lines = body.splitlines()
+    assert lines[0] == (
+        "### Pure ownership move: 2 documents platform -> cilium "
+        "(byte-identical modulo owner labels), 0 changed, 0 added, 0 removed"
+    )
+    assert "**expected pure-move: holds**" in body
+    assert "- `ConfigMap/kube-system/ns`: `platform` -> `platform/cilium`, byte-identical" in body
+    assert (
+        "- `ConfigMap/kube-system/ns`: `flux-system/platform` -> `flux-system/cilium` (dev), "
+        "pure ownership (owner labels only)"
+    ) in body
+    assert "- platform: prune true -&gt; false" not in body
+    assert "- platform: prune true -> false, dependsOn +cilium" in body
+
+
+def test_changed_headline_names_counts_and_fields() -> None:
+    base, head = cilium_split(value="2")
+    analysis = analyze(base, head, unified=3)
+    verdict = gate.judge(analysis)
+    info = md.comment_input(analysis, verdict, "HEAD~1", "working tree", expect="pure-move")
+    (body,) = md.comment(analysis, info).bodies
+    mdcheck.check(body)
+    assert re.match(r"### \d+ documents? changes? in \d+ targets? \(", body)
+    assert "**expected pure-move: FAILED**" in body
+    assert "**What changes**" in body
+    assert "data.k: v -&gt; 2" not in body and "data.k: v -> 2" in body
+
+
+def test_no_change_headline() -> None:
+    base, _ = cilium_split()
+    analysis = analyze(base, base)
+    verdict = gate.judge(analysis)
+    info = md.comment_input(analysis, verdict, "a", "b")
+    (body,) = md.comment(analysis, info).bodies
+    mdcheck.check(body)
+    assert body.startswith("### No change: 5 targets, 10 documents unchanged\n")
+    assert "<details>" not in body
+
+
+def test_secret_values_never_reach_the_comment() -> None:
+    base = snapshot({"app": [secret("db", password="hunter2"), cm("c", k="1")]})
+    head = snapshot({"app": [secret("db", password="correct-horse"), cm("c", k="2")]})
+    analysis = analyze(base, head, unified=3)
+    verdict = gate.judge(analysis)
+    (body,) = md.comment(analysis, md.comment_input(analysis, verdict, "a", "b")).bodies
+    mdcheck.check(body)
+    assert "hunter2" not in body and "correct-horse" not in body
+    assert documents.REDACTED_PREFIX not in body
+    assert "*** (before)" in body and "*** (after)" in body
+
+
+def test_backticks_and_html_in_values_stay_inside_their_blocks() -> None:
+    base = snapshot({"app": [cm("c", k="```\n</details>\n<details>")]})
+    head = snapshot({"app": [cm("c", k="`x` </details> | <b>")]})
+    analysis = analyze(base, head, unified=3)
+    verdict = gate.judge(analysis)
+    (body,) = md.comment(analysis, md.comment_input(analysis, verdict, "a", "b")).bodies
+    parsed = mdcheck.check(body)
+    assert parsed.details == 1
