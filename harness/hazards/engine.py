@@ -1,0 +1,215 @@
+"""Run the hazard rules over a render (lint) or a change (diff); suppress; sort; count gates.
+
+Suppressions come from the config (`suppress: [{rule, id, target, reason}]`): a finding is
+suppressed by an entry whose every given key matches: `rule` exactly, `id` exactly or as an
+fnmatch glob, `target` (glob) against the finding's cluster, a Kustomization name, a
+`cluster/kustomization` pair or a document id. Suppressed findings are kept, with the reason,
+so outputs can say what was silenced.
+
+A diff reports the diff rules' findings plus the lint findings the change introduces: lint
+ids present in head but not in base, both computed from the renders alone (no source files),
+so a checkout that no longer exists cannot make an old finding look new.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.compare import Comparison
+from harness.config import Config, Suppression
+from harness.errors import ConfigError, HarnessError
+from harness.hazards import (
+    crd_order,
+    depends_on,
+    duplicate_owner,
+    overlay_parity,
+    ownership_race,
+    prune_delete,
+    sole_namespace_declarer,
+    substitution,
+)
+from harness.hazards.context import DiffContext, LintContext, Rule
+from harness.hazards.finding import SEVERITIES, Finding, at_least
+from harness.model import Snapshot
+
+RULES: tuple[Rule, ...] = (
+    prune_delete.RULE,
+    ownership_race.RULE,
+    sole_namespace_declarer.RULE,
+    duplicate_owner.RULE,
+    substitution.RULE,
+    depends_on.RULE,
+    crd_order.RULE,
+    overlay_parity.RULE,
+)
+RULE_IDS = tuple(r.id for r in RULES)
+
+
+@dataclass(frozen=True)
+class Suppressed:
+    finding: Finding
+    reason: str
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A counted check: `substitution gate: 103 assertions, 0 hazards`."""
+
+    name: str
+    assertions: int
+    hazards: int
+
+    @property
+    def line(self) -> str:
+        return f"{self.name} gate: {self.assertions} assertions, {self.hazards} hazards"
+
+
+@dataclass(frozen=True)
+class HazardReport:
+    findings: tuple[Finding, ...] = ()
+    suppressed: tuple[Suppressed, ...] = ()
+    gates: tuple[Gate, ...] = ()
+    unchecked: tuple[str, ...] = field(default=())
+
+    def at_least(self, threshold: str) -> list[Finding]:
+        return [f for f in self.findings if at_least(f.severity, threshold)]
+
+    def counts(self) -> dict[str, int]:
+        return {s: sum(1 for f in self.findings if f.severity == s) for s in SEVERITIES}
+
+
+def _matches(s: Suppression, f: Finding) -> bool:
+    if s.rule and s.rule != f.rule:
+        return False
+    if s.id and not (s.id == f.id or fnmatch.fnmatchcase(f.id, s.id)):
+        return False
+    if s.target:
+        names = [f.cluster or "", *f.kustomizations, *f.documents]
+        names += [f"{f.cluster}/{k}" for k in f.kustomizations if f.cluster]
+        if not any(n and fnmatch.fnmatchcase(n, s.target) for n in names):
+            return False
+    return True
+
+
+def check_suppressions(rules: Sequence[Suppression], known: Sequence[str] = RULE_IDS) -> None:
+    """A misspelt rule would silently suppress nothing: refuse it."""
+    for s in rules:
+        if s.rule and s.rule not in known:
+            raise ConfigError(
+                f"suppress: unknown rule {s.rule!r} (rules: {', '.join(sorted(known))})"
+            )
+
+
+def suppress(
+    findings: Iterable[Finding], rules: Sequence[Suppression]
+) -> tuple[list[Finding], list[Suppressed]]:
+    check_suppressions(rules)
+    kept: list[Finding] = []
+    silenced: list[Suppressed] = []
+    for f in findings:
+        match = next((s for s in rules if _matches(s, f)), None)
+        if match is None:
+            kept.append(f)
+        else:
+            silenced.append(Suppressed(f, match.reason))
+    return kept, silenced
+
+
+def _unique(findings: Iterable[Finding]) -> list[Finding]:
+    """One finding per id (the first wins: diff findings are listed before lint ones)."""
+    seen: dict[str, Finding] = {}
+    for f in findings:
+        seen.setdefault(f.id, f)
+    return sorted(seen.values(), key=Finding.sort_key)
+
+
+def _run(rule: Rule, fn: str, ctx: LintContext | DiffContext) -> list[Finding]:
+    try:
+        if fn == "lint":
+            assert isinstance(ctx, LintContext)
+            return rule.check_snapshot(ctx)
+        assert isinstance(ctx, DiffContext)
+        return rule.check_diff(ctx)
+    except HarnessError:
+        raise
+    except Exception as exc:  # a rule bug must not hide the other rules' findings
+        raise HarnessError(f"hazard rule {rule.id} failed: {type(exc).__name__}: {exc}") from exc
+
+
+def lint_findings(ctx: LintContext, rules: Sequence[Rule] = RULES) -> list[Finding]:
+    """Every lint finding of one render, unsuppressed and unsorted."""
+    out: list[Finding] = []
+    for rule in rules:
+        out.extend(_run(rule, "lint", ctx))
+    return out
+
+
+def _report(
+    findings: list[Finding], suppressions: Sequence[Suppression], gates_from: LintContext | None
+) -> HazardReport:
+    kept, silenced = suppress(_unique(findings), suppressions)
+    gates: tuple[Gate, ...] = ()
+    unchecked: tuple[str, ...] = ()
+    if gates_from is not None:
+        hazards = sum(1 for f in kept if f.rule == substitution.RULE.id)
+        gates = (Gate("substitution", substitution.assertions(gates_from), hazards),)
+        unchecked = tuple(sorted(set(substitution.analyse(gates_from).unchecked)))
+    return HazardReport(tuple(kept), tuple(silenced), gates, unchecked)
+
+
+def lint(
+    snapshot: Snapshot,
+    *,
+    repo: Path | None = None,
+    goldens: Path | None = None,
+    sources: dict[str, str] | None = None,
+    suppressions: Sequence[Suppression] = (),
+    rules: Sequence[Rule] = RULES,
+) -> HazardReport:
+    """`harness lint`: the lint rules over one render."""
+    ctx = LintContext(snapshot, repo=repo, goldens=goldens, sources=dict(sources or {}))
+    return _report(lint_findings(ctx, rules), suppressions, ctx)
+
+
+def diff(
+    base: Snapshot,
+    head: Snapshot,
+    *,
+    head_repo: Path | None = None,
+    goldens: Path | None = None,
+    sources: dict[str, str] | None = None,
+    suppressions: Sequence[Suppression] = (),
+    comparison: Comparison | None = None,
+    rules: Sequence[Rule] = RULES,
+    new_lint: bool = True,
+) -> HazardReport:
+    """`diff`/`check`/`comment`: diff rules, plus lint findings the change introduces."""
+    src = dict(sources or {})
+    head_ctx = LintContext(head, repo=head_repo, goldens=goldens, sources=src)
+    ctx = DiffContext(base=base, head=head, head_lint=head_ctx, comparison=comparison)
+    findings: list[Finding] = []
+    for rule in rules:
+        findings.extend(_run(rule, "diff", ctx))
+    if new_lint:
+        before = {f.id for f in lint_findings(LintContext(base, sources=src), rules)}
+        bare = {f.id: f for f in lint_findings(LintContext(head, sources=src), rules)}
+        new = set(bare) - before
+        if new:
+            full = {f.id: f for f in lint_findings(head_ctx, rules)} if head_repo else {}
+            findings.extend(full.get(i) or bare[i] for i in sorted(new))
+    return _report(findings, suppressions, None)
+
+
+def diff_for(cfg: Config, base: Snapshot, head: Snapshot, head_repo: Path | None) -> HazardReport:
+    """`diff` for a command: the config's sources, goldens and suppressions."""
+    return diff(
+        base,
+        head,
+        head_repo=head_repo,
+        goldens=cfg.goldens,
+        sources=cfg.sources,
+        suppressions=cfg.suppress,
+    )

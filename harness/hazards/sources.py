@@ -1,0 +1,392 @@
+"""What each Flux Kustomization looks like *before* post-build substitution, and its variables.
+
+After substitution `${VAR}` is gone from a flux target, and under strict mode a missing
+variable fails the target altogether, so substitution checks read the source instead: the
+path target rendering the Kustomization's `spec.path` (kustomize leaves `${...}` alone), or,
+for a path without a kustomization file, its YAML files scanned the way Flux's generator
+does. Components and inline `spec.patches` are scanned as text. Files are named relative to
+the repo root so a finding can say where to edit.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness import yamlload
+from harness.discover import kustomization_file
+from harness.documents import identity, is_kubernetes_object
+from harness.hazards.model import ClusterGraph, KsNode, parse
+from harness.model import DocId, TargetResult
+from harness.substitute import SubstitutionError, referenced_variables
+
+if TYPE_CHECKING:
+    from harness.hazards.context import LintContext
+
+YAML_SUFFIXES = (".yaml", ".yml")
+Path_ = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class SourceDoc:
+    """One pre-substitution object (or, with `patch`, the text of a patch/component file)."""
+
+    id: DocId | None
+    obj: Any
+    file: str | None = None
+    patch: bool = False
+
+
+@dataclass(frozen=True)
+class Variables:
+    """The merged substitution map one Kustomization gets in one cluster.
+
+    `hidden` are keys whose values come from Secrets (redacted in renders); `complete` is
+    False when a non-optional source is not among the rendered objects, so an undefined
+    variable cannot be told apart from an unknown one.
+    """
+
+    values: Mapping[str, str] = field(default_factory=dict)
+    hidden: frozenset[str] = frozenset()
+    origin: Mapping[str, str] = field(default_factory=dict)
+    complete: bool = True
+    active: bool = False
+    missing: tuple[str, ...] = ()
+
+    def defines(self, name: str) -> bool:
+        return name in self.values or name in self.hidden
+
+
+def variables(graph: ClusterGraph, node: KsNode) -> Variables:
+    """substituteFrom sources in order (later wins), then inline `substitute` over all."""
+    post = node.post_build
+    if post is None:
+        return Variables()
+    values: dict[str, str] = {}
+    hidden: set[str] = set()
+    origin: dict[str, str] = {}
+    missing: list[str] = []
+    for src in post.substitute_from:
+        found = graph.find(DocId("", src.kind, node.namespace, src.name))
+        if not found:
+            if not src.optional:
+                missing.append(str(src))
+            continue
+        obj = parse(found[0][1])
+        if src.kind == "ConfigMap":
+            for key, value in (obj.get("data") or {}).items():
+                values[str(key)] = str(value).replace("\n", "")
+                hidden.discard(str(key))
+                origin[str(key)] = str(src)
+        else:
+            for part in ("data", "stringData"):
+                for key in obj.get(part) or {}:
+                    values.pop(str(key), None)
+                    hidden.add(str(key))
+                    origin[str(key)] = str(src)
+    for key, value in post.substitute.items():
+        values[key] = value
+        hidden.discard(key)
+        origin[key] = "postBuild.substitute"
+    return Variables(
+        values=values,
+        hidden=frozenset(hidden),
+        origin=origin,
+        complete=not missing,
+        active=bool(values or hidden or missing) or post.always,
+        missing=tuple(missing),
+    )
+
+
+def walk_strings(obj: Any, path: Path_ = ()) -> Iterator[tuple[Path_, str]]:
+    """Every string leaf with its path (mapping keys and list indexes)."""
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            yield from walk_strings(value, (*path, str(key)))
+    elif isinstance(obj, list):
+        for index, value in enumerate(obj):
+            yield from walk_strings(value, (*path, index))
+    elif isinstance(obj, str):
+        yield path, obj
+
+
+def walk_leaves(obj: Any, path: Path_ = ()) -> Iterator[tuple[Path_, Any]]:
+    """Every scalar leaf (and empty containers) with its path."""
+    if isinstance(obj, dict) and obj:
+        for key, value in obj.items():
+            yield from walk_leaves(value, (*path, str(key)))
+    elif isinstance(obj, list) and obj:
+        for index, value in enumerate(obj):
+            yield from walk_leaves(value, (*path, index))
+    else:
+        yield path, obj
+
+
+def get_path(obj: Any, path: Path_) -> Any:
+    """The value at `path`, or None when any step is missing."""
+    for step in path:
+        if isinstance(step, int):
+            if not isinstance(obj, list) or step >= len(obj):
+                return None
+            obj = obj[step]
+        else:
+            if not isinstance(obj, dict) or step not in obj:
+                return None
+            obj = obj[step]
+    return obj
+
+
+def format_path(path: Path_) -> str:
+    """dyff-style: `spec.values.k8sServiceHost`, `spec.containers[0].args[1]`."""
+    out = ""
+    for step in path:
+        if isinstance(step, int):
+            out += f"[{step}]"
+        else:
+            out += ("." if out else "") + step
+    return out or "(document)"
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One `${...}` in a pre-substitution document."""
+
+    name: str
+    expression: str
+    has_default: bool
+    field: str
+    multiline: bool
+    script: bool
+    source: SourceDoc
+
+
+_SCRIPT_KEYS = ("userdata", "script", "command", "args", "entrypoint", "run", "cmd")
+_SHELL_STARTS = ("echo ", "export ", "if ", "for ", "while ", "curl ", "set -", "cd ", "exec ")
+
+
+def looks_like_script(path: Path_, text: str) -> bool:
+    """A multi-line value that a shell will run (cloud-init, a script key, shell lines)."""
+    if "\n" not in text.strip():
+        return False
+    head = text.lstrip()
+    if head.startswith(("#!", "#cloud-config")):
+        return True
+    last = str(path[-1]).lower() if path and isinstance(path[-1], str) else ""
+    if last.endswith(".sh") or any(k in last for k in _SCRIPT_KEYS):
+        return True
+    return any(line.strip().startswith(_SHELL_STARTS) for line in text.splitlines())
+
+
+def references(doc: SourceDoc) -> tuple[list[Reference], list[str]]:
+    """(references, parse errors) of one source document's string values."""
+    refs: list[Reference] = []
+    errors: list[str] = []
+    for path, text in walk_strings(doc.obj):
+        if "$" not in text:
+            continue
+        try:
+            found = referenced_variables(text)
+        except SubstitutionError as exc:
+            errors.append(f"{format_path(path)}: {exc}")
+            continue
+        multiline = "\n" in text.strip()
+        script = not doc.patch and looks_like_script(path, text)
+        for ref in found:
+            refs.append(
+                Reference(
+                    name=ref.name,
+                    expression=ref.expression,
+                    has_default=ref.has_default,
+                    field=format_path(path),
+                    multiline=multiline,
+                    script=script,
+                    source=doc,
+                )
+            )
+    return refs, errors
+
+
+@dataclass(frozen=True)
+class _File:
+    rel: str
+    text: str
+    names: frozenset[tuple[str, str]]
+    variables: frozenset[str]
+
+
+class SourceIndex:
+    """Pre-substitution documents per Kustomization, and repo files to name in findings."""
+
+    def __init__(self, ctx: LintContext) -> None:
+        self._ctx = ctx
+        self._paths: dict[str, TargetResult] = {
+            r.name: r for r in ctx.snapshot.results.values() if r.target.kind == "path"
+        }
+        self._docs: dict[tuple[str, str, str], list[SourceDoc] | None] = {}
+
+    @property
+    def repo(self) -> Path | None:
+        return self._ctx.repo
+
+    def path_target(self, rel: str) -> TargetResult | None:
+        return self._paths.get(rel)
+
+    def rel_path(self, node: KsNode) -> str | None:
+        """`spec.path` as a repo-relative directory (`.` for the root); None if unmapped."""
+        root = ""
+        if node.source is not None:
+            mapped = self._ctx.sources.get(node.source[2])
+            if mapped:
+                root = mapped
+        joined = os.path.normpath(os.path.join(root, node.path.lstrip("/") or "."))
+        if joined.startswith(".."):
+            return None
+        return joined
+
+    def documents(self, node: KsNode) -> list[SourceDoc] | None:
+        """The Kustomization's objects before substitution, or None when they are unknown."""
+        rel = self.rel_path(node)
+        if rel is None:
+            return None
+        key = (node.cluster, node.namespace, node.name)
+        if key not in self._docs:
+            self._docs[key] = self._documents(node, rel)
+        return self._docs[key]
+
+    def _documents(self, node: KsNode, rel: str) -> list[SourceDoc] | None:
+        docs = self._directory(rel)
+        if docs is None:
+            return None
+        for index, patch in enumerate(node.patches):
+            docs.append(SourceDoc(None, patch, f"spec.patches[{index}] of {node.display}", True))
+        for component in node.components:
+            crel = os.path.normpath(os.path.join(rel, component))
+            docs.extend(self._component(crel))
+        return docs
+
+    def _directory(self, rel: str) -> list[SourceDoc] | None:
+        result = self._paths.get(rel)
+        if result is not None:
+            if not result.ok:
+                return None
+            return [SourceDoc(d.id, parse(d), self.file_for(d.id, rel)) for d in result.documents]
+        if self.repo is None:
+            return None
+        directory = self.repo / rel
+        if not directory.is_dir() or kustomization_file(directory) is not None:
+            return None
+        return self._generated(directory)
+
+    def _generated(self, directory: Path) -> list[SourceDoc] | None:
+        """Flux's generator: every YAML file, recursively; kustomization dirs as one build."""
+        assert self.repo is not None
+        out: list[SourceDoc] = []
+        for entry in sorted(directory.iterdir()):
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir():
+                if kustomization_file(entry) is not None:
+                    sub = self._directory(entry.relative_to(self.repo).as_posix())
+                else:
+                    sub = self._generated(entry)
+                if sub is None:
+                    return None
+                out.extend(sub)
+            elif entry.suffix in YAML_SUFFIXES:
+                rel = entry.relative_to(self.repo).as_posix()
+                for obj in _load_objects(entry):
+                    out.append(SourceDoc(identity(obj), obj, rel))
+        return out
+
+    def _component(self, rel: str) -> list[SourceDoc]:
+        if self.repo is None:
+            return []
+        directory = self.repo / rel
+        out = []
+        for path in sorted(directory.rglob("*")) if directory.is_dir() else []:
+            if path.suffix in YAML_SUFFIXES and path.is_file():
+                frel = path.relative_to(self.repo).as_posix()
+                try:
+                    text = path.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    continue
+                out.append(SourceDoc(None, text, frel, True))
+        return out
+
+    @cached_property
+    def files(self) -> list[_File]:
+        """Every YAML file of the repo (dot dirs and the goldens skipped)."""
+        if self.repo is None:
+            return []
+        skip = {self._ctx.goldens.resolve()} if self._ctx.goldens is not None else set()
+        out: list[_File] = []
+        for dirpath, dirnames, filenames in os.walk(self.repo):
+            here = Path(dirpath)
+            dirnames[:] = sorted(
+                d for d in dirnames if not d.startswith(".") and (here / d).resolve() not in skip
+            )
+            for name in sorted(filenames):
+                if not name.endswith(YAML_SUFFIXES):
+                    continue
+                path = here / name
+                try:
+                    text = path.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    continue
+                names = frozenset(
+                    (str(o.get("kind")), str((o.get("metadata") or {}).get("name")))
+                    for o in _load_objects(path, text)
+                )
+                try:
+                    used = frozenset(r.name for r in referenced_variables(text))
+                except SubstitutionError:
+                    used = frozenset()
+                out.append(_File(path.relative_to(self.repo).as_posix(), text, names, used))
+        return out
+
+    def file_for(self, doc_id: DocId, under: str = "", variable: str = "") -> str | None:
+        """The repo file declaring this object (kind and name), preferring files below
+        `under` and files that use `variable`; None when no file matches."""
+        candidates = [f for f in self.files if (doc_id.kind, doc_id.name) in f.names]
+        if variable:
+            candidates = [f for f in candidates if variable in f.variables] or candidates
+        if not candidates:
+            return None
+        prefix = "" if under in ("", ".") else under.rstrip("/") + "/"
+        below = [f for f in candidates if f.rel.startswith(prefix)]
+        return (below or candidates)[0].rel
+
+    def file_containing(self, needle: str, under: str = "", name: str = "") -> str | None:
+        """The first repo file below `under` whose text contains `needle` (any file type:
+        generated ConfigMaps come from .json, .conf, ... files), one named `name` first."""
+        if self.repo is None or not needle:
+            return None
+        directory = self.repo / under if under not in ("", ".") else self.repo
+        if not directory.is_dir():
+            return None
+        paths = sorted(directory.rglob("*"), key=lambda p: (p.name != name, p))
+        for path in paths:
+            if any(p.startswith(".") for p in path.relative_to(self.repo).parts):
+                continue
+            try:
+                if not path.is_file() or path.stat().st_size > 1 << 20:
+                    continue
+                if needle in path.read_text(encoding="utf-8"):
+                    return path.relative_to(self.repo).as_posix()
+            except (OSError, UnicodeDecodeError):
+                continue
+        return None
+
+
+def _load_objects(path: Path, text: str | None = None) -> list[dict[str, Any]]:
+    try:
+        if text is None:
+            text = path.read_text(encoding="utf-8")
+        loaded = yamlload.load_all(text)
+    except (OSError, UnicodeDecodeError, yamlload.YAMLError):
+        return []
+    return [o for o in loaded if is_kubernetes_object(o)]

@@ -1,0 +1,55 @@
+"""`harness lint` output: findings (text or the `harness.lint/v1` JSON document), then gates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.markup import escape
+
+from harness.hazards.engine import HazardReport
+from harness.model import Snapshot
+from harness.report.console import stdout
+from harness.report.findings import LINT_SCHEMA, counts_line, print_findings, report_dict
+from harness.report.json_out import emit, renderer
+from harness.report.text import print_errors
+
+
+def summary_line(report: HazardReport, fail_on: str) -> str:
+    return f"lint: {counts_line(report)} (fail on {fail_on})"
+
+
+def print_lint(snapshot: Snapshot, report: HazardReport, fail_on: str) -> None:
+    print_errors(snapshot.results.values())
+    out = stdout()
+    print_findings(out, report)
+    for target in report.unchecked:
+        out.print(f"[dim]note: {escape(target)}: source unknown, substitution not checked[/dim]")
+    out.print(escape(summary_line(report, fail_on)))
+    for gate in report.gates:
+        out.print(escape(gate.line))
+
+
+def lint_payload(
+    snapshot: Snapshot, report: HazardReport, fail_on: str, exit_code: int
+) -> dict[str, Any]:
+    counts = report.counts()
+    return {
+        "schema": LINT_SCHEMA,
+        "renderer": renderer(snapshot.renderer),
+        "summary": {
+            "errors": counts["error"],
+            "warnings": counts["warning"],
+            "info": counts["info"],
+            "suppressed": len(report.suppressed),
+            "fail_on": fail_on,
+            "exit_code": exit_code,
+            "line": summary_line(report, fail_on),
+        },
+        **report_dict(report),
+        "unchecked": list(report.unchecked),
+        "errors": [{"target": r.name, "message": r.error} for r in snapshot.errors()],
+    }
+
+
+def print_lint_json(snapshot: Snapshot, report: HazardReport, fail_on: str, code: int) -> None:
+    emit(lint_payload(snapshot, report, fail_on, code))

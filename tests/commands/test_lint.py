@@ -1,0 +1,108 @@
+"""`harness lint`: exit 0 clean, 1 at --fail-on, 2 on render errors; text and JSON output."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.conftest import Result, configmap, kustomization
+
+Repo = Callable[[dict[str, str | bytes]], Path]
+Cli = Callable[..., Result]
+
+FLUX_KS = """apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: {name}
+  namespace: flux-system
+spec:
+  interval: 10m
+  path: ./{path}
+  prune: true
+  sourceRef:
+    kind: GitRepository
+    name: flux-system
+{extra}"""
+
+
+def _repo(make_repo: Repo, extra: str = "", apps_ns: str = "apps", twice: bool = False) -> Path:
+    second = FLUX_KS.format(name="apps-copy", path="apps", extra="") if twice else ""
+    return make_repo(
+        {
+            "clusters/dev/kustomization.yaml": kustomization("apps.yaml"),
+            "clusters/dev/apps.yaml": FLUX_KS.format(name="apps", path="apps", extra=extra)
+            + ("---\n" + second if second else ""),
+            "apps/kustomization.yaml": kustomization("ns.yaml", "cm.yaml"),
+            "apps/ns.yaml": f"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {apps_ns}\n",
+            "apps/cm.yaml": configmap("settings", "apps", v="1"),
+        }
+    )
+
+
+def test_clean_repo_exits_0_with_the_gate_line(make_repo: Repo, cli: Cli) -> None:
+    result = cli("lint", "--repo", _repo(make_repo))
+    assert result.code == 0, result.stdout + result.stderr
+    assert result.stdout.strip().splitlines()[-2:] == [
+        "lint: 0 errors, 0 warnings, 0 info (fail on error)",
+        "substitution gate: 0 assertions, 0 hazards",
+    ]
+
+
+def test_error_finding_exits_1_and_json_lists_it(make_repo: Repo, cli: Cli) -> None:
+    repo = _repo(make_repo, twice=True)
+    text = cli("lint", "--repo", repo)
+    assert text.code == 1, text.stdout + text.stderr
+    assert "duplicate-owner (2 errors)" in text.stdout
+    assert "error   duplicate-owner:dev:ConfigMap/apps/settings" in text.stdout
+    data = json.loads(cli("lint", "--repo", repo, "--output", "json").stdout)
+    assert data["schema"] == "harness.lint/v1"
+    finding = data["findings"][0]
+    assert set(finding) == {
+        "id",
+        "rule",
+        "severity",
+        "cluster",
+        "kustomizations",
+        "documents",
+        "message",
+    }
+    assert finding["kustomizations"] == ["apps", "apps-copy"]
+    assert data["summary"]["exit_code"] == 1 and data["suppressed"] == []
+    assert data["gates"]["substitution"] == {
+        "assertions": 0,
+        "hazards": 0,
+        "line": "substitution gate: 0 assertions, 0 hazards",
+    }
+
+
+def test_suppression_with_reason_and_fail_on(make_repo: Repo, cli: Cli) -> None:
+    repo = _repo(make_repo, twice=True)
+    (repo / "harness.yaml").write_text(
+        "suppress:\n  - rule: duplicate-owner\n    target: dev\n    reason: migrating\n"
+    )
+    result = cli("lint", "--repo", repo, "-o", "json")
+    assert result.code == 0
+    data = json.loads(result.stdout)
+    assert data["findings"] == [] and data["suppressed"][0]["reason"] == "migrating"
+    (repo / "harness.yaml").write_text("suppress:\n  - rule: duplicate-owner\n")
+    bad = cli("lint", "--repo", repo)
+    assert bad.code == 2 and "needs a reason" in bad.stderr
+
+
+def test_fail_on_warning(make_repo: Repo, cli: Cli) -> None:
+    repo = _repo(make_repo)  # no postBuild: ${DS_PROMETHEUS} ships literally (a warning)
+    (repo / "apps/cm.yaml").write_text(configmap("settings", "apps", v="${DS_PROMETHEUS}"))
+    assert cli("lint", "--repo", repo).code == 0
+    warned = cli("lint", "--repo", repo, "--fail-on", "warning")
+    assert warned.code == 1
+    assert "warning substitution:dev:apps:DS_PROMETHEUS:literal" in warned.stdout
+    assert "substitution gate: 1 assertions, 1 hazards" in warned.stdout
+
+
+def test_render_error_exits_2(make_repo: Repo, cli: Cli) -> None:
+    repo = _repo(make_repo)
+    (repo / "apps/kustomization.yaml").write_text(kustomization("missing.yaml"))
+    result = cli("lint", "--repo", repo)
+    assert result.code == 2
+    assert "error: apps:" in result.stderr

@@ -1,0 +1,96 @@
+"""engine: rules run together, suppressions need a reason and match by rule/id/target, gates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness.config import Suppression
+from harness.errors import ConfigError, HarnessError
+from harness.hazards import engine
+from harness.hazards.finding import Finding, and_list, at_least
+from tests.hazards.snap import cm, flux, ks, snapshot
+
+ROOT = "flux-system"
+
+
+def _dup() -> Any:
+    return snapshot(
+        flux("dev", ROOT, ks("a", depends=[ROOT]), ks("b", depends=[ROOT]), ks("c", depends=["x"])),
+        flux("dev", "a", cm("shared", "x")),
+        flux("dev", "b", cm("shared", "x")),
+    )
+
+
+def test_lint_sorts_by_severity_and_counts_the_gate() -> None:
+    report = engine.lint(_dup())
+    assert [f.id for f in report.findings] == [
+        "depends-on:dev:c:missing:x",
+        "duplicate-owner:dev:ConfigMap/x/shared",
+    ]
+    assert [g.line for g in report.gates] == ["substitution gate: 0 assertions, 0 hazards"]
+    assert report.counts() == {"error": 2, "warning": 0, "info": 0}
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        Suppression(rule="duplicate-owner", reason="r"),
+        Suppression(rule="", id="duplicate-owner:dev:*", reason="r"),
+        Suppression(rule="duplicate-owner", target="dev/a", reason="r"),
+        Suppression(rule="", id="duplicate-owner:*", target="ConfigMap/x/*", reason="r"),
+    ],
+)
+def test_suppression_matches(rule: Suppression) -> None:
+    report = engine.lint(_dup(), suppressions=[rule])
+    assert [f.rule for f in report.findings] == ["depends-on"]
+    (s,) = report.suppressed
+    assert s.finding.rule == "duplicate-owner" and s.reason == "r"
+
+
+def test_suppression_that_does_not_match() -> None:
+    report = engine.lint(
+        _dup(), suppressions=[Suppression(rule="duplicate-owner", target="prod", reason="r")]
+    )
+    assert len(report.findings) == 2 and report.suppressed == ()
+
+
+def test_diff_reports_diff_rules_and_only_new_lint_findings() -> None:
+    base = _dup()  # already has the duplicate ConfigMap/x/shared
+    head = snapshot(
+        *base.results.values(),
+        flux("dev", "b", cm("shared", "x"), cm("dup", "y")),
+        flux("dev", "c", cm("dup", "y")),
+    )
+    report = engine.diff(base, head)
+    assert [f.id for f in report.findings] == ["duplicate-owner:dev:ConfigMap/y/dup"]
+    head = snapshot(*list(base.results.values())[:2])  # b stops rendering the shared one
+    moved = engine.diff(base, head)
+    assert [f.id for f in moved.findings] == ["ownership-race:dev:b:a:ConfigMap/x/shared"]
+
+
+def test_a_crashing_rule_is_one_clear_error() -> None:
+    class Broken:
+        id = "broken"
+        summary = "always fails"
+
+        def check_snapshot(self, ctx: Any) -> list[Finding]:
+            raise KeyError("oops")
+
+        def check_diff(self, ctx: Any) -> list[Finding]:
+            return []
+
+    with pytest.raises(HarnessError, match="hazard rule broken failed: KeyError"):
+        engine.lint(_dup(), rules=[Broken()])
+
+
+def test_severity_helpers() -> None:
+    assert at_least("error", "warning") and not at_least("info", "warning")
+    assert and_list(["a", "b", "c"]) == "a, b and c"
+    assert and_list(["a", "b", "c"], 1) == "a and 2 more"
+
+
+def test_unknown_rule_in_a_suppression_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="unknown rule 'duplicate-owners'"):
+        engine.lint(_dup(), suppressions=[Suppression(rule="duplicate-owners", reason="r")])

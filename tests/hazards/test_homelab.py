@@ -1,0 +1,193 @@
+"""Issue-6 acceptance on examples/homelab: the seeds' incidents, reproduced and caught.
+
+Each scenario edits a temp copy of the example (goldens beside it, as in the project) and
+renders it with the real kubectl; the unmodified example is rendered once per module.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from harness.commands.common import Common, load_config, render_snapshot, renderer_for
+from harness.hazards import engine
+from harness.hazards.engine import HazardReport
+from harness.model import Snapshot
+from tests.conftest import EXAMPLE, GOLDENS, run_harness
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not (EXAMPLE / "clusters" / "dev").is_dir(), reason="examples/homelab not present"
+    ),
+]
+
+CILIUM_KS = """\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: cilium
+  namespace: flux-system
+spec:
+  interval: 1h
+  timeout: 10m
+  path: ./platform/cilium
+  prune: true
+  wait: true
+  dependsOn:
+    - name: flux-system
+  sourceRef:
+    kind: GitRepository
+    name: flux-system
+  postBuild:
+    substituteFrom:
+      - kind: ConfigMap
+        name: cluster-vars
+"""
+
+
+def copy_example(root: Path) -> Path:
+    """examples/homelab with its goldens inside the temp dir (`goldens: ../../goldens`)."""
+    repo = root / "examples" / "homelab"
+    shutil.copytree(EXAMPLE, repo)
+    shutil.copytree(GOLDENS, root / "goldens")
+    (repo / "harness.yaml").write_text("goldens: ../../goldens\n")
+    return repo
+
+
+def render(repo: Path) -> Snapshot:
+    common = Common(repo=repo, quiet=True)
+    cfg = load_config(common)
+    return render_snapshot(common, cfg, renderer_for(common, cfg))
+
+
+def lint(repo: Path) -> HazardReport:
+    return engine.lint(render(repo), repo=repo, goldens=load_config(Common(repo=repo)).goldens)
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Snapshot:
+    return render(copy_example(tmp_path_factory.mktemp("base")))
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return copy_example(tmp_path)
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"{path}: {old!r} not found"
+    path.write_text(text.replace(old, new, 1))
+
+
+def split_cilium(repo: Path) -> None:
+    """The Cilium split of the seeds: its own Kustomization, dropped from platform."""
+    (repo / "clusters/base/cilium.yaml").write_text(CILIUM_KS)
+    edit(
+        repo / "clusters/base/kustomization.yaml",
+        "  - platform.yaml\n",
+        "  - cilium.yaml\n  - platform.yaml\n",
+    )
+    edit(repo / "platform/kustomization.yaml", "  - cilium\n", "")
+
+
+def races(report: HazardReport) -> dict[str, str]:
+    return {f.id: f.severity for f in report.findings if f.rule == "ownership-race"}
+
+
+def test_unmodified_example_lints_clean_of_errors(repo: Path) -> None:
+    result = run_harness("lint", "--repo", repo)
+    assert result.code == 0, result.stdout + result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert lines[-2].startswith("lint: 0 errors, ")
+    assert lines[-1].startswith("substitution gate: ") and lines[-1].endswith(", 0 hazards")
+    assert "sole-namespace-declarer:platform/cilium:Namespace/kube-system" in result.stdout
+    data = json.loads(
+        run_harness("lint", "--repo", repo, "-o", "json", "--fail-on", "warning").stdout
+    )
+    assert data["schema"] == "harness.lint/v1" and data["summary"]["exit_code"] == 1
+    assert data["summary"]["errors"] == 0 and data["gates"]["substitution"]["hazards"] == 0
+
+
+@pytest.mark.parametrize(
+    ("protection", "safe"),
+    [
+        (None, False),
+        (
+            lambda r: edit(
+                r / "clusters/base/platform.yaml",
+                "    - name: flux-system\n",
+                "    - name: flux-system\n    - name: cilium\n",
+            ),
+            True,
+        ),
+        (
+            lambda r: edit(r / "clusters/base/platform.yaml", "  prune: true", "  prune: false"),
+            True,
+        ),
+    ],
+    ids=["unprotected", "dependsOn-cilium", "prune-false"],
+)
+def test_cilium_split_ownership_race(
+    base: Snapshot, repo: Path, protection: Callable[[Path], None] | None, safe: bool
+) -> None:
+    split_cilium(repo)
+    if protection is not None:
+        protection(repo)
+    report = engine.diff(base, render(repo), head_repo=repo)
+    found = races(report)
+    for cluster in ("dev", "prod"):
+        ns_id = f"ownership-race:{cluster}:platform:cilium:Namespace/kube-system"
+        assert found[ns_id] == ("info" if safe else "error")
+    if safe:
+        assert not [f for f in report.findings if f.severity == "error"]
+    else:
+        (ns_finding,) = [
+            f for f in report.findings if f.id.endswith("dev:platform:cilium:Namespace/kube-system")
+        ]
+        assert "kubectl delete namespace kube-system" in ns_finding.message
+        assert "CoreDNS, metrics-server and the CNI" in ns_finding.message
+        assert "prune: false on platform" in ns_finding.message
+    assert not [f for f in report.findings if f.rule == "prune-delete"]
+
+
+def test_removing_postbuild_from_the_k3s_api_host_kustomization(repo: Path) -> None:
+    platform = repo / "clusters/base/platform.yaml"
+    text = platform.read_text()
+    platform.write_text(text[: text.index("  postBuild:")])
+    report = lint(repo)
+    f = next(f for f in report.findings if f.id == "substitution:dev:platform:K3S_API_HOST:literal")
+    assert f.severity == "error"
+    assert "${K3S_API_HOST}" in f.message and "platform/cilium/helmrelease.yaml" in f.message
+    assert report.gates[0].hazards > 0
+
+
+def test_unescaped_shell_variable_in_cloud_init(repo: Path) -> None:
+    vm = repo / "apps/vms/unifi/virtualmachine.yaml"
+    edit(
+        vm,
+        '              cd "$${HOME}"\n',
+        '              cd "$${HOME}"\n              echo "${HOSTNAME}" > /etc/hostname-seen\n',
+    )
+    report = lint(repo)
+    f = next(f for f in report.findings if f.id == "substitution:dev:apps-vms:HOSTNAME:script")
+    assert f.severity == "error"
+    assert "apps/vms/unifi/virtualmachine.yaml" in f.message and "$${HOSTNAME}" in f.message
+
+
+def test_dev_literal_copied_into_a_prod_rendered_value(repo: Path) -> None:
+    edit(
+        repo / "platform/cilium/helmrelease.yaml",
+        "k8sServiceHost: ${K3S_API_HOST}",
+        "k8sServiceHost: 192.168.1.10",
+    )
+    report = lint(repo)
+    (f,) = [f for f in report.findings if f.rule == "overlay-parity"]
+    assert f.severity == "error" and f.cluster == "prod"
+    assert "192.168.1.10 (dev's K3S_API_HOST)" in f.message
+    assert "spec.values.k8sServiceHost" in f.message

@@ -1,0 +1,51 @@
+"""Hazard findings in every output: alert blocks, JUnit cases, GitHub annotations, JSON."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from harness.hazards.engine import HazardReport, Suppressed
+from harness.hazards.finding import Finding
+from harness.report import findings, github, junit
+
+ERR = Finding(
+    "ownership-race:dev:platform:cilium:Namespace/kube-system",
+    "ownership-race",
+    "error",
+    "dev",
+    ("platform", "cilium"),
+    ("Namespace/kube-system",),
+    "that is `kubectl delete namespace kube-system`; write $${X} <b>not html</b> *x*",
+)
+NOTE = Finding("depends-on:dev:x:missing:y", "depends-on", "info", "dev", ("x",), (), "fyi")
+REPORT = HazardReport((ERR, NOTE), (Suppressed(NOTE, "known"),))
+
+
+def test_alert_blocks_one_per_severity_escaped() -> None:
+    text = findings.alert_blocks(REPORT)
+    assert text.startswith("> [!CAUTION]\n> **1 hazard error**\n> - **ownership-race**: ")
+    assert "\\$\\${X}" in text and "&lt;b&gt;" in text and "\\*x\\*" in text
+    assert "`ownership-race:dev:platform:cilium:Namespace/kube-system`" in text
+    assert "> [!NOTE]\n> **1 hazard note**" in text
+    assert text.endswith("1 hazard finding(s) suppressed by the config file.")
+    only = findings.alert_blocks(REPORT, severities=("info",), suppressed_note=False)
+    assert only.startswith("> [!NOTE]") and "CAUTION" not in only
+
+
+def test_text_json_junit_and_github() -> None:
+    buf = io.StringIO()
+    findings.print_findings(Console(file=buf, no_color=True, width=200), REPORT)
+    out = buf.getvalue()
+    assert "ownership-race (1 error)" in out and "suppressed depends-on:dev:x:missing:y" in out
+    data = findings.report_dict(REPORT)
+    assert data["findings"][0]["kustomizations"] == ["platform", "cilium"]
+    assert data["suppressed"][0]["reason"] == "known"
+    cases = junit.hazard_cases(REPORT)
+    assert cases[0].failure is not None and cases[0].classname == "harness.hazards.ownership-race"
+    assert cases[1].failure is None and cases[1].output == "info: fyi"
+    lines = github.hazard_lines(REPORT)
+    assert lines[0].startswith("::error title=harness ownership-race%3Adev%3A")
+    assert lines[1].startswith("::notice ")
+    assert findings.counts_line(REPORT) == "1 error, 0 warnings, 1 info"
