@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow
 
 
 def _secret_literals() -> list[str]:
-    """Distinctive secretGenerator values of the example (short ones such as `oauth2-proxy` are also names)."""
+    """Distinctive secretGenerator values (short ones such as `oauth2-proxy` are also names)."""
     values = []
     for kfile in EXAMPLE.rglob("kustomization.yaml"):
         data = yamlload.load(kfile.read_text()) or {}
