@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import enum
+import functools
+import inspect
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -87,17 +89,38 @@ StrictOpt = Annotated[
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 
 
-def _common(
-    repo: Path | None,
-    config: Path | None,
-    kubectl: str | None,
-    kustomize: str | None,
-    jobs: int,
-    timeout: float | None,
-    strict: bool | None,
-    quiet: bool,
-) -> common.Common:
-    return common.Common(repo, config, kubectl, kustomize, jobs, timeout, strict, quiet)
+COMMON_PARAMETERS = [
+    inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=ann, default=default)
+    for name, ann, default in (
+        ("repo", RepoOpt, None),
+        ("config", ConfigOpt, None),
+        ("kubectl", KubectlOpt, None),
+        ("kustomize", KustomizeOpt, None),
+        ("jobs", JobsOpt, 0),
+        ("timeout", TimeoutOpt, None),
+        ("strict", StrictOpt, None),
+        ("quiet", QuietOpt, False),
+    )
+]
+
+
+def with_common_options(fn: Callable[..., int]) -> Callable[..., None]:
+    """Give a verb the options every verb shares; it receives them as one `Common` (`c`).
+
+    The verb returns its exit code; errors become one `error:` line and exit 2.
+    """
+    own = [p for p in inspect.signature(fn, eval_str=True).parameters.values() if p.name != "c"]
+    shared = [p.name for p in COMMON_PARAMETERS]
+
+    @functools.wraps(fn)
+    def command(**kwargs: Any) -> None:
+        c = common.Common(**{name: kwargs.pop(name) for name in shared})
+        _run(lambda: fn(c, **kwargs))
+
+    parameters = [*own, *COMMON_PARAMETERS]
+    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in parameters}
+    return command
 
 
 def _run(fn: Callable[[], int]) -> None:
@@ -115,116 +138,108 @@ def _run(fn: Callable[[], int]) -> None:
     raise typer.Exit(code)
 
 
-@app.command()
-def check(
-    repo: RepoOpt = None,
-    config: ConfigOpt = None,
-    kubectl: KubectlOpt = None,
-    kustomize: KustomizeOpt = None,
-    jobs: JobsOpt = 0,
-    timeout: TimeoutOpt = None,
-    strict: StrictOpt = None,
-    quiet: QuietOpt = False,
-    output: Annotated[
-        CiOutput, typer.Option("--output", "-o", help=CI_OUTPUT_HELP)
-    ] = CiOutput.text,
-) -> None:
-    """Render all targets and compare them with the goldens (exit 0 match, 1 drift, 2 error)."""
-    from harness.commands import check as cmd
-
-    c = _common(repo, config, kubectl, kustomize, jobs, timeout, strict, quiet)
-    _run(lambda: cmd.run(c, output.value))
-
-
-@app.command()
-def update(
-    repo: RepoOpt = None,
-    config: ConfigOpt = None,
-    kubectl: KubectlOpt = None,
-    kustomize: KustomizeOpt = None,
-    jobs: JobsOpt = 0,
-    timeout: TimeoutOpt = None,
-    strict: StrictOpt = None,
-    quiet: QuietOpt = False,
-) -> None:
-    """Render all targets and rewrite the goldens atomically (exit 2 if any target failed)."""
-    from harness.commands import update as cmd
-
-    c = _common(repo, config, kubectl, kustomize, jobs, timeout, strict, quiet)
-    _run(lambda: cmd.run(c))
-
-
-@app.command()
-def render(
-    targets: Annotated[
-        list[str] | None,
-        typer.Argument(help="Target names or globs; one exact name prints its documents."),
-    ] = None,
-    repo: RepoOpt = None,
-    config: ConfigOpt = None,
-    kubectl: KubectlOpt = None,
-    kustomize: KustomizeOpt = None,
-    jobs: JobsOpt = 0,
-    timeout: TimeoutOpt = None,
-    strict: StrictOpt = None,
-    quiet: QuietOpt = False,
-    output: Annotated[Output, typer.Option("--output", "-o")] = Output.text,
-) -> None:
-    """List targets with document counts and sha256, or print one target's documents."""
-    from harness.commands import render as cmd
-
-    c = _common(repo, config, kubectl, kustomize, jobs, timeout, strict, quiet)
-    _run(lambda: cmd.run(c, tuple(targets or ()), output.value))
-
-
-class FailOn(enum.StrEnum):
-    error = "error"
-    warning = "warning"
-    info = "info"
-
-
-@app.command()
-def lint(
-    repo: RepoOpt = None,
-    config: ConfigOpt = None,
-    kubectl: KubectlOpt = None,
-    kustomize: KustomizeOpt = None,
-    jobs: JobsOpt = 0,
-    timeout: TimeoutOpt = None,
-    strict: StrictOpt = None,
-    quiet: QuietOpt = False,
-    output: Annotated[Output, typer.Option("--output", "-o")] = Output.text,
-    fail_on: Annotated[
-        FailOn,
-        typer.Option("--fail-on", help="Lowest finding severity that makes the exit code 1."),
-    ] = FailOn.error,
-) -> None:
-    """Render everything and report hazards: prune, ordering, substitution, parity (exit 0 ok,
-    1 findings at --fail-on or worse, 2 render error)."""
-    from harness.commands import lint as cmd
-
-    c = _common(repo, config, kubectl, kustomize, jobs, timeout, strict, quiet)
-    _run(lambda: cmd.run(c, output.value, fail_on.value))
-
-
 class Expect(enum.StrEnum):
     no_change = "no-change"
     pure_move = "pure-move"
 
 
+class Severity(enum.StrEnum):
+    error = "error"
+    warning = "warning"
+    info = "info"
+
+
+OutputOpt = Annotated[Output, typer.Option("--output", "-o", help="text or json.")]
+CiOutputOpt = Annotated[CiOutput, typer.Option("--output", "-o", help=CI_OUTPUT_HELP)]
+BaseOpt = Annotated[
+    str | None, typer.Option("--base", help="Git ref to compare against (default: HEAD).")
+]
+HeadOpt = Annotated[
+    str | None,
+    typer.Option("--head", help="Git ref for the new side (default: the working tree)."),
+]
+GoldensOpt = Annotated[
+    bool, typer.Option("--goldens", help="Compare the goldens with the working tree.")
+]
+FailOnDiffOpt = Annotated[
+    bool, typer.Option("--fail-on-diff", help="Exit 1 when anything differs.")
+]
+FailOnHazardOpt = Annotated[
+    Severity | None,
+    typer.Option(
+        "--fail-on-hazard",
+        help="Also exit 1 when a hazard finding (see `harness lint`) is at this severity or "
+        "worse; off by default, so --expect judges content alone.",
+    ),
+]
+
+
+def _severity(value: Severity | None) -> str | None:
+    return value.value if value is not None else None
+
+
 @app.command()
+@with_common_options
+def check(
+    c: common.Common,
+    output: CiOutputOpt = CiOutput.text,
+    fail_on_hazard: FailOnHazardOpt = None,
+) -> int:
+    """Render all targets and compare them with the goldens (exit 0 match, 1 drift, 2 error)."""
+    from harness.commands import check as cmd
+
+    return cmd.run(c, output.value, _severity(fail_on_hazard))
+
+
+@app.command()
+@with_common_options
+def update(c: common.Common) -> int:
+    """Render all targets and rewrite the goldens atomically (exit 2 if any target failed)."""
+    from harness.commands import update as cmd
+
+    return cmd.run(c)
+
+
+@app.command()
+@with_common_options
+def render(
+    c: common.Common,
+    targets: Annotated[
+        list[str] | None,
+        typer.Argument(help="Target names or globs; one exact name prints its documents."),
+    ] = None,
+    output: OutputOpt = Output.text,
+) -> int:
+    """List targets with document counts and sha256, or print one target's documents."""
+    from harness.commands import render as cmd
+
+    return cmd.run(c, tuple(targets or ()), output.value)
+
+
+@app.command()
+@with_common_options
+def lint(
+    c: common.Common,
+    output: OutputOpt = Output.text,
+    fail_on: Annotated[
+        Severity,
+        typer.Option("--fail-on", help="Lowest finding severity that makes the exit code 1."),
+    ] = Severity.error,
+) -> int:
+    """Render everything and report hazards: prune, ordering, substitution, parity (exit 0 ok,
+    1 findings at --fail-on or worse, 2 render error)."""
+    from harness.commands import lint as cmd
+
+    return cmd.run(c, output.value, fail_on.value)
+
+
+@app.command()
+@with_common_options
 def diff(
-    base: Annotated[
-        str | None,
-        typer.Option("--base", help="Git ref to compare against (default: HEAD)."),
-    ] = None,
-    head: Annotated[
-        str | None,
-        typer.Option("--head", help="Git ref for the new side (default: the working tree)."),
-    ] = None,
-    use_goldens: Annotated[
-        bool, typer.Option("--goldens", help="Compare the goldens with the working tree.")
-    ] = False,
+    c: common.Common,
+    base: BaseOpt = None,
+    head: HeadOpt = None,
+    use_goldens: GoldensOpt = False,
     expect: Annotated[
         Expect | None,
         typer.Option(
@@ -233,61 +248,43 @@ def diff(
             "difference is a move with identical content.",
         ),
     ] = None,
-    fail_on_diff: Annotated[
-        bool, typer.Option("--fail-on-diff", help="Exit 1 when anything differs.")
-    ] = False,
+    fail_on_diff: FailOnDiffOpt = False,
+    fail_on_hazard: FailOnHazardOpt = None,
     unified: Annotated[
         int | None,
         typer.Option("--unified", "-U", min=0, help="Also show a unified diff, N context lines."),
     ] = None,
-    repo: RepoOpt = None,
-    config: ConfigOpt = None,
-    kubectl: KubectlOpt = None,
-    kustomize: KustomizeOpt = None,
-    jobs: JobsOpt = 0,
-    timeout: TimeoutOpt = None,
-    strict: StrictOpt = None,
-    quiet: QuietOpt = False,
-    output: Annotated[
-        CiOutput, typer.Option("--output", "-o", help=CI_OUTPUT_HELP)
-    ] = CiOutput.text,
-) -> None:
+    output: CiOutputOpt = CiOutput.text,
+) -> int:
     """Render two sides and explain every difference (exit 0 ok, 1 expectation failed, 2 error)."""
     from harness.commands import diff as cmd
 
-    c = _common(repo, config, kubectl, kustomize, jobs, timeout, strict, quiet)
     options = cmd.DiffOptions(
         base=base,
         head=head,
         goldens=use_goldens,
         expect=expect.value if expect is not None else None,
         fail_on_diff=fail_on_diff,
+        fail_on_hazard=_severity(fail_on_hazard),
         unified=unified,
         output=output.value,
     )
-    _run(lambda: cmd.run(c, options))
+    return cmd.run(c, options)
 
 
 @app.command()
+@with_common_options
 def comment(
-    base: Annotated[
-        str | None,
-        typer.Option("--base", help="Git ref to compare against (default: HEAD)."),
-    ] = None,
-    head: Annotated[
-        str | None,
-        typer.Option("--head", help="Git ref for the new side (default: the working tree)."),
-    ] = None,
-    use_goldens: Annotated[
-        bool, typer.Option("--goldens", help="Compare the goldens with the working tree.")
-    ] = False,
+    c: common.Common,
+    base: BaseOpt = None,
+    head: HeadOpt = None,
+    use_goldens: GoldensOpt = False,
     expect: Annotated[
         Expect | None,
         typer.Option("--expect", help="As for diff: sets the exit code and a line in the comment."),
     ] = None,
-    fail_on_diff: Annotated[
-        bool, typer.Option("--fail-on-diff", help="Exit 1 when anything differs.")
-    ] = False,
+    fail_on_diff: FailOnDiffOpt = False,
+    fail_on_hazard: FailOnHazardOpt = None,
     unified: Annotated[
         int | None,
         typer.Option("--unified", "-U", min=0, help="Context lines of the diff blocks (3)."),
@@ -318,20 +315,11 @@ def comment(
         str | None,
         typer.Option("--marker", help="Hidden marker id (default: comment.id, harness:comment)."),
     ] = None,
-    repo: RepoOpt = None,
-    config: ConfigOpt = None,
-    kubectl: KubectlOpt = None,
-    kustomize: KustomizeOpt = None,
-    jobs: JobsOpt = 0,
-    timeout: TimeoutOpt = None,
-    strict: StrictOpt = None,
-    quiet: QuietOpt = False,
-) -> None:
+) -> int:
     """Write the diff as a PR comment that fits GitHub's size limit (exit codes as diff)."""
     from harness.commands import comment as cmd
     from harness.commands.diff import DiffOptions
 
-    c = _common(repo, config, kubectl, kustomize, jobs, timeout, strict, quiet)
     options = cmd.CommentOptions(
         diff=DiffOptions(
             base=base,
@@ -339,6 +327,7 @@ def comment(
             goldens=use_goldens,
             expect=expect.value if expect is not None else None,
             fail_on_diff=fail_on_diff,
+            fail_on_hazard=_severity(fail_on_hazard),
             unified=unified,
         ),
         budget=budget,
@@ -347,7 +336,7 @@ def comment(
         output_dir=output_dir,
         marker_id=marker,
     )
-    _run(lambda: cmd.run(c, options))
+    return cmd.run(c, options)
 
 
 def _version(value: bool) -> None:

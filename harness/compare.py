@@ -148,6 +148,8 @@ def _count(result: TargetResult | None) -> int | None:
 
 
 def compare(base: Snapshot, head: Snapshot) -> Comparison:
-    names = sorted(set(base.results) | set(head.results))
-    diffs = tuple(compare_target(n, base.results.get(n), head.results.get(n)) for n in names)
-    return Comparison(base=base, head=head, targets=diffs)
+    """Targets in reading order: path targets first, then flux targets, each by name."""
+    names = set(base.results) | set(head.results)
+    diffs = [compare_target(n, base.results.get(n), head.results.get(n)) for n in names]
+    diffs.sort(key=lambda t: (t.kind != "path", t.name))
+    return Comparison(base=base, head=head, targets=tuple(diffs))

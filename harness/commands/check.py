@@ -11,6 +11,7 @@ from harness.commands.common import (
     EXIT_ERROR,
     EXIT_OK,
     Common,
+    hazard_gate,
     load_config,
     render_snapshot,
     renderer_for,
@@ -26,7 +27,7 @@ def exit_code(comparison: Comparison) -> int:
     return EXIT_DIFF if comparison.differing else EXIT_OK
 
 
-def run(common: Common, output: str = "text") -> int:
+def run(common: Common, output: str = "text", fail_on_hazard: str | None = None) -> int:
     started = time.monotonic()
     cfg = load_config(common)
     renderer = renderer_for(common, cfg)
@@ -46,4 +47,4 @@ def run(common: Common, output: str = "text") -> int:
         changes = explain_changes(comparison, ignore_patterns(cfg))
         text.print_check(comparison, cfg, changes, hazards=hazards)
     github.append_step_summary(github.check_summary(comparison))
-    return exit_code(comparison)
+    return hazard_gate(exit_code(comparison), hazards, fail_on_hazard)

@@ -10,6 +10,7 @@ from harness import render
 from harness.config import Config
 from harness.discover import find_repo_root
 from harness.errors import ConfigError
+from harness.hazards.engine import HazardReport
 from harness.model import Snapshot
 from harness.pipeline import RenderOptions, render_repo
 from harness.report.console import render_progress
@@ -31,6 +32,13 @@ class Common:
     timeout: float | None = None
     strict: bool | None = None
     quiet: bool = False
+
+
+def hazard_gate(code: int, hazards: HazardReport | None, fail_on: str | None) -> int:
+    """`--fail-on-hazard`: findings at or above the threshold turn an ok exit into 1."""
+    if code == EXIT_OK and fail_on and hazards is not None and hazards.at_least(fail_on):
+        return EXIT_DIFF
+    return code
 
 
 def load_config(common: Common) -> Config:

@@ -10,7 +10,13 @@ from pathlib import Path
 
 from harness import gate, gitref, goldens
 from harness.analyze import Analysis, Origin, analyze, ignore_patterns
-from harness.commands.common import Common, load_config, render_snapshot, renderer_for
+from harness.commands.common import (
+    Common,
+    hazard_gate,
+    load_config,
+    render_snapshot,
+    renderer_for,
+)
 from harness.config import Config
 from harness.errors import HarnessError
 from harness.hazards import engine as hazard_engine
@@ -31,6 +37,7 @@ class DiffOptions:
     goldens: bool = False
     expect: gate.Expectation | None = None
     fail_on_diff: bool = False
+    fail_on_hazard: str | None = None
     unified: int | None = None
     output: str = "text"
 
@@ -140,7 +147,11 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
     head, head_origin = _side(common, cfg, renderer, options.head)
     analysis = analyze(base, head, ignore=ignore, unified=options.unified)
     verdict = gate.judge(analysis)
-    code = gate.exit_code(analysis, verdict, options.expect, options.fail_on_diff)
     hazards = hazard_engine.diff_for(cfg, base, head, cfg.repo if options.head is None else None)
+    code = hazard_gate(
+        gate.exit_code(analysis, verdict, options.expect, options.fail_on_diff),
+        hazards,
+        options.fail_on_hazard,
+    )
     elapsed = time.monotonic() - started
     return DiffRun(analysis, verdict, base_origin, head_origin, code, elapsed, cfg, hazards)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -9,8 +10,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.compare import Comparison
 from harness.hazards.finding import Finding
-from harness.hazards.model import ClusterGraph, graphs
-from harness.model import Snapshot
+from harness.hazards.model import ClusterGraph, Key, graphs
+from harness.model import Document, Snapshot
 
 if TYPE_CHECKING:
     from harness.hazards.sources import SourceIndex
@@ -56,6 +57,30 @@ class DiffContext:
     @property
     def head_graphs(self) -> dict[str, ClusterGraph]:
         return self.head_lint.graphs
+
+    def departures(self) -> Iterator[Departure]:
+        """Every base document of a Kustomization that no longer renders it in head."""
+        for cluster, base in self.base_graphs.items():
+            head = self.head_graphs.get(cluster)
+            if head is None:
+                continue
+            for key, result in base.ok_results():
+                for doc in result.documents:
+                    owners = tuple(sorted({k for k, _d in head.find(doc.id)}))
+                    if key not in owners:
+                        yield Departure(cluster, base, head, key, doc, owners)
+
+
+@dataclass(frozen=True)
+class Departure:
+    """A document leaving Kustomization `owner`; `new_owners` empty means it is gone."""
+
+    cluster: str
+    base: ClusterGraph
+    head: ClusterGraph
+    owner: Key
+    doc: Document
+    new_owners: tuple[Key, ...]
 
 
 class Rule(Protocol):

@@ -32,18 +32,11 @@ class OwnershipRace:
         return []
 
     def check_diff(self, ctx: DiffContext) -> list[Finding]:
-        out: list[Finding] = []
-        for cluster, base in ctx.base_graphs.items():
-            head = ctx.head_graphs.get(cluster)
-            if head is None:
-                continue
-            for key, result in base.ok_results():
-                for doc in result.documents:
-                    owners = sorted({k for k, _d in head.find(doc.id)})
-                    if not owners or key in owners:
-                        continue
-                    out.append(self._move(ctx, cluster, base, head, key, owners, doc))
-        return out
+        return [
+            self._move(ctx, d.cluster, d.base, d.head, d.owner, list(d.new_owners), d.doc)
+            for d in ctx.departures()
+            if d.new_owners
+        ]
 
     def _move(
         self,

@@ -27,17 +27,12 @@ class PruneDelete:
 
     def check_diff(self, ctx: DiffContext) -> list[Finding]:
         out: list[Finding] = []
-        for cluster, base in ctx.base_graphs.items():
-            head = ctx.head_graphs.get(cluster)
-            if head is None or head.failed():
+        for d in ctx.departures():
+            if d.new_owners or d.head.failed():
                 continue
-            for key, result in base.ok_results():
-                for doc in result.documents:
-                    if head.find(doc.id):
-                        continue
-                    finding = self._gone(ctx, cluster, base, head, key, doc)
-                    if finding is not None:
-                        out.append(finding)
+            finding = self._gone(ctx, d.cluster, d.base, d.head, d.owner, d.doc)
+            if finding is not None:
+                out.append(finding)
         return out
 
     def _gone(

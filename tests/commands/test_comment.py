@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from harness.report import markdown_budget as mb
-from tests.commands.test_diff import SECRET, repo  # noqa: F401  (fixture)
-from tests.commands.test_diff_homelab import cilium_split, homelab  # noqa: F401  (fixture)
+from tests.commands.conftest import SECRET
 from tests.conftest import Result, configmap
 from tests.gitkit import commit_all, state
+from tests.homelab import cilium_transition as cilium_split
 from tests.report import mdcheck
 
 Cli = Callable[..., Result]
@@ -22,7 +22,7 @@ GOLDEN = Path(__file__).parent / "golden" / "cilium-split-comment.md"
 _SHA = re.compile(r"\(([0-9a-f]{12})\)")
 
 
-def test_comment_on_a_working_tree_change(repo: Path, cli: Cli) -> None:  # noqa: F811
+def test_comment_on_a_working_tree_change(repo: Path, cli: Cli) -> None:
     (repo / "a/cm.yaml").write_text(configmap("a", v="2", w="x"))
     (repo / "a/secret.yaml").write_text(SECRET.format(pw="s3cr3t-new"))
     res = cli("comment", "--repo", repo, "--base", "HEAD")
@@ -39,7 +39,7 @@ def test_comment_on_a_working_tree_change(repo: Path, cli: Cli) -> None:  # noqa
     assert cli("comment", "--repo", repo, "--fail-on-diff").code == 1
 
 
-def test_comment_exit_2_on_bad_options_before_rendering(repo: Path, cli: Cli) -> None:  # noqa: F811
+def test_comment_exit_2_on_bad_options_before_rendering(repo: Path, cli: Cli) -> None:
     res = cli("comment", "--repo", repo, "--split")
     assert res.code == 2 and "--output-dir" in res.stderr
     res = cli("comment", "--repo", repo, "--budget", "10")
@@ -48,7 +48,7 @@ def test_comment_exit_2_on_bad_options_before_rendering(repo: Path, cli: Cli) ->
     assert res.code == 2 and "--marker" in res.stderr
 
 
-def test_render_error_is_exit_2_and_leads_the_comment(repo: Path, cli: Cli) -> None:  # noqa: F811
+def test_render_error_is_exit_2_and_leads_the_comment(repo: Path, cli: Cli) -> None:
     (repo / "b/kustomization.yaml").write_text("resources:\n  - missing.yaml\n")
     res = cli("comment", "--repo", repo)
     assert res.code == 2
@@ -59,7 +59,7 @@ def test_render_error_is_exit_2_and_leads_the_comment(repo: Path, cli: Cli) -> N
 
 
 def test_output_dir_parts_marker_from_config_and_step_summary(
-    repo: Path,  # noqa: F811
+    repo: Path,
     cli: Cli,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -101,7 +101,7 @@ def _normalise(text: str) -> str:
 
 
 @pytest.mark.slow
-def test_cilium_split_comment_snapshot(homelab: Path, cli: Cli) -> None:  # noqa: F811
+def test_cilium_split_comment_snapshot(homelab: Path, cli: Cli) -> None:
     """The issue's done-when: one screen, first line says pure ownership move."""
     root = homelab.parent.parent
     commit_all(root, "base")
@@ -140,7 +140,7 @@ def test_cilium_split_comment_snapshot(homelab: Path, cli: Cli) -> None:  # noqa
     ],
 )
 def test_bad_comment_config_is_one_line_exit_2(
-    repo: Path,  # noqa: F811
+    repo: Path,
     cli: Cli,
     config: str,
     message: str,

@@ -13,44 +13,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 from harness import documents
+from tests.commands.conftest import SECRET, private_tmpdir
 from tests.conftest import Result, configmap, kustomization
-from tests.gitkit import commit_all, init, make_busy, state
+from tests.gitkit import commit_all, make_busy, state
 
 Cli = Callable[..., Result]
-
-SECRET = (
-    "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: default\n"
-    "stringData:\n  password: {pw}\n  user: admin-user\n"
-)
-
-
-@pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """git root with the harness repo in `deploy/`: a/ (ConfigMap + Secret), b/ (ConfigMap)."""
-    monkeypatch.setenv("TMPDIR", str(_tmpdir(tmp_path)))
-    monkeypatch.setattr("tempfile.tempdir", None)
-    root = init(tmp_path / "git")
-    files = {
-        "deploy/a/kustomization.yaml": kustomization("cm.yaml", "secret.yaml"),
-        "deploy/a/cm.yaml": configmap("a", v="1", w="x"),
-        "deploy/a/secret.yaml": SECRET.format(pw="hunter2"),
-        "deploy/b/kustomization.yaml": kustomization("cm.yaml"),
-        "deploy/b/cm.yaml": configmap("b", v="1"),
-    }
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    commit_all(root, "base")
-    return root / "deploy"
-
-
-def _tmpdir(tmp_path: Path) -> Path:
-    path = tmp_path / "tmp"
-    path.mkdir(exist_ok=True)
-    return path
 
 
 def test_clean_tree_against_head_is_no_change(repo: Path, cli: Cli) -> None:
@@ -225,7 +193,7 @@ def test_repository_state_is_untouched(repo: Path, cli: Cli, tmp_path: Path) -> 
     for args in (("--base", "HEAD~1"), ("--base", "HEAD~1", "--head", "HEAD"), ("--base", "bad")):
         cli("diff", "--repo", repo, *args)
         assert state(root) == before
-    assert list(_tmpdir(tmp_path).iterdir()) == []
+    assert list(private_tmpdir(tmp_path).iterdir()) == []
 
 
 def test_check_shows_field_level_changes_and_keeps_its_summary_last(repo: Path, cli: Cli) -> None:
@@ -259,7 +227,7 @@ def test_interrupted_diff_leaves_nothing_behind(repo: Path, tmp_path: Path, kube
     fake = tmp_path / "slow-kubectl"
     fake.write_text(SLOW_KUBECTL.format(real=kubectl, marker=marker))
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    env = {**os.environ, "TMPDIR": str(_tmpdir(tmp_path)), "NO_COLOR": "1"}
+    env = {**os.environ, "TMPDIR": str(private_tmpdir(tmp_path)), "NO_COLOR": "1"}
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -285,10 +253,10 @@ def test_interrupted_diff_leaves_nothing_behind(repo: Path, tmp_path: Path, kube
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline
         time.sleep(0.05)
-    assert [p.name for p in _tmpdir(tmp_path).iterdir() if p.name.startswith("harness-ref-")]
+    assert [p.name for p in private_tmpdir(tmp_path).iterdir() if p.name.startswith("harness-ref-")]
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "interrupted" in err
-    assert list(_tmpdir(tmp_path).iterdir()) == []
+    assert list(private_tmpdir(tmp_path).iterdir()) == []
     assert state(root) == before

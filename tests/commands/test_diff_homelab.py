@@ -10,41 +10,18 @@ fails here loudly instead of silently testing nothing.
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import EXAMPLE, Result
-from tests.gitkit import commit_all, init, state
+from tests.conftest import Result
+from tests.gitkit import commit_all, state
+from tests.homelab import cilium_transition as cilium_split
+from tests.homelab import edit, split_cilium
 
 Cli = Callable[..., Result]
-
-CILIUM_KS = """\
-# Cilium gets its own Kustomization: it is the one component that should gate everything.
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: cilium
-  namespace: flux-system
-spec:
-  interval: 1h
-  timeout: 10m
-  path: ./platform/cilium
-  prune: true
-  wait: true
-  dependsOn:
-    - name: flux-system
-  sourceRef:
-    kind: GitRepository
-    name: flux-system
-  postBuild:
-    substituteFrom:
-      - kind: ConfigMap
-        name: cluster-vars
-"""
 
 APPS_KS = """\
 apiVersion: kustomize.toolkit.fluxcd.io/v1
@@ -68,37 +45,6 @@ spec:
       - kind: ConfigMap
         name: cluster-vars
 """
-
-
-def edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
-    assert old in text, f"{path}: example changed shape, {old!r} not found"
-    path.write_text(text.replace(old, new, 1))
-
-
-@pytest.fixture
-def homelab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """examples/homelab inside a fresh git repo, at the same subdirectory as in the project."""
-    tmpdir = tmp_path / "tmp"
-    tmpdir.mkdir()
-    monkeypatch.setenv("TMPDIR", str(tmpdir))
-    monkeypatch.setattr("tempfile.tempdir", None)
-    root = init(tmp_path / "git")
-    shutil.copytree(EXAMPLE, root / "examples" / "homelab")
-    return root / "examples" / "homelab"
-
-
-def cilium_split(repo: Path) -> None:
-    (repo / "clusters/base/cilium.yaml").write_text(CILIUM_KS)
-    edit(
-        repo / "clusters/base/kustomization.yaml",
-        "  - platform.yaml\n",
-        "  - cilium.yaml\n  - platform.yaml\n",
-    )
-    edit(repo / "platform/kustomization.yaml", "  - cilium\n", "")
-    platform = repo / "clusters/base/platform.yaml"
-    edit(platform, "  prune: true\n", "  prune: false\n")
-    edit(platform, "    - name: flux-system\n", "    - name: flux-system\n    - name: cilium\n")
 
 
 def diff_json(cli: Cli, repo: Path, *args: str) -> tuple[int, dict[str, Any]]:
@@ -296,3 +242,20 @@ def test_e_render_failure_on_head_only(homelab: Path, cli: Cli) -> None:
         t = target(data, name)
         assert t["status"] == "error" and t["removed"] == [] and t["added"] == []
     assert data["summary"]["removed"] == 0
+
+
+@pytest.mark.slow
+def test_unprotected_split_passes_pure_move_but_fails_on_hazard(homelab: Path, cli: Cli) -> None:
+    """Content-wise a pure move; cluster-wise `kubectl delete namespace kube-system`."""
+    commit_all(homelab.parent.parent, "base")
+    split_cilium(homelab)
+    code, data = diff_json(cli, homelab, "--expect", "pure-move", "--fail-on-hazard", "error")
+    assert data["verdict"] == "pure-move" and data["expectation_met"] is True
+    assert code == 1 and data["exit_code"] == 1
+    races = [
+        f for f in data["findings"] if f["rule"] == "ownership-race" and f["severity"] == "error"
+    ]
+    assert {f["cluster"] for f in races if "Namespace/kube-system" in f["documents"]} == {
+        "dev",
+        "prod",
+    }

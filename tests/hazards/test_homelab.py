@@ -18,6 +18,7 @@ from harness.hazards import engine
 from harness.hazards.engine import HazardReport
 from harness.model import Snapshot
 from tests.conftest import EXAMPLE, GOLDENS, run_harness
+from tests.homelab import edit, platform_depends_on_cilium, platform_prune_false, split_cilium
 
 pytestmark = [
     pytest.mark.slow,
@@ -25,29 +26,6 @@ pytestmark = [
         not (EXAMPLE / "clusters" / "dev").is_dir(), reason="examples/homelab not present"
     ),
 ]
-
-CILIUM_KS = """\
-apiVersion: kustomize.toolkit.fluxcd.io/v1
-kind: Kustomization
-metadata:
-  name: cilium
-  namespace: flux-system
-spec:
-  interval: 1h
-  timeout: 10m
-  path: ./platform/cilium
-  prune: true
-  wait: true
-  dependsOn:
-    - name: flux-system
-  sourceRef:
-    kind: GitRepository
-    name: flux-system
-  postBuild:
-    substituteFrom:
-      - kind: ConfigMap
-        name: cluster-vars
-"""
 
 
 def copy_example(root: Path) -> Path:
@@ -79,23 +57,6 @@ def repo(tmp_path: Path) -> Path:
     return copy_example(tmp_path)
 
 
-def edit(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
-    assert old in text, f"{path}: {old!r} not found"
-    path.write_text(text.replace(old, new, 1))
-
-
-def split_cilium(repo: Path) -> None:
-    """The Cilium split of the seeds: its own Kustomization, dropped from platform."""
-    (repo / "clusters/base/cilium.yaml").write_text(CILIUM_KS)
-    edit(
-        repo / "clusters/base/kustomization.yaml",
-        "  - platform.yaml\n",
-        "  - cilium.yaml\n  - platform.yaml\n",
-    )
-    edit(repo / "platform/kustomization.yaml", "  - cilium\n", "")
-
-
 def races(report: HazardReport) -> dict[str, str]:
     return {f.id: f.severity for f in report.findings if f.rule == "ownership-race"}
 
@@ -118,18 +79,8 @@ def test_unmodified_example_lints_clean_of_errors(repo: Path) -> None:
     ("protection", "safe"),
     [
         (None, False),
-        (
-            lambda r: edit(
-                r / "clusters/base/platform.yaml",
-                "    - name: flux-system\n",
-                "    - name: flux-system\n    - name: cilium\n",
-            ),
-            True,
-        ),
-        (
-            lambda r: edit(r / "clusters/base/platform.yaml", "  prune: true", "  prune: false"),
-            True,
-        ),
+        (platform_depends_on_cilium, True),
+        (platform_prune_false, True),
     ],
     ids=["unprotected", "dependsOn-cilium", "prune-false"],
 )
