@@ -21,7 +21,7 @@ from typing import Any
 
 from harness import documents
 from harness.errors import GoldensError
-from harness.model import Document, RendererInfo, Snapshot, Target, TargetResult
+from harness.model import DocId, Document, RendererInfo, Snapshot, Target, TargetResult
 
 SCHEMA = "harness.goldens/v1"
 INDEX = "index.json"
@@ -217,36 +217,71 @@ def load(directory: Path) -> GoldenSet:
     return GoldenSet(directory, renderer, entries)
 
 
-def verify(golden: GoldenSet, entry: GoldenEntry) -> str | None:
-    """None when the entry's file holds exactly what the index says; else why not."""
+class GoldenMismatch(Exception):
+    """A golden file that is missing or does not hash to what index.json says."""
+
+
+def read_verified(golden: GoldenSet, entry: GoldenEntry) -> str:
+    """The entry's file, only if it holds exactly what the index says."""
     path = golden.directory / entry.file
     try:
         data = path.read_bytes()
     except OSError:
-        return f"golden file {entry.file} is missing (interrupted update? run harness update)"
+        raise GoldenMismatch(
+            f"golden file {entry.file} is missing (interrupted update? run harness update)"
+        ) from None
     if hashlib.sha256(data).hexdigest() != entry.sha256:
-        return (
+        raise GoldenMismatch(
             f"golden file {entry.file} does not match index.json "
             "(edited by hand or interrupted update? run harness update)"
         )
-    return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise GoldenMismatch(f"golden file {entry.file} is not UTF-8") from None
+
+
+def _indexed_documents(entry: GoldenEntry, text: str) -> list[Document] | None:
+    """Documents from the index's ids and the file's chunks, skipping a YAML parse.
+
+    None when the chunks do not line up with the index (then the file is parsed instead).
+    """
+    chunks = documents.split_stream(text)
+    if len(chunks) != len(entry.docs):
+        return None
+    out = []
+    for chunk, meta in zip(chunks, entry.docs, strict=True):
+        sha = documents.sha256_text(chunk)
+        try:
+            if sha != meta["sha256"]:
+                return None
+            api_version = meta["apiVersion"]
+            doc_id = DocId(
+                api_version.rpartition("/")[0], meta["kind"], meta["namespace"], meta["name"]
+            )
+        except (KeyError, AttributeError):
+            return None
+        out.append(Document(doc_id, api_version, chunk, sha))
+    return out
 
 
 def to_snapshot(golden: GoldenSet, repo: Path) -> Snapshot:
-    """Goldens as a snapshot (documents parsed from the files), for `diff --goldens`."""
+    """Goldens as a snapshot, for `check` and `diff --goldens`; a bad file fails its target."""
     results: dict[str, TargetResult] = {}
     for name, entry in golden.entries.items():
         target = Target(name=name, kind=_kind(entry.kind), path=repo / name, cluster=entry.cluster)
-        problem = verify(golden, entry)
-        if problem is not None:
-            results[name] = TargetResult(target, error=problem)
-            continue
-        text = (golden.directory / entry.file).read_text(encoding="utf-8")
         try:
-            docs = documents.parse_stream(text)
-        except documents.DocumentError as exc:
-            results[name] = TargetResult(target, error=f"golden file {entry.file}: {exc}")
+            text = read_verified(golden, entry)
+        except GoldenMismatch as exc:
+            results[name] = TargetResult(target, error=str(exc))
             continue
+        docs = _indexed_documents(entry, text)
+        if docs is None:
+            try:
+                docs = documents.parse_stream(text)
+            except documents.DocumentError as exc:
+                results[name] = TargetResult(target, error=f"golden file {entry.file}: {exc}")
+                continue
         results[name] = TargetResult(
             target, tuple(docs), entry.sha256, duplicates=documents.duplicates(docs)
         )

@@ -3,11 +3,13 @@
 
     python scripts/bench.py [REPO ...] [--repeat 3] [--jobs N]
 
-For each repo: the path targets harness finds are rendered (1) by bare kubectl one after
-another, (2) by bare kubectl with N in parallel, (3) by `harness render`,
-and (4) `harness check` (render + compare), both including Flux targets. Prints the
-best wall time of each and ratios against bare sequential/parallel kubectl. Timing lives
-here, never in tests.
+For each repo, best wall time of `--repeat` runs of:
+  1. bare `kubectl kustomize` over the path-target directories, one after another;
+  2. the same with N in parallel (what a careful shell script would do);
+  3. harness rendering the same path targets in-process (renderer + document split + sha256);
+  4. harness rendering path and Flux targets in-process (kustomize runs counted);
+  5. `harness check` as a user runs it (process start, render, compare, hazards).
+Ratios are against (1) and (2). Timing lives here, never in tests.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ sys.path.insert(0, str(HERE))
 
 from harness import config as config_mod  # noqa: E402
 from harness import discover, render  # noqa: E402
+from harness.pipeline import RenderOptions, render_repo  # noqa: E402
+
+HARNESS = (sys.executable, "-m", "harness")
 
 
 def best_of(repeat: int, fn: Callable[[], object]) -> float:
@@ -42,21 +47,29 @@ def bare(kubectl: Path, flags: tuple[str, ...], dirs: list[Path], jobs: int) -> 
     def one(d: Path) -> None:
         subprocess.run([str(kubectl), "kustomize", *flags, str(d)], capture_output=True)
 
-    if jobs == 1:
-        for d in dirs:
-            one(d)
-    else:
-        with ThreadPoolExecutor(jobs) as pool:
-            list(pool.map(one, dirs))
+    with ThreadPoolExecutor(jobs) as pool:
+        list(pool.map(one, dirs))
 
 
-def harness_cli(*args: str) -> Callable[[], None]:
+def in_process(cfg: config_mod.Config, jobs: int, flux: bool) -> Callable[[], int]:
+    """A fresh renderer each time, so no run is served from a previous one's memo."""
+
+    def run() -> int:
+        renderer = render.resolve(flags=cfg.kubectl_flags, timeout=cfg.timeout)
+        render_repo(cfg, renderer, RenderOptions(jobs=jobs, flux=flux))
+        return renderer.runs
+
+    return run
+
+
+def cli_check(repo: Path, config_file: Path, jobs: int) -> Callable[[], None]:
+    cfg = str(config_file)
+
     def run() -> None:
         subprocess.run(
-            [sys.executable, "-m", "harness", *args],
+            [*HARNESS, "check", "-q", "-j", str(jobs), "--repo", str(repo), "--config", cfg],
             capture_output=True,
             env={**os.environ, "CI": "1"},
-            cwd=HERE,
         )
 
     return run
@@ -64,34 +77,33 @@ def harness_cli(*args: str) -> Callable[[], None]:
 
 def bench(repo: Path, repeat: int, jobs: int) -> None:
     cfg = config_mod.load(repo)
-    targets = discover.path_targets(cfg)
-    dirs = [t.path for t in targets]
+    dirs = [t.path for t in discover.path_targets(cfg)]
     kubectl = render.resolve().binary
-    flags = cfg.kubectl_flags
-    print(f"\n== {repo}  ({len(dirs)} path targets, jobs={jobs}, best of {repeat})")
-    seq = best_of(repeat, lambda: bare(kubectl, flags, dirs, 1))
-    par = best_of(repeat, lambda: bare(kubectl, flags, dirs, jobs))
+    runs = in_process(cfg, jobs, flux=True)()
+    print(
+        f"\n== {repo}  ({len(dirs)} path targets; with Flux targets harness runs kustomize "
+        f"{runs} times; jobs={jobs}; best of {repeat})"
+    )
+    seq = best_of(repeat, lambda: bare(kubectl, cfg.kubectl_flags, dirs, 1))
+    par = best_of(repeat, lambda: bare(kubectl, cfg.kubectl_flags, dirs, jobs))
     rows = [
         ("bare kubectl kustomize, sequential", seq),
         (f"bare kubectl kustomize, {jobs} parallel", par),
+        ("harness, path targets (in-process)", best_of(repeat, in_process(cfg, jobs, False))),
+        ("harness, path + flux targets (in-process)", best_of(repeat, in_process(cfg, jobs, True))),
     ]
-    j = str(jobs)
-    with tempfile.TemporaryDirectory() as cfgdir:
-        # Same config as the repo's, but goldens elsewhere so `check` never touches the repo.
-        cfg_file = Path(cfgdir) / "harness.yaml"
+    with tempfile.TemporaryDirectory() as tmp:
+        # The repo's config with goldens elsewhere, so `check` never touches the repo.
         original = cfg.source_file.read_text() if cfg.source_file else ""
         lines = [ln for ln in original.splitlines() if not ln.startswith("goldens:")]
-        cfg_file.write_text("\n".join([*lines, f"goldens: {cfgdir}/goldens", ""]))
-        common = ["--repo", str(repo), "--config", str(cfg_file), "-j", j, "-q"]
-        rows.append(
-            (
-                "harness render (path + flux targets)",
-                best_of(repeat, harness_cli("render", *common, "-o", "json")),
-            )
+        config_file = Path(tmp) / "harness.yaml"
+        config_file.write_text("\n".join([*lines, f"goldens: {tmp}/goldens", ""]))
+        subprocess.run(
+            [*HARNESS, "update", "--repo", str(repo), "--config", str(config_file), "-q"],
+            capture_output=True,
         )
-        harness_cli("update", *common)()
         rows.append(
-            ("harness check (render + compare)", best_of(repeat, harness_cli("check", *common)))
+            ("harness check, CLI end to end", best_of(repeat, cli_check(repo, config_file, jobs)))
         )
     width = max(len(r[0]) for r in rows)
     for label, secs in rows:
@@ -106,8 +118,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     args = parser.parse_args()
-    repos = args.repos or [HERE / "examples" / "homelab"]
-    for repo in repos:
+    for repo in args.repos or [HERE / "examples" / "homelab"]:
         bench(repo.resolve(), args.repeat, args.jobs)
 
 

@@ -172,3 +172,28 @@ def test_sigkill_during_update_leaves_a_set_check_handles(tmp_path: Path) -> Non
         assert "does not match index.json" in result.stderr
     else:  # pragma: no cover - update won the race; the set is complete and correct
         assert result.code == 0
+
+
+def test_documents_from_the_index_equal_a_full_parse() -> None:
+    """`check` skips re-parsing goldens; the shortcut must give exactly the parsed documents."""
+    from tests.conftest import GOLDENS
+
+    golden = goldens.load(GOLDENS)
+    assert golden.entries
+    for entry in golden.entries.values():
+        text = goldens.read_verified(golden, entry)
+        assert goldens._indexed_documents(entry, text) == documents.parse_stream(text), entry.name
+
+
+def test_index_that_does_not_line_up_falls_back_to_parsing(tmp_path: Path) -> None:
+    snap = _snapshot(_result("a", configmap("a"), configmap("b")))
+    goldens.write(tmp_path, snap)
+    golden = goldens.load(tmp_path)
+    entry = golden.entries["a"]
+    short = goldens.GoldenEntry(**{**entry.__dict__, "docs": entry.docs[:1]})
+    assert goldens._indexed_documents(short, goldens.read_verified(golden, entry)) is None
+    back = goldens.to_snapshot(goldens.GoldenSet(tmp_path, RENDERER, {"a": short}), tmp_path)
+    assert [str(d.id) for d in back.results["a"].documents] == [
+        "ConfigMap/default/a",
+        "ConfigMap/default/b",
+    ]
