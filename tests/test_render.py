@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import stat
 import subprocess
@@ -212,3 +213,26 @@ def test_kustomize_output_with_equals_and_anchors_parses(fp, tmp_path: Path) -> 
     result = render.render_paths(renderer, [Target("t", "path", tmp_path)], tmp_path, 1)["t"]
     assert result.ok, result.error
     assert [str(d.id) for d in result.documents] == ["ConfigMap/a", "ConfigMap/b"]
+
+
+def test_standalone_kustomize_binary(
+    tmp_path: Path, kubectl: Path, make_repo: Repo, cli: Callable[..., object]
+) -> None:
+    """`--kustomize PATH` runs `kustomize build FLAGS DIR`; here a wrapper over kubectl's."""
+    log = tmp_path / "argv.log"
+    fake = tmp_path / "kustomize"
+    fake.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> {log}\n'
+        'if [ "$1" = version ]; then echo v5.8.1; exit 0; fi\n'
+        "shift\n"
+        f'exec {kubectl} kustomize "$@"\n'
+    )
+    fake.chmod(0o755)
+    repo = make_repo({"a/kustomization.yaml": kustomization("c.yaml"), "a/c.yaml": configmap("c")})
+    res = cli("render", "--repo", repo, "--kustomize", fake, "-o", "json")
+    payload = json.loads(res.stdout)  # type: ignore[attr-defined]
+    assert payload["renderer"] == {"name": "kustomize", "version": "v5.8.1"}
+    assert payload["targets"][0]["documents"] == 1
+    calls = log.read_text().splitlines()
+    assert f"build --load-restrictor LoadRestrictionsNone {repo / 'a'}" in calls
