@@ -93,6 +93,18 @@ class OverlayParity:
                     out.extend(self._compare(ctx, key, graphs, values))
         return out
 
+    def _doc_warning(self, pair: str, ks: str, doc_id: DocId, message: str) -> Finding:
+        """One document of one Kustomization that differs across clusters unexplained."""
+        return Finding(
+            id=f"{self.id}:{pair}:{ks}:{doc_id}",
+            rule=self.id,
+            severity="warning",
+            cluster=pair,
+            kustomizations=(ks,),
+            documents=(str(doc_id),),
+            message=message,
+        )
+
     def _compare(
         self,
         ctx: LintContext,
@@ -114,19 +126,14 @@ class OverlayParity:
                 if _templated_identity(sources):
                     continue
                 out.append(
-                    Finding(
-                        id=f"{self.id}:{pair}:{ks}:{doc_id}",
-                        rule=self.id,
-                        severity="warning",
-                        cluster=pair,
-                        kustomizations=(ks,),
-                        documents=(str(doc_id),),
-                        message=(
-                            f"{ks} renders {doc_id} only in {and_list(present)}, not in "
-                            f"{and_list([c for c in clusters if c not in present])}: overlays "
-                            "should differ only in substituted values; render it everywhere "
-                            "or move the difference into the cluster's variables."
-                        ),
+                    self._doc_warning(
+                        pair,
+                        ks,
+                        doc_id,
+                        f"{ks} renders {doc_id} only in {and_list(present)}, not in "
+                        f"{and_list([c for c in clusters if c not in present])}: overlays "
+                        "should differ only in substituted values; render it everywhere "
+                        "or move the difference into the cluster's variables.",
                     )
                 )
                 continue
@@ -144,18 +151,13 @@ class OverlayParity:
             )
             more = f" (+{len(fields) - 4} more fields)" if len(fields) > 4 else ""
             out.append(
-                Finding(
-                    id=f"{self.id}:{pair}:{ks}:{doc_id}",
-                    rule=self.id,
-                    severity="warning",
-                    cluster=pair,
-                    kustomizations=(ks,),
-                    documents=(str(doc_id),),
-                    message=(
-                        f"{doc_id} of {ks} differs between {and_list(clusters)} where the source "
-                        f"has no ${{...}} ({shown}{more}): overlays should differ only in "
-                        "substituted values; move the difference into the clusters' variables."
-                    ),
+                self._doc_warning(
+                    pair,
+                    ks,
+                    doc_id,
+                    f"{doc_id} of {ks} differs between {and_list(clusters)} where the source "
+                    f"has no ${{...}} ({shown}{more}): overlays should differ only in "
+                    "substituted values; move the difference into the clusters' variables.",
                 )
             )
         return out
