@@ -16,14 +16,16 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
+import dataclasses
 import json
+import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness import documents, yamlload
+from harness.discover import kustomization_file
 from harness.flux import generator, includes
 from harness.flux.model import (
     KUSTOMIZE_GROUP,
@@ -31,6 +33,7 @@ from harness.flux.model import (
     ObjectRef,
     substitution_disabled,
 )
+from harness.flux.sourceignore import Pattern, Rules, SourceIgnores
 from harness.model import DocId
 from harness.render import Renderer
 from harness.substitute import SubstitutionError, envsubst, validate_variable_names
@@ -52,14 +55,14 @@ class BuildError(Exception):
     """The Kustomization cannot be built; the message is the target's one-line error."""
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Built:
     objects: tuple[dict[str, Any], ...]
     raw: tuple[dict[str, Any], ...]
     notes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Context:
     """What every build of one run shares."""
 
@@ -68,6 +71,7 @@ class Context:
     includes: includes.Includes
     repo: Path
     strict: bool
+    ignores: SourceIgnores = dataclasses.field(default_factory=SourceIgnores)
 
     def relative(self, message: str) -> str:
         """Messages name repo files relative to the repo root, never temp mirror paths."""
@@ -142,15 +146,27 @@ def _scalar(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def build(ks: FluxKustomization, directory: Path, ctx: Context, lookup: Lookup) -> Built:
-    """Build `ks` from `directory` (its resolved spec.path); BuildError on any failure."""
+def build(
+    ks: FluxKustomization,
+    directory: Path,
+    ctx: Context,
+    lookup: Lookup,
+    rules: Rules | None = None,
+) -> Built:
+    """Build `ks` from `directory` (its resolved spec.path); BuildError on any failure.
+
+    `rules` are the source's ignore rules: the build sees the artifact source-controller
+    makes, not the whole tree.
+    """
     try:
-        plan = generator.plan(ks, directory, ctx.workspace)
+        plan = generator.plan(ks, directory, ctx.workspace, rules)
     except generator.GeneratorError as exc:
         raise BuildError(ctx.relative(str(exc))) from None
     notes: list[str] = []
     if plan.empty:
         return Built((), (), ("no manifests in the directory: empty build (0 objects)",))
+    if rules is not None:
+        _check_artifact(ks, directory, plan, rules, ctx)
     output = ctx.renderer.build(plan.directory, _extra_flags(ctx.renderer))
     if output.error is not None or output.stdout is None:
         message = ctx.relative(output.error or "kustomize produced no output")
@@ -159,7 +175,7 @@ def build(ks: FluxKustomization, directory: Path, ctx: Context, lookup: Lookup) 
     if dropped:
         notes.append(f"dropped {dropped} object(s) without apiVersion, kind or metadata.name")
     if ks.post_build is not None:
-        objects, sub_notes = _substitute_all(ks, objects, directory, ctx, lookup)
+        objects, sub_notes = _substitute_all(ks, objects, directory, ctx, lookup, rules)
         notes.extend(sub_notes)
     raw = tuple(copy.deepcopy(o) for o in objects)
     final = []
@@ -171,6 +187,53 @@ def build(ks: FluxKustomization, directory: Path, ctx: Context, lookup: Lookup) 
             _merge_metadata(obj, "annotations", ks.common_metadata.annotations)
         final.append(obj)
     return Built(tuple(final), raw, tuple(notes))
+
+
+def _check_artifact(
+    ks: FluxKustomization, directory: Path, plan: generator.Plan, rules: Rules, ctx: Context
+) -> None:
+    """A file the build reads but the source artifact lacks fails the build, as in Flux.
+
+    kustomize reads the repo, where the file is still there; in the cluster it is absent
+    and the build fails. Follows the local paths each kustomization file names
+    (includes.file_refs) from `directory` down.
+    """
+    if plan.resources:
+        refs = [Path(os.path.normpath(directory / r)) for r in plan.resources]
+    else:
+        kfile = rules.kustomization_file(directory)
+        refs = list(ctx.includes.file_refs(kfile)) if kfile is not None else []
+    refs += [Path(os.path.normpath(directory / c)) for c in ks.components]
+    seen: set[Path] = set()
+    while refs:
+        ref = refs.pop(0)
+        if ref in seen:
+            continue
+        seen.add(ref)
+        if not ref.is_dir():
+            pattern = rules.exclusion(ref, False) if ref.exists() else None
+            if pattern is not None:
+                raise BuildError(_excluded(ref, pattern, ctx))
+            continue
+        kfile = rules.kustomization_file(ref)
+        if kfile is not None:
+            refs[:0] = ctx.includes.file_refs(kfile)
+            continue
+        on_disk = kustomization_file(ref)
+        if on_disk is None:
+            continue  # not a kustomization: kustomize reports that itself
+        pattern = rules.exclusion(ref, True)
+        culprit = ref if pattern is not None else on_disk
+        pattern = pattern or rules.exclusion(on_disk, False)
+        assert pattern is not None
+        raise BuildError(_excluded(culprit, pattern, ctx))
+
+
+def _excluded(path: Path, pattern: Pattern, ctx: Context) -> str:
+    return (
+        f"{ctx.show(path)} is excluded from the source artifact by '{pattern.text}' "
+        f"in {ctx.relative(pattern.origin)}"
+    )
 
 
 def _extra_flags(renderer: Renderer) -> tuple[str, ...]:
@@ -212,6 +275,7 @@ def _substitute_all(
     directory: Path,
     ctx: Context,
     lookup: Lookup,
+    rules: Rules | None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Flux's per-resource substitution over each object's YAML text."""
     assert ks.post_build is not None
@@ -236,7 +300,7 @@ def _substitute_all(
             result = envsubst(text, vars_, strict=ctx.strict)
         except SubstitutionError as exc:
             doc_id = documents.identity(obj)
-            where = _locate(doc_id, exc.variable, directory, ctx)
+            where = _locate(doc_id, exc.variable, directory, ctx, rules)
             raise BuildError(f"{where}{exc} in {doc_id}") from None
         if result == text:
             out.append(obj)
@@ -257,7 +321,9 @@ def _substitute_all(
 _VAR_REF = "${{{name}"
 
 
-def _locate(doc_id: DocId, variable: str | None, directory: Path, ctx: Context) -> str:
+def _locate(
+    doc_id: DocId, variable: str | None, directory: Path, ctx: Context, rules: Rules | None
+) -> str:
     """`file: ` of the manifest that holds the variable, when a cheap search finds one."""
     if not variable:
         return ""
@@ -265,6 +331,8 @@ def _locate(doc_id: DocId, variable: str | None, directory: Path, ctx: Context) 
     name_line = re.compile(rf"^\s*name:\s*['\"]?{re.escape(doc_id.name)}['\"]?\s*$", re.M)
     with_var: list[Path] = []
     for path in includes.manifest_files(ctx.includes.closure([directory])):
+        if rules is not None and rules.exclusion(path, False) is not None:
+            continue  # not in the artifact, so not what Flux built
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):

@@ -34,6 +34,7 @@ from typing import Any
 from harness import yamlload
 from harness.discover import KUSTOMIZATION_FILES, kustomization_file
 from harness.flux.model import FluxKustomization
+from harness.flux.sourceignore import Rules
 
 KUSTOMIZE_API = "kustomize.config.k8s.io/v1beta1"
 
@@ -47,22 +48,27 @@ class Plan:
     """How to build one path: `directory` is what kustomize runs on.
 
     `empty` means there is nothing to build (a directory without manifests): Flux builds
-    an empty kustomization and applies 0 objects.
+    an empty kustomization and applies 0 objects. `resources` are what a generated
+    kustomization lists (the scan), for checking what the build reads.
     """
 
     directory: Path
     generated: bool
     empty: bool = False
+    resources: tuple[str, ...] = ()
 
 
-def scan(directory: Path) -> list[str]:
+def scan(directory: Path, rules: Rules | None = None) -> list[str]:
     """Resources Flux lists for a directory without a kustomization file.
 
     Walks recursively in lexical order (Go's filepath.Walk); a subdirectory holding a
     kustomization file is one resource and is not descended into; only `.yaml`/`.yml`
-    files count, and each must decode as Kubernetes objects.
+    files count, and each must decode as Kubernetes objects. With `rules`, what the source
+    artifact lacks is not there: excluded files are skipped, and an excluded directory is
+    entered only when a `!` pattern may bring something inside it back.
     """
     found: list[str] = []
+    prune = rules is None or not rules.reincludes
 
     def walk(here: Path) -> None:
         try:
@@ -72,16 +78,24 @@ def scan(directory: Path) -> list[str]:
         for name in entries:
             path = here / name
             if path.is_dir():
-                if kustomization_file(path) is not None:
+                if prune and rules is not None and rules.exclusion(path, True) is not None:
+                    continue
+                if _kustomization_file(path, rules) is not None:
                     found.append(path.relative_to(directory).as_posix())
                 else:
                     walk(path)
             elif path.suffix in (".yaml", ".yml") and path.is_file():
+                if rules is not None and rules.exclusion(path, False) is not None:
+                    continue
                 _check_decodes(path)
                 found.append(path.relative_to(directory).as_posix())
 
     walk(directory)
     return ["./" + rel for rel in found]
+
+
+def _kustomization_file(directory: Path, rules: Rules | None) -> Path | None:
+    return kustomization_file(directory) if rules is None else rules.kustomization_file(directory)
 
 
 def _check_decodes(path: Path) -> None:
@@ -240,14 +254,15 @@ def workspace(anchor: Path) -> Iterator[Workspace]:
         ws.close()
 
 
-def plan(ks: FluxKustomization, directory: Path, ws: Workspace) -> Plan:
+def plan(ks: FluxKustomization, directory: Path, ws: Workspace, rules: Rules | None = None) -> Plan:
     """Where to run kustomize for `ks` at `directory` (generating a kustomization if needed).
 
     A directory with its own kustomization file and a Kustomization without overrides is
-    built in place, so the run is shared with the path target of that directory.
+    built in place, so the run is shared with the path target of that directory. A
+    kustomization file the source artifact lacks (`rules`) is not there, as for Flux.
     """
-    kfile = kustomization_file(directory)
-    if kfile is not None and not ks.has_overrides:
+    kfile = _kustomization_file(directory, rules)
+    if kfile is not None and not ks.has_overrides and kfile == kustomization_file(directory):
         return Plan(directory, generated=False)
     if kfile is not None:
         try:
@@ -261,7 +276,7 @@ def plan(ks: FluxKustomization, directory: Path, ws: Workspace) -> Plan:
             raise GeneratorError(f"{kfile}: kustomization must be a mapping")
         name = kfile.name
     else:
-        resources = scan(directory)
+        resources = scan(directory, rules)
         if not resources and not ks.components:
             return Plan(directory, generated=True, empty=True)
         base = {"apiVersion": KUSTOMIZE_API, "kind": "Kustomization"}
@@ -269,4 +284,5 @@ def plan(ks: FluxKustomization, directory: Path, ws: Workspace) -> Plan:
             base["resources"] = resources
         name = "kustomization.yaml"
     content = yamlload.dump(edit(base, ks, directory))
-    return Plan(ws.mirror(directory, name, content), generated=True)
+    listed = tuple(base.get("resources") or ()) if kfile is None else ()
+    return Plan(ws.mirror(directory, name, content), generated=True, resources=listed)

@@ -2,7 +2,9 @@
 
 Used to tell a cluster entry from a directory another entry pulls in, and to find the file
 an error came from. It is an over-approximation that is good enough for both: a file
-resource counts as its whole directory, and remote resources are ignored.
+resource counts as its whole directory, and remote resources are ignored. `file_refs` is
+the exact list of local paths one kustomization file names, for checking that a Flux build
+reads nothing its source artifact lacks.
 """
 
 from __future__ import annotations
@@ -10,11 +12,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from harness import yamlload
 from harness.discover import kustomization_file
 
 REF_FIELDS = ("resources", "bases", "components")
+PLUGIN_FIELDS = ("generators", "transformers", "validators")
+GENERATOR_FIELDS = ("configMapGenerator", "secretGenerator")
 MANIFEST_SUFFIXES = (".yaml", ".yml")
 
 
@@ -22,16 +27,21 @@ def is_remote(ref: str) -> bool:
     return "://" in ref or ref.startswith(("git@", "github.com/", "gitlab.com/"))
 
 
+def _load(kfile: Path) -> dict[str, Any] | None:
+    try:
+        data = yamlload.load(kfile.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yamlload.YAMLError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def direct_refs(directory: Path) -> tuple[Path, ...]:
     """Directories one build step of `directory` reads (kustomize refs or Flux's scan)."""
     kfile = kustomization_file(directory)
     if kfile is None:
         return _scan_refs(directory)
-    try:
-        data = yamlload.load(kfile.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yamlload.YAMLError):
-        return ()
-    if not isinstance(data, dict):
+    data = _load(kfile)
+    if data is None:
         return ()
     out: list[Path] = []
     for field in REF_FIELDS:
@@ -49,6 +59,47 @@ def direct_refs(directory: Path) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(out))
 
 
+def file_refs(kfile: Path) -> tuple[Path, ...]:
+    """Every local path a kustomization file names, file or directory, in field order.
+
+    Resources, bases, components and crds, patch files, generator inputs (`files` entries
+    may be `key=path`), replacement sources, plugin configs and `configurations`. Remote
+    refs and inline patches or plugin configs are not paths and are skipped.
+    """
+    data = _load(kfile)
+    if data is None:
+        return ()
+    found: list[str] = []
+    for field in (*REF_FIELDS, "crds", "patchesStrategicMerge", "configurations", *PLUGIN_FIELDS):
+        found.extend(_strings(data.get(field)))
+    for field in ("patches", "patchesJson6902", "replacements"):
+        for entry in _mappings(data.get(field)):
+            found.extend(_strings([entry.get("path")]))
+    for field in GENERATOR_FIELDS:
+        for entry in _mappings(data.get(field)):
+            found.extend(f.partition("=")[2] or f for f in _strings(entry.get("files")))
+            found.extend(_strings(entry.get("envs")))
+            found.extend(_strings([entry.get("env")]))
+    openapi = data.get("openapi")
+    if isinstance(openapi, dict):
+        found.extend(_strings([openapi.get("path")]))
+    directory = kfile.parent
+    paths = (
+        Path(os.path.normpath(directory / ref))
+        for ref in found
+        if ref and "\n" not in ref and not is_remote(ref)
+    )
+    return tuple(dict.fromkeys(paths))
+
+
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _mappings(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
 def _scan_refs(directory: Path) -> tuple[Path, ...]:
     """Flux's generator scan: subdirectories, a kustomization dir as one opaque resource."""
     out: list[Path] = []
@@ -64,15 +115,22 @@ def _scan_refs(directory: Path) -> tuple[Path, ...]:
 
 
 class Includes:
-    """Memoised `direct_refs` for one run (files may change between runs)."""
+    """Memoised `direct_refs` and `file_refs` for one run (files may change between runs)."""
 
     def __init__(self) -> None:
         self._refs: dict[Path, tuple[Path, ...]] = {}
+        self._files: dict[Path, tuple[Path, ...]] = {}
 
     def refs(self, directory: Path) -> tuple[Path, ...]:
         found = self._refs.get(directory)
         if found is None:
             found = self._refs[directory] = direct_refs(directory)
+        return found
+
+    def file_refs(self, kfile: Path) -> tuple[Path, ...]:
+        found = self._files.get(kfile)
+        if found is None:
+            found = self._files[kfile] = file_refs(kfile)
         return found
 
     def closure(self, directories: Iterable[Path]) -> set[Path]:

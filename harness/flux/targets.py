@@ -11,7 +11,9 @@ Target names are `<cluster>/<namespace>/<name>` (cluster naming: see clusters.py
 `spec.path` resolves against the source's root: the repo root for the root Kustomization's
 source (the bootstrap GitRepository), a `sources:` config entry for any other; an unmapped
 source fails only that target. A Kustomization waiting for a `substituteFrom` object that a
-still-unbuilt sibling may render is deferred until nothing else can run.
+still-unbuilt sibling may render is deferred until nothing else can run. Every build sees
+its source's artifact, not the whole tree: the source's ignore rules (sourceignore.py),
+with the `spec.ignore` of the source object when this cluster renders it.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from harness.flux.model import (
     object_ref,
     parse_kustomization,
 )
+from harness.flux.sourceignore import Rules
 from harness.model import Target, TargetResult
 from harness.render import Renderer
 
@@ -73,6 +76,8 @@ class _Run:
     nodes: dict[Key, _Node] = field(default_factory=dict)
     objects: dict[ObjectRef, dict[str, Any]] = field(default_factory=dict)
     sources: dict[ObjectRef, dict[str, Any]] = field(default_factory=dict)
+    # sources the entry render holds: known before any build, so the root build has them
+    entry_sources: dict[ObjectRef, dict[str, Any]] = field(default_factory=dict)
 
     def lookup(self, ref: ObjectRef) -> Mapping[str, Any] | None:
         return self.objects.get(ref)
@@ -148,14 +153,17 @@ def _synthetic_root(path: Path, repo: Path) -> FluxKustomization:
 def _start(run: _Run, ctx: Context) -> None:
     """Render the entry directory and pick the root Kustomization (or synthesize it)."""
     synthetic = _synthetic_root(run.path, ctx.repo)
+    rules = ctx.ignores.rules(ctx.repo, BOOTSTRAP_SOURCE.kind)
     try:
-        entry = build(synthetic, run.path, ctx, lambda _ref: None)
+        entry = build(synthetic, run.path, ctx, lambda _ref: None, rules)
     except BuildError as exc:
         run.entry_error = str(exc)
         entry = None
     root: FluxKustomization | None = None
     if entry is not None:
         for obj in entry.raw:
+            if is_source(obj):
+                run.entry_sources.setdefault(object_ref(obj, "default"), obj)
             if not is_flux_kustomization(obj):
                 continue
             run.has_flux = True
@@ -228,16 +236,37 @@ def _build_node(run: _Run, node: _Node, config: Config, ctx: Context) -> _Outcom
     if node.ks is None:
         return _Outcome(None, None, node.error or "invalid Kustomization")
     try:
-        directory = _resolve_path(run, node.ks, config, ctx)
+        root, directory = _resolve_path(run, node.ks, config, ctx)
     except BuildError as exc:
         return _Outcome(None, None, str(exc))
+    rules = _ignore_rules(run, node.ks.source, root, ctx)
     try:
-        return _Outcome(directory, build(node.ks, directory, ctx, run.lookup), None)
+        return _Outcome(directory, build(node.ks, directory, ctx, run.lookup, rules), None)
     except BuildError as exc:
         return _Outcome(directory, None, str(exc))
 
 
-def _resolve_path(run: _Run, ks: FluxKustomization, config: Config, ctx: Context) -> Path:
+def _ignore_rules(run: _Run, source: ObjectRef, root: Path, ctx: Context) -> Rules:
+    """The source's ignore rules, with its `spec.ignore` when this cluster renders the object.
+
+    The entry render's objects come first: they are known before the root is built. A
+    source object rendered only by a Kustomization built later is not seen in time.
+    """
+    obj = run.entry_sources.get(source) or run.sources.get(source)
+    spec = obj.get("spec") if obj is not None else None
+    ignore = spec.get("ignore") if isinstance(spec, dict) else None
+    return ctx.ignores.rules(
+        root,
+        source.kind,
+        ignore if isinstance(ignore, str) else None,
+        f"spec.ignore of {source}",
+    )
+
+
+def _resolve_path(
+    run: _Run, ks: FluxKustomization, config: Config, ctx: Context
+) -> tuple[Path, Path]:
+    """The source root and the directory `spec.path` names under it."""
     root = _source_root(run, ks.source, config)
     if root is None:
         raise BuildError(f"unmapped source {ks.source} (map it in harness.yaml `sources:`)")
@@ -251,7 +280,7 @@ def _resolve_path(run: _Run, ks: FluxKustomization, config: Config, ctx: Context
         raise BuildError(
             f"spec.path {ks.path or './'!r} of {ks.source} {what}: {ctx.show(directory)}"
         )
-    return directory
+    return root, directory
 
 
 def _source_root(run: _Run, source: ObjectRef, config: Config) -> Path | None:
