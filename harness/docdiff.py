@@ -3,6 +3,14 @@ that matters (reformat only, ignored fields only, owner labels only).
 
 Byte identity (sha256) is the primary fact; this module explains a sha256 mismatch. Parsed
 objects are cached by sha256, so a document seen in many targets is parsed once.
+
+Keyed lists (fieldpath.key_field: containers, env, ports, ... by `name`) are matched by key,
+dyff-style: before deepdiff runs, a list keyed on both sides becomes a mapping from
+`fieldpath.Keyed` to item, so an inserted container is one added item, not a cascade of
+`[0]`, `[1]`, ... changes, and a moved item is no change at all. A changed order of the items
+present on both sides is one `reordered` field on the list itself (bytes did change).
+Unkeyed lists stay positional. A pre-pass was chosen over deepdiff's `iterable_compare_func`:
+that compares items pairwise (quadratic) and reports every shifted item as moved.
 """
 
 from __future__ import annotations
@@ -17,10 +25,14 @@ import yaml
 from deepdiff import DeepDiff
 
 from harness import fieldpath, masking, yamlload
-from harness.fieldpath import FieldPattern
+from harness.fieldpath import FieldPattern, Keyed, Segment
 from harness.model import DocId, Document
 
-FieldOp = Literal["changed", "added", "removed"]
+FieldOp = Literal["changed", "added", "removed", "reordered"]
+MOVED_SHOWN = 5  # moved items named in an `order changed` line
+# Sort ties (an item removed where another is added) would follow deepdiff's set order, which
+# varies with string hashing; a replaced item reads as removed, then added.
+_OP_ORDER = {"removed": 0, "changed": 1, "reordered": 1, "added": 2}
 
 OWNER_LABELS = (
     "kustomize.toolkit.fluxcd.io/name",
@@ -42,13 +54,17 @@ _CHANGED = ("values_changed", "type_changes")
 
 @dataclass(frozen=True)
 class FieldChange:
-    """One changed field; Secret values are already masked in `before`/`after`."""
+    """One changed field; Secret values are already masked in `before`/`after`.
+
+    For `reordered` (a keyed list whose common items changed order) `before`/`after` are the
+    items' key values in each side's order.
+    """
 
     path: str
     op: FieldOp
     before: Any = None
     after: Any = None
-    segments: tuple[str | int, ...] = ()
+    segments: tuple[Segment, ...] = ()
     masked: bool = False
 
 
@@ -186,9 +202,58 @@ def _quoted(value: Any) -> str:
     return json.dumps(value) if isinstance(value, str) else show_value(value)
 
 
+def show_change(change: FieldChange) -> str:
+    """`spec.values.a: 1 -> 2`, or `spec.containers: order changed (moved: b)`: the one
+    formatter every output uses for a field on one line."""
+    if change.op == "reordered":
+        return f"{change.path}: {show_order(change)}"
+    return f"{change.path}: {' -> '.join(show_pair(change))}"
+
+
+def show_order(change: FieldChange) -> str:
+    """`order changed (moved: b, c)`: the fewest items whose moving explains the new order."""
+    if change.masked or not isinstance(change.before, list) or not isinstance(change.after, list):
+        return "order changed"
+    moved = [fieldpath.show_key(str(v)) for v in moved_items(change.before, change.after)]
+    more = f", +{len(moved) - MOVED_SHOWN} more" if len(moved) > MOVED_SHOWN else ""
+    return f"order changed (moved: {', '.join(moved[:MOVED_SHOWN])}{more})"
+
+
+def moved_items(before: Sequence[Any], after: Sequence[Any]) -> list[Any]:
+    """Items of `after` outside a longest run kept in `before`'s order (distinct items).
+
+    Longest increasing subsequence of before-positions (patience sorting), O(n log n), so a
+    2,000-item list is cheap; among equally long runs the choice is fixed by the input order.
+    """
+    where = {v: i for i, v in enumerate(before)}
+    seq = [where[v] for v in after if v in where]
+    tails: list[int] = []  # tails[k]: index into seq ending the best run of length k + 1
+    prev = [-1] * len(seq)
+    for i, pos in enumerate(seq):
+        lo, hi = 0, len(tails)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if seq[tails[mid]] < pos:
+                lo = mid + 1
+            else:
+                hi = mid
+        prev[i] = tails[lo - 1] if lo else -1
+        if lo == len(tails):
+            tails.append(i)
+        else:
+            tails[lo] = i
+    kept: set[int] = set()
+    i = tails[-1] if tails else -1
+    while i >= 0:
+        kept.add(i)
+        i = prev[i]
+    common = [v for v in after if v in where]
+    return [v for i, v in enumerate(common) if i not in kept]
+
+
 def show_fields(fields: Sequence[FieldChange], limit: int = 3) -> str:
     """`spec.values.a: 1 -> 2; spec.b: (absent) -> x; +2 more`, for one-line summaries."""
-    shown = [f"{f.path}: {' -> '.join(show_pair(f))}" for f in fields[:limit]]
+    shown = [show_change(f) for f in fields[:limit]]
     if len(fields) > limit:
         shown.append(f"+{len(fields) - limit} more")
     return "; ".join(shown) or "no field changes"
@@ -207,6 +272,8 @@ def same(a: Any, b: Any) -> bool:
 
 def field_changes(before: Any, after: Any, kind: str) -> tuple[FieldChange, ...]:
     """deepdiff of two parsed documents as dyff-style paths, in document order, masked."""
+    reorders: list[tuple[tuple[Any, ...], list[str], list[str]]] = []
+    before, after = _match_items(before, after, (), kind, reorders)
     tree = DeepDiff(
         before,
         after,
@@ -214,6 +281,7 @@ def field_changes(before: Any, after: Any, kind: str) -> tuple[FieldChange, ...]
         verbose_level=2,
         threshold_to_diff_deeper=0,
     )
+    where = fieldpath.Positions(before, after)
     out: list[tuple[tuple[int, ...], FieldChange]] = []
     for report, levels in tree.items():
         if report in _ADDED:
@@ -231,9 +299,52 @@ def field_changes(before: Any, after: Any, kind: str) -> tuple[FieldChange, ...]
             new = None if op == "removed" else level.t2
             old, new, masked = masking.mask_change(kind, segs, old, new, changed=op == "changed")
             change = FieldChange(fieldpath.show(segs), op, old, new, segs, masked)
-            out.append((fieldpath.position(raw, before, after), change))
-    out.sort(key=lambda pair: pair[0])
+            out.append((where(raw), change))
+    for raw_path, old_order, new_order in reorders:
+        segs = fieldpath.segments(raw_path, before, after)
+        old, new, masked = masking.mask_change(kind, segs, old_order, new_order, changed=True)
+        change = FieldChange(fieldpath.show(segs), "reordered", old, new, segs, masked)
+        out.append((where(raw_path), change))
+    out.sort(key=lambda pair: (pair[0], _OP_ORDER[pair[1].op]))
     return tuple(change for _, change in out)
+
+
+def _match_items(
+    a: Any,
+    b: Any,
+    raw: tuple[Any, ...],
+    kind: str,
+    reorders: list[tuple[tuple[Any, ...], list[str], list[str]]],
+) -> tuple[Any, Any]:
+    """Copies of `a`, `b` in which every list keyed on both sides is a `{Keyed: item}` mapping.
+
+    Only subtrees present on both sides are rewritten: an added or removed value is shown as
+    written. A keyed list's common items in a different order are recorded in `reorders`.
+    Lists under a Secret's `data`/`stringData` stay positional (a key value would be shown).
+    """
+    if isinstance(a, dict) and isinstance(b, dict):
+        a2, b2 = dict(a), dict(b)
+        for k in a:
+            if k in b:
+                a2[k], b2[k] = _match_items(a[k], b[k], (*raw, k), kind, reorders)
+        return a2, b2
+    if not isinstance(a, list) or not isinstance(b, list):
+        return a, b
+    attr = None if masking.is_secret_path(kind, raw[:1]) else fieldpath.key_field(a, b)
+    if attr is None:
+        n = min(len(a), len(b))
+        pairs = [_match_items(a[i], b[i], (*raw, i), kind, reorders) for i in range(n)]
+        return [p[0] for p in pairs] + a[n:], [p[1] for p in pairs] + b[n:]
+    ka: dict[Keyed, Any] = {Keyed(attr, x[attr]): x for x in a}
+    kb: dict[Keyed, Any] = {Keyed(attr, y[attr]): y for y in b}
+    for key in ka:
+        if key in kb:
+            ka[key], kb[key] = _match_items(ka[key], kb[key], (*raw, key), kind, reorders)
+    old_order = [k.value for k in ka if k in kb]
+    new_order = [k.value for k in kb if k in ka]
+    if old_order != new_order:
+        reorders.append((raw, old_order, new_order))
+    return ka, kb
 
 
 def unified_diff(

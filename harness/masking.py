@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.documents import REDACTED_PREFIX
+from harness.fieldpath import Segment
 
 MASK = "***"
 MASK_BEFORE = "*** (before)"
@@ -25,7 +26,9 @@ _TOP_KEY = re.compile(r"^([A-Za-z_][\w-]*)\s*:")
 _ENTRY = re.compile(r"^(\s+)(\"[^\"]*\"|'[^']*'|[^\s:#][^:]*?)\s*:(?:\s|$)")
 
 
-def is_secret_path(kind: str, path: Sequence[str | int]) -> bool:
+def is_secret_path(kind: str, path: Sequence[Segment]) -> bool:
+    """Under a Secret's `data`/`stringData`: lists there are never keyed (docdiff), so no
+    secret value can become a `[name=...]` path segment."""
     return kind == "Secret" and bool(path) and path[0] in SECRET_FIELDS
 
 
@@ -60,7 +63,7 @@ def mask_markers(value: Any) -> Any:
 
 
 def mask_change(
-    kind: str, path: Sequence[str | int], before: Any, after: Any, *, changed: bool
+    kind: str, path: Sequence[Segment], before: Any, after: Any, *, changed: bool
 ) -> tuple[Any, Any, bool]:
     """(before, after, masked) for one field change; a changed secret shows which side."""
     if is_secret_path(kind, path) or has_marker(before) or has_marker(after):

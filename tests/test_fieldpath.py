@@ -85,3 +85,151 @@ def test_segments_tell_list_indexes_from_integer_keys() -> None:
     before = {"data": {1: "a"}, "items": ["x"]}
     assert fieldpath.segments(["data", 1], before) == ("data", "1")
     assert fieldpath.segments(["items", 0], before) == ("items", 0)
+
+
+# -- keyed list items -----------------------------------------------------------------------
+
+K = fieldpath.Keyed
+
+
+@pytest.mark.parametrize(
+    ("segs", "shown"),
+    [
+        (
+            ("spec", "containers", K("name", "cilium-agent"), "image"),
+            "spec.containers[name=cilium-agent].image",
+        ),
+        (("spec", "c", K("name", "a"), "env", K("name", "HOME")), "spec.c[name=a].env[name=HOME]"),
+        (
+            ("spec", "tolerations", K("key", "node.kubernetes.io/x")),
+            "spec.tolerations[key=node.kubernetes.io/x]",
+        ),
+        (("l", K("name", "a]b")), 'l[name="a]b"]'),
+        (("l", K("name", "")), 'l[name=""]'),
+        (("l", K("name", " padded")), 'l[name=" padded"]'),
+        (("l", K("name", "glob*")), 'l[name="glob*"]'),
+        (("l", K("name", 'q"\\')), 'l[name="q\\"\\\\"]'),
+        (("l", K("name", "two words")), "l[name=two words]"),
+        (("l", 3, K("id", "x")), "l[3][id=x]"),
+    ],
+)
+def test_show_keyed_items(segs: tuple[fieldpath.Segment, ...], shown: str) -> None:
+    assert fieldpath.show(segs) == shown
+    # every shown path reads back as a pattern matching exactly that path
+    assert fieldpath.compile_pattern(shown).matches("Pod", segs)
+
+
+def test_keyed_identity_ignores_the_position() -> None:
+    assert K("name", "a", 0) == K("name", "a", 5) == K("name", "a")
+    assert hash(K("name", "a", 0)) == hash(K("name", "a"))
+    assert K("name", "a") != K("key", "a")
+
+
+@pytest.mark.parametrize(
+    ("lists", "field"),
+    [
+        (([{"name": "a"}, {"name": "b"}],), "name"),
+        (([{"name": "a"}], [{"name": "b"}, {"name": "a"}]), "name"),
+        (([], [{"name": "a"}]), "name"),
+        (([], []), None),
+        (([{"name": "a"}, {"name": "a"}],), None),  # duplicated names: positional
+        (([{"name": "a"}], [{"name": "a"}, {"name": "a"}]), None),  # duplicated on one side
+        (([{"name": "a"}, "b"],), None),  # mixed list
+        (([1, 2],), None),
+        (([{"name": "a"}, {"image": "x"}],), None),  # one item without a name
+        (([{"name": 1}, {"name": 2}],), None),  # not strings
+        (([{"key": "a", "effect": "x"}, {"key": "b"}],), "key"),
+        (([{"name": "a", "id": "1"}, {"name": "a", "id": "2"}],), "id"),  # next field on dups
+        (([{"name": "a", "key": "k"}], [{"key": "k"}]), "key"),  # both sides, same field
+        (([{"name": "a\nb"}],), None),  # control characters never key
+    ],
+)
+def test_key_field(lists: tuple[list[object], ...], field: str | None) -> None:
+    assert fieldpath.key_field(*lists) == field
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "hit"),
+    [
+        ("spec.c[name=a].image", ("spec", "c", K("name", "a", 1), "image"), True),
+        ("spec.c[name=a].image", ("spec", "c", K("name", "a"), "image"), True),
+        ("spec.c[name=a].image", ("spec", "c", K("name", "b", 0), "image"), False),
+        ("spec.c[name=a].image", ("spec", "c", K("key", "a", 0), "image"), False),
+        ("spec.c[name=a].image", ("spec", "c", 0, "image"), False),
+        ("spec.c[*].image", ("spec", "c", K("name", "a", 4), "image"), True),
+        ("spec.c[*].image", ("spec", "c", K("name", "a"), "image"), True),
+        ("spec.c[*].image", ("spec", "c", 4, "image"), True),
+        ("spec.c[1].image", ("spec", "c", K("name", "a", 1), "image"), True),
+        ("spec.c[1].image", ("spec", "c", K("name", "a", 2), "image"), False),
+        ("spec.c[1].image", ("spec", "c", K("name", "a"), "image"), False),  # no position known
+        ("spec.c[name=istio-*]", ("spec", "c", K("name", "istio-proxy", 0)), True),
+        ("spec.c[name=istio-*]", ("spec", "c", K("name", "cilium", 0)), False),
+        ("spec.c[name=*]", ("spec", "c", K("name", "x", 0)), True),
+        ("spec.c[name=*]", ("spec", "c", 0), False),
+        ("spec.c[name=a.b]", ("spec", "c", K("name", "a.b")), True),
+        ("spec.c[name=a.b]", ("spec", "c", K("name", "a", 0), "b"), False),
+        (r"spec.c[name=a\*]", ("spec", "c", K("name", "a*")), True),
+        (r"spec.c[name=a\*]", ("spec", "c", K("name", "ab")), False),
+        ('spec.c[name="a]b"].x', ("spec", "c", K("name", "a]b"), "x"), True),
+        ('spec.c[name="a*"]', ("spec", "c", K("name", "ab")), False),
+        (
+            "spec.c[name=a].env[name=HOME]",
+            ("spec", "c", K("name", "a"), "env", K("name", "HOME")),
+            True,
+        ),
+        ("spec.c[*].env[*].value", ("spec", "c", K("name", "a"), "env", 3, "value"), True),
+        ("spec.**.value", ("spec", "c", K("name", "a"), "env", K("name", "B"), "value"), True),
+        ("Pod:spec.c[name=a]", ("spec", "c", K("name", "a")), True),
+        ("Job:spec.c[name=a]", ("spec", "c", K("name", "a")), False),
+        # a `[` that opens no item pattern is a literal character of a key
+        ("data.weird[key", ("data", "weird[key"), True),
+        (r"data.x\[0]", ("data", "x[0]"), True),
+    ],
+)
+def test_patterns_against_keyed_items(
+    pattern: str, path: tuple[fieldpath.Segment, ...], hit: bool
+) -> None:
+    assert _m(pattern, path, kind="Pod") is hit
+
+
+@pytest.mark.parametrize("pattern", ["spec.c[name=a", 'spec.c[name="a].x', 'spec.c[name="a"x]'])
+def test_unreadable_keyed_patterns_are_rejected(pattern: str) -> None:
+    with pytest.raises(ValueError):
+        fieldpath.compile_pattern(pattern)
+
+
+def test_strip_matches_keyed_items_by_key_position_or_star() -> None:
+    obj = {
+        "spec": {
+            "containers": [
+                {"name": "app", "image": "x", "env": [{"name": "A", "value": "1"}]},
+                {"name": "istio-proxy", "image": "y"},
+            ],
+            "args": ["--a", "--b"],
+        }
+    }
+
+    def strip(*patterns: str) -> object:
+        return fieldpath.strip(obj, "Deployment", fieldpath.compile_patterns(patterns))
+
+    assert strip("spec.containers[name=istio-*]") == {
+        "spec": {"containers": [obj["spec"]["containers"][0]], "args": ["--a", "--b"]}
+    }
+    assert strip("spec.containers[*].image", "spec.args[1]") == {
+        "spec": {
+            "containers": [
+                {"name": "app", "env": [{"name": "A", "value": "1"}]},
+                {"name": "istio-proxy"},
+            ],
+            "args": ["--a"],
+        }
+    }
+    assert strip("spec.containers[0].env[name=A].value") == {
+        "spec": {
+            "containers": [
+                {"name": "app", "image": "x", "env": [{"name": "A"}]},
+                {"name": "istio-proxy", "image": "y"},
+            ],
+            "args": ["--a", "--b"],
+        }
+    }

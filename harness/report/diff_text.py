@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from harness.analyze import Analysis, Move, Origin, TargetChange, summarize
-from harness.docdiff import DocChange, FieldChange, show_pair, without_owner_labels
+from harness.docdiff import DocChange, FieldChange, show_change, without_owner_labels
 from harness.gate import Expectation, MoveGroup, Verdict
 from harness.hazards.engine import HazardReport
 from harness.report.console import stdout
@@ -112,8 +112,7 @@ def field_lines(fields: Sequence[FieldChange], indent: str) -> list[str]:
             out.append(f"{indent}{f.path}: (multi-line)")
             out.extend(f"{indent}  {line}" for line in _string_diff(before, after))
             continue
-        old, new = show_pair(f)
-        out.append(f"{indent}{f.path}: {old} -> {new}")
+        out.append(indent + show_change(f))
     return out
 
 
