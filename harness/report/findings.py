@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from harness.hazards.engine import Gate, HazardReport, Suppressed
-from harness.hazards.finding import SEVERITIES, Finding
+from harness.hazards.finding import SEVERITIES, Finding, and_list
 
 LINT_SCHEMA = "harness.lint/v1"
 STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
@@ -64,6 +65,39 @@ def report_dict(report: HazardReport) -> dict[str, Any]:
     }
 
 
+# -- grouping ----------------------------------------------------------------------------------
+
+
+def _cluster_word(cluster: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w/-]){re.escape(cluster)}(?![\w/-])")
+
+
+def grouped(findings: Sequence[Finding]) -> list[tuple[Finding, str, list[str]]]:
+    """Findings that say the same thing in several clusters, once each.
+
+    Returns (first finding, its message naming every cluster, all ids). Overlays usually
+    share a base, so one unsafe move is otherwise reported once per cluster, word for word.
+    """
+    groups: dict[tuple[object, ...], list[Finding]] = {}
+    for f in findings:
+        message = _cluster_word(f.cluster).sub("\0", f.message) if f.cluster else f.message
+        key = (f.rule, f.severity, f.kustomizations, f.documents, message)
+        groups.setdefault(key, []).append(f)
+    out = []
+    for members in groups.values():
+        first = members[0]
+        clusters = [m.cluster for m in members if m.cluster]
+        message = first.message
+        if len(members) > 1 and first.cluster and len(set(clusters)) == len(members):
+            message = _cluster_word(first.cluster).sub(and_list(clusters), first.message)
+        out.append((first, message, [m.id for m in members]))
+    return out
+
+
+def _ids(ids: list[str]) -> str:
+    return ids[0] if len(ids) == 1 else f"{ids[0]} (+{len(ids) - 1} alike)"
+
+
 # -- text --------------------------------------------------------------------------------------
 
 
@@ -79,10 +113,10 @@ def print_findings(out: Console, report: HazardReport, *, heading: str = "") -> 
             _plural(n, s) for s in SEVERITIES if (n := sum(1 for f in findings if f.severity == s))
         )
         out.print(f"[bold]{escape(rule)}[/bold] ({tally})")
-        for f in findings:
+        for f, message, ids in grouped(findings):
             style = STYLE.get(f.severity, "")
-            out.print(f"  [{style}]{f.severity:<7}[/{style}] {escape(f.id)}")
-            out.print(f"          {escape(f.message)}")
+            out.print(f"  [{style}]{f.severity:<7}[/{style}] {escape(_ids(ids))}")
+            out.print(f"          {escape(message)}")
     for s in report.suppressed:
         out.print(
             f"[dim]  suppressed {escape(s.finding.id)} ({s.finding.severity}): "
@@ -123,11 +157,13 @@ def alert_blocks(
             continue
         title = f"**{_plural(len(findings), 'hazard ' + WORD[severity])}**"
         lines = [f"> [!{ALERT[severity]}]", f"> {title}"]
-        shown = findings if limit is None else findings[:limit]
-        for f in shown:
-            lines.append(f"> - **{f.rule}**: {_md(f.message)} `{f.id.replace('`', '')}`")
-        if len(shown) < len(findings):
-            lines.append(f"> - ... and {len(findings) - len(shown)} more (see `harness lint`)")
+        groups = grouped(findings)
+        shown = groups if limit is None else groups[:limit]
+        for f, message, ids in shown:
+            lines.append(f"> - **{f.rule}**: {_md(message)} `{_ids(ids).replace('`', '')}`")
+        if len(shown) < len(groups):
+            hidden = sum(len(ids) for _f, _m, ids in groups[len(shown) :])
+            lines.append(f"> - ... and {hidden} more (see `harness lint`)")
         blocks.append("\n".join(lines))
     if report.suppressed and suppressed_note:
         blocks.append(f"{len(report.suppressed)} hazard finding(s) suppressed by the config file.")

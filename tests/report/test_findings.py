@@ -49,3 +49,49 @@ def test_text_json_junit_and_github() -> None:
     assert lines[0].startswith("::error title=harness ownership-race%3Adev%3A")
     assert lines[1].startswith("::notice ")
     assert findings.counts_line(REPORT) == "1 error, 0 warnings, 1 info"
+
+
+def _race(cluster: str, doc: str = "Namespace/kube-system") -> Finding:
+    return Finding(
+        f"ownership-race:{cluster}:platform:cilium:{doc}",
+        "ownership-race",
+        "error",
+        cluster,
+        ("platform", "cilium"),
+        (doc,),
+        f"{doc} moves from platform to cilium in {cluster} while platform keeps prune: true",
+    )
+
+
+def test_the_same_finding_in_several_clusters_is_one_bullet() -> None:
+    report = HazardReport((_race("dev"), _race("prod"), _race("dev", "Secret/x")))
+    groups = findings.grouped(report.findings)
+    assert [(f.cluster, message, ids) for f, message, ids in groups] == [
+        (
+            "dev",
+            "Namespace/kube-system moves from platform to cilium in dev and prod while "
+            "platform keeps prune: true",
+            [
+                "ownership-race:dev:platform:cilium:Namespace/kube-system",
+                "ownership-race:prod:platform:cilium:Namespace/kube-system",
+            ],
+        ),
+        (
+            "dev",
+            "Secret/x moves from platform to cilium in dev while platform keeps prune: true",
+            ["ownership-race:dev:platform:cilium:Secret/x"],
+        ),
+    ]
+    text = findings.alert_blocks(report)
+    assert "> **3 hazard errors**" in text
+    assert text.count("> - **ownership-race**") == 2
+    assert "(+1 alike)" in text
+
+
+def test_cluster_names_inside_other_words_are_not_grouped_away() -> None:
+    """`dev` inside `devices` or `dev-tools` is not the cluster name."""
+    a = Finding("r:dev:x", "r", "warning", "dev", ("x",), (), "dev-tools in dev break devices")
+    b = Finding("r:prod:x", "r", "warning", "prod", ("x",), (), "dev-tools in prod break devices")
+    [(_first, message, ids)] = findings.grouped([a, b])
+    assert message == "dev-tools in dev and prod break devices"
+    assert ids == ["r:dev:x", "r:prod:x"]
