@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from harness import discover
 from harness.config import Config, default_jobs
+from harness.flux.targets import render_flux
 from harness.model import Snapshot, Target, TargetResult
 from harness.render import Renderer, render_paths
 
@@ -45,8 +46,6 @@ def render_repo(
         on_plan(len(targets))
     results = render_paths(renderer, targets, config.repo, jobs, on_done)
     if options.flux:
-        from harness.flux.targets import render_flux
-
         flux_results = render_flux(
             config, renderer, jobs=jobs, strict=options.strict, on_plan=on_plan, on_done=on_done
         )

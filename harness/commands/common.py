@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness import config as config_mod
 from harness import render
 from harness.config import Config
 from harness.discover import find_repo_root
 from harness.errors import ConfigError
-from harness.hazards.engine import HazardReport
 from harness.model import Snapshot
 from harness.pipeline import RenderOptions, render_repo
 from harness.report.console import render_progress
+
+if TYPE_CHECKING:
+    from harness.hazards.engine import HazardReport
 
 EXIT_OK = 0
 EXIT_DIFF = 1
