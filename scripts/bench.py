@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark harness against bare `kubectl kustomize` on the same targets, in one run.
 
-    python scripts/bench.py [REPO ...] [--repeat 3] [--jobs N]
+    python scripts/bench.py [REPO ...] [--repeat 3] [--jobs N] [--synthetic N]
 
 For each repo, best wall time of `--repeat` runs of:
   1. bare `kubectl kustomize` over the path-target directories, one after another;
@@ -9,7 +9,8 @@ For each repo, best wall time of `--repeat` runs of:
   3. harness rendering the same path targets in-process (renderer + document split + sha256);
   4. harness rendering path and Flux targets in-process (kustomize runs counted);
   5. `harness check` as a user runs it (process start, render, compare, hazards).
-Ratios are against (1) and (2). Timing lives here, never in tests.
+Ratios are against (1) and (2). `--synthetic N` adds a generated repo of N app directories
+(8 ConfigMaps each) plus one directory listing them all. Timing lives here, never in tests.
 """
 
 from __future__ import annotations
@@ -110,6 +111,26 @@ def bench(repo: Path, repeat: int, jobs: int) -> None:
         print(f"  {label:<{width}}  {secs:7.3f}s   x{secs / seq:5.2f} seq   x{secs / par:5.2f} par")
 
 
+def synthetic_repo(root: Path, apps: int) -> Path:
+    """N small kustomization dirs and one that aggregates them: breadth, not Flux depth."""
+    for i in range(apps):
+        app = root / "apps" / f"app{i:04d}"
+        app.mkdir(parents=True)
+        data = "".join(f"  key{x}: value{x}\n" for x in range(30))
+        for j in range(8):
+            (app / f"cm{j}.yaml").write_text(
+                f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{j}\n"
+                f"  namespace: ns{i}\ndata:\n{data}"
+            )
+        (app / "kustomization.yaml").write_text(
+            "resources:\n" + "".join(f"- cm{j}.yaml\n" for j in range(8))
+        )
+    (root / "apps" / "kustomization.yaml").write_text(
+        "resources:\n" + "".join(f"- app{i:04d}\n" for i in range(apps))
+    )
+    return root
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -117,9 +138,14 @@ def main() -> None:
     parser.add_argument("repos", nargs="*", type=Path)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--synthetic", type=int, default=0, metavar="N")
     args = parser.parse_args()
-    for repo in args.repos or [HERE / "examples" / "homelab"]:
+    repos = args.repos or ([] if args.synthetic else [HERE / "examples" / "homelab"])
+    for repo in repos:
         bench(repo.resolve(), args.repeat, args.jobs)
+    if args.synthetic:
+        with tempfile.TemporaryDirectory() as tmp:
+            bench(synthetic_repo(Path(tmp), args.synthetic), args.repeat, args.jobs)
 
 
 if __name__ == "__main__":
