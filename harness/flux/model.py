@@ -40,6 +40,9 @@ class SubstituteFrom:
     name: str
     optional: bool = False
 
+    def __str__(self) -> str:
+        return f"{self.kind}/{self.name}"
+
 
 @dataclass(frozen=True)
 class PostBuild:

@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from harness import yamlload
-from harness.flux.model import SpecError, parse_kustomization
+from harness.flux.model import PostBuild, SpecError, parse_kustomization
 from harness.model import DocId, Document, Snapshot, TargetResult
 
 KUSTOMIZE_GROUP = "kustomize.toolkit.fluxcd.io"
@@ -24,7 +24,6 @@ OWNER_NAMESPACE = f"{KUSTOMIZE_GROUP}/namespace"
 PRUNE_KEY = f"{KUSTOMIZE_GROUP}/prune"
 RECONCILE_KEY = f"{KUSTOMIZE_GROUP}/reconcile"
 SSA_KEY = f"{KUSTOMIZE_GROUP}/ssa"
-SUBSTITUTE_KEY = f"{KUSTOMIZE_GROUP}/substitute"
 DEFAULT_NAMESPACE = "flux-system"
 
 Key = tuple[str, str]  # (namespace, name) of a Flux Kustomization
@@ -65,31 +64,10 @@ def prune_protected(obj: Mapping[str, Any]) -> str | None:
     return None
 
 
-def substitution_disabled(obj: Mapping[str, Any]) -> bool:
-    return (meta_value(obj, SUBSTITUTE_KEY) or "").lower() == "disabled"
-
-
 def display(key: Key) -> str:
     """How findings name a Kustomization: `name`, or `namespace/name` outside flux-system."""
     namespace, name = key
     return name if namespace == DEFAULT_NAMESPACE else f"{namespace}/{name}"
-
-
-@dataclass(frozen=True)
-class SubstSource:
-    kind: str
-    name: str
-    optional: bool = False
-
-    def __str__(self) -> str:
-        return f"{self.kind}/{self.name}"
-
-
-@dataclass(frozen=True)
-class PostBuild:
-    substitute: Mapping[str, str] = field(default_factory=dict)
-    substitute_from: tuple[SubstSource, ...] = ()
-    always: bool = False
 
 
 @dataclass(frozen=True)
@@ -201,15 +179,6 @@ def _node_from(cluster: str, doc: Document, declared_by: str) -> KsNode:
         ks = parse_kustomization(obj, DEFAULT_NAMESPACE)
     except SpecError as exc:
         return KsNode(**{**base.__dict__, "spec_error": str(exc)})
-    post_build = None
-    if ks.post_build is not None:
-        post_build = PostBuild(
-            substitute=dict(ks.post_build.substitute),
-            substitute_from=tuple(
-                SubstSource(s.kind, s.name, s.optional) for s in ks.post_build.substitute_from
-            ),
-            always=ks.post_build.always,
-        )
     return KsNode(
         cluster=cluster,
         namespace=ks.namespace,
@@ -221,7 +190,7 @@ def _node_from(cluster: str, doc: Document, declared_by: str) -> KsNode:
         path=ks.path,
         source=(ks.source.kind, ks.source.namespace, ks.source.name),
         target_namespace=ks.target_namespace,
-        post_build=post_build,
+        post_build=ks.post_build,
         components=ks.components,
         patches=tuple(p.patch for p in ks.patches),
         declared_by=declared_by,

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.flux.model import substitution_disabled
 from harness.hazards.context import DiffContext, LintContext
 from harness.hazards.finding import Finding, Severity, and_list
-from harness.hazards.model import ClusterGraph, KsNode, parse, substitution_disabled
+from harness.hazards.model import ClusterGraph, KsNode, parse
 from harness.hazards.sources import (
     Reference,
     SourceDoc,
