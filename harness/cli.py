@@ -7,7 +7,7 @@ import functools
 import inspect
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -15,6 +15,9 @@ from harness import __version__
 from harness.commands import common
 from harness.errors import HarnessError
 from harness.gitref import Terminated
+
+if TYPE_CHECKING:
+    from harness.commands.diff import DiffOptions
 
 app = typer.Typer(
     name="harness",
@@ -174,8 +177,33 @@ FailOnHazardOpt = Annotated[
 ]
 
 
-def _severity(value: Severity | None) -> str | None:
-    return value.value if value is not None else None
+def _value(choice: enum.StrEnum | None) -> str | None:
+    return choice.value if choice is not None else None
+
+
+def _diff_options(
+    base: str | None,
+    head: str | None,
+    use_goldens: bool,
+    expect: Expect | None,
+    fail_on_diff: bool,
+    fail_on_hazard: Severity | None,
+    unified: int | None,
+    output: str = "text",
+) -> DiffOptions:
+    """`diff` and `comment` take the same sides and gates."""
+    from harness.commands.diff import DiffOptions
+
+    return DiffOptions(
+        base=base,
+        head=head,
+        goldens=use_goldens,
+        expect=expect.value if expect is not None else None,
+        fail_on_diff=fail_on_diff,
+        fail_on_hazard=_value(fail_on_hazard),
+        unified=unified,
+        output=output,
+    )
 
 
 @app.command()
@@ -188,7 +216,7 @@ def check(
     """Render all targets and compare them with the goldens (exit 0 match, 1 drift, 2 error)."""
     from harness.commands import check as cmd
 
-    return cmd.run(c, output.value, _severity(fail_on_hazard))
+    return cmd.run(c, output.value, _value(fail_on_hazard))
 
 
 @app.command()
@@ -259,15 +287,8 @@ def diff(
     """Render two sides and explain every difference (exit 0 ok, 1 expectation failed, 2 error)."""
     from harness.commands import diff as cmd
 
-    options = cmd.DiffOptions(
-        base=base,
-        head=head,
-        goldens=use_goldens,
-        expect=expect.value if expect is not None else None,
-        fail_on_diff=fail_on_diff,
-        fail_on_hazard=_severity(fail_on_hazard),
-        unified=unified,
-        output=output.value,
+    options = _diff_options(
+        base, head, use_goldens, expect, fail_on_diff, fail_on_hazard, unified, output.value
     )
     return cmd.run(c, options)
 
@@ -318,18 +339,9 @@ def comment(
 ) -> int:
     """Write the diff as a PR comment that fits GitHub's size limit (exit codes as diff)."""
     from harness.commands import comment as cmd
-    from harness.commands.diff import DiffOptions
 
     options = cmd.CommentOptions(
-        diff=DiffOptions(
-            base=base,
-            head=head,
-            goldens=use_goldens,
-            expect=expect.value if expect is not None else None,
-            fail_on_diff=fail_on_diff,
-            fail_on_hazard=_severity(fail_on_hazard),
-            unified=unified,
-        ),
+        diff=_diff_options(base, head, use_goldens, expect, fail_on_diff, fail_on_hazard, unified),
         budget=budget,
         split=split,
         max_parts=max_parts,
