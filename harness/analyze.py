@@ -9,7 +9,7 @@ targets of the same cluster: only those render the same thing.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -31,6 +31,7 @@ class Location:
 
     target: str
     change: DocChange
+    paired: bool = False  # the identity arrived there (for a removal) / left there (an addition)
 
     @property
     def identical(self) -> bool:
@@ -118,6 +119,15 @@ class RenderError:
 
 
 @dataclass(frozen=True)
+class PreexistingError:
+    """A target failing on both sides with the same message while its inputs did not change:
+    the change neither caused nor touched it, so it is shown once and not judged."""
+
+    target: str
+    message: str
+
+
+@dataclass(frozen=True)
 class Origin:
     """Where one side came from: a git commit, the working tree, or the goldens."""
 
@@ -158,10 +168,14 @@ class Analysis:
     moves: tuple[Move, ...] = ()
     duplicates: tuple[Duplicate, ...] = ()
     errors: tuple[RenderError, ...] = ()
+    preexisting: tuple[PreexistingError, ...] = ()
 
     @property
     def differing(self) -> list[TargetChange]:
         return [t for t in self.targets if t.differs]
+
+    def is_preexisting(self, target: str) -> bool:
+        return any(p.target == target for p in self.preexisting)
 
 
 class _Index:
@@ -189,12 +203,18 @@ def analyze(
     *,
     ignore: Sequence[FieldPattern] = (),
     unified: int | None = None,
+    same_inputs: Collection[str] = (),
 ) -> Analysis:
-    """The whole explanation of `base -> head`; pure, never renders or prints."""
+    """The whole explanation of `base -> head`; pure, never renders or prints.
+
+    `same_inputs` names the targets whose inputs are known not to have changed (see
+    inputs.py); only those can hold a pre-existing error."""
     differ = Differ(ignore, unified)
     labels = (base.label or "base", head.label or "head")
     comparison = compare(base, head)
+    preexisting = preexisting_errors(base, head, same_inputs)
     base_index, head_index = _Index(base.results.values()), _Index(head.results.values())
+    base_ids, head_ids = _ids(base), _ids(head)
     targets: list[TargetChange] = []
     for t in comparison.targets:
         scope: Scope = (t.kind, t.cluster)
@@ -202,7 +222,11 @@ def analyze(
             RemovedDoc(
                 doc,
                 tuple(
-                    Location(name, differ.compare(doc, other, labels=labels))
+                    Location(
+                        name,
+                        differ.compare(doc, other, labels=labels),
+                        doc.id not in base_ids.get(name, ()),
+                    )
                     for name, other in head_index.find(scope, doc.id, t.name)
                 ),
             )
@@ -212,7 +236,11 @@ def analyze(
             AddedDoc(
                 doc,
                 tuple(
-                    Location(name, differ.compare(other, doc, labels=labels))
+                    Location(
+                        name,
+                        differ.compare(other, doc, labels=labels),
+                        doc.id not in head_ids.get(name, ()),
+                    )
                     for name, other in base_index.find(scope, doc.id, t.name)
                 ),
             )
@@ -239,8 +267,29 @@ def analyze(
         targets=tuple(targets),
         moves=_moves(targets, differ, labels),
         duplicates=_duplicates(base, head),
-        errors=_errors(base, head),
+        errors=_errors(base, head, preexisting),
+        preexisting=preexisting,
     )
+
+
+def _ids(snapshot: Snapshot) -> dict[str, frozenset[DocId]]:
+    return {
+        name: frozenset(d.id for d in r.documents) for name, r in snapshot.results.items() if r.ok
+    }
+
+
+def preexisting_errors(
+    base: Snapshot, head: Snapshot, same_inputs: Collection[str]
+) -> tuple[PreexistingError, ...]:
+    """Targets failing on both sides with the same message and unchanged inputs."""
+    out = []
+    for name in sorted(set(same_inputs)):
+        before, after = base.results.get(name), head.results.get(name)
+        if before is None or after is None or before.ok or after.ok:
+            continue
+        if before.error == after.error:
+            out.append(PreexistingError(name, after.error or "render failed"))
+    return tuple(out)
 
 
 def _moves(
@@ -284,10 +333,14 @@ def _duplicates(base: Snapshot, head: Snapshot) -> tuple[Duplicate, ...]:
     return tuple(sorted(out, key=lambda d: (d.cluster or "", d.id)))
 
 
-def _errors(base: Snapshot, head: Snapshot) -> tuple[RenderError, ...]:
+def _errors(
+    base: Snapshot, head: Snapshot, preexisting: Sequence[PreexistingError] = ()
+) -> tuple[RenderError, ...]:
+    """Render errors that count: every failure except the pre-existing ones."""
     sides: tuple[tuple[Side, Snapshot], ...] = (("base", base), ("head", head))
     out: list[RenderError] = []
-    for name in sorted(set(base.results) | set(head.results)):
+    known = {p.target for p in preexisting}
+    for name in sorted((set(base.results) | set(head.results)) - known):
         for side, snapshot in sides:
             result = snapshot.results.get(name)
             if result is not None and not result.ok:

@@ -175,6 +175,14 @@ FailOnHazardOpt = Annotated[
         "worse; off by default, so --expect judges content alone.",
     ),
 ]
+FailOnPreexistingOpt = Annotated[
+    bool,
+    typer.Option(
+        "--fail-on-preexisting-error",
+        help="Also exit 2 for a target failing identically on both sides with unchanged "
+        "inputs (by default such a pre-existing error is shown once and not judged).",
+    ),
+]
 
 
 def _value(choice: enum.StrEnum | None) -> str | None:
@@ -190,6 +198,8 @@ def _diff_options(
     fail_on_hazard: Severity | None,
     unified: int | None,
     output: str = "text",
+    *,
+    fail_on_preexisting_error: bool = False,
 ) -> DiffOptions:
     """`diff` and `comment` take the same sides and gates."""
     from harness.commands.diff import DiffOptions
@@ -203,6 +213,7 @@ def _diff_options(
         fail_on_hazard=_value(fail_on_hazard),
         unified=unified,
         output=output,
+        fail_on_preexisting_error=fail_on_preexisting_error,
     )
 
 
@@ -283,12 +294,21 @@ def diff(
         typer.Option("--unified", "-U", min=0, help="Also show a unified diff, N context lines."),
     ] = None,
     output: CiOutputOpt = CiOutput.text,
+    fail_on_preexisting_error: FailOnPreexistingOpt = False,
 ) -> int:
     """Render two sides and explain every difference (exit 0 ok, 1 expectation failed, 2 error)."""
     from harness.commands import diff as cmd
 
     options = _diff_options(
-        base, head, use_goldens, expect, fail_on_diff, fail_on_hazard, unified, output.value
+        base,
+        head,
+        use_goldens,
+        expect,
+        fail_on_diff,
+        fail_on_hazard,
+        unified,
+        output.value,
+        fail_on_preexisting_error=fail_on_preexisting_error,
     )
     return cmd.run(c, options)
 
@@ -336,12 +356,22 @@ def comment(
         str | None,
         typer.Option("--marker", help="Hidden marker id (default: comment.id, harness:comment)."),
     ] = None,
+    fail_on_preexisting_error: FailOnPreexistingOpt = False,
 ) -> int:
     """Write the diff as a PR comment that fits GitHub's size limit (exit codes as diff)."""
     from harness.commands import comment as cmd
 
     options = cmd.CommentOptions(
-        diff=_diff_options(base, head, use_goldens, expect, fail_on_diff, fail_on_hazard, unified),
+        diff=_diff_options(
+            base,
+            head,
+            use_goldens,
+            expect,
+            fail_on_diff,
+            fail_on_hazard,
+            unified,
+            fail_on_preexisting_error=fail_on_preexisting_error,
+        ),
         budget=budget,
         split=split,
         max_parts=max_parts,

@@ -8,11 +8,18 @@ Pure function of an `Analysis`, so the rules are tested without rendering anythi
   removed from one target and is still rendered by another of the same scope with the same
   content (byte-identical, or differing only in the Flux owner labels), or was added to one
   target and was rendered with the same content by another before. Flux Kustomization objects
-  may be added (a new owner) or removed (an owner retired), and may change only in the
-  orchestration fields (`ORCHESTRATION_FIELDS`); those changes are listed. No new duplicate
-  owner in head.
+  may be added (a new owner) or removed (an owner retired), and may change in the
+  orchestration fields (`ORCHESTRATION_FIELDS`, which never change what is applied); those
+  changes are listed. They may also change in the fields that shape their output
+  (`OUTPUT_FIELDS`: `path`, `sourceRef`, `targetNamespace`, `components`, `patches`, ...) when
+  the Kustomization's own Flux target proves the output unchanged: it renders the same
+  documents (reformat-only and ignored differences aside), or every document it lost or
+  gained is rendered with the same content by another target of its cluster ("path moved,
+  output identical"). Only a change of output breaks a pure move. No new duplicate owner.
 - `changed`: anything else, including a target that failed to render on either side (it
-  cannot be proven unchanged; errors also make the exit code 2).
+  cannot be proven unchanged; errors also make the exit code 2). A *pre-existing* error (the
+  target fails on both sides with the same message and unchanged inputs, see inputs.py) is
+  no reason and no exit 2 unless asked for.
 """
 
 from __future__ import annotations
@@ -47,8 +54,28 @@ ORCHESTRATION_FIELDS = (
     "retryInterval",
     "timeout",
     "healthChecks",
+    "healthCheckExprs",
     "suspend",
 )
+# Spec fields that shape what the Kustomization renders: a change of them is judged by the
+# output of its Flux target, not by the field.
+OUTPUT_FIELDS = (
+    "path",
+    "sourceRef",
+    "targetNamespace",
+    "components",
+    "ignoreMissingComponents",
+    "patches",
+    "patchesStrategicMerge",
+    "patchesJson6902",
+    "images",
+    "namePrefix",
+    "nameSuffix",
+    "commonMetadata",
+    "postBuild",
+    "decryption",
+)
+OutputState = Literal["identical", "moved", "changed", "unknown"]
 
 
 def is_flux_kustomization(doc_id: DocId) -> bool:
@@ -78,6 +105,33 @@ class OrchestrationChange:
 
     def __str__(self) -> str:
         return f"{self.name}: {', '.join(self.changes)}"
+
+
+@dataclass(frozen=True)
+class Respecified:
+    """A Flux Kustomization whose output-shaping spec changed (`path ./a -> ./b`) while its
+    Flux target renders the same documents: `identical`, or `moved` (what it lost or gained
+    is rendered unchanged by another Kustomization of the cluster)."""
+
+    name: str
+    id: DocId
+    fields: tuple[str, ...]
+    changes: str
+    outcome: Literal["identical", "moved"]
+    targets: tuple[str, ...] = ()
+
+    @property
+    def what(self) -> str:
+        if self.fields == ("path",):
+            return "path moved"
+        return f"{', '.join(self.fields)} changed"
+
+    @property
+    def how(self) -> str:
+        return "output identical" if self.outcome == "identical" else "documents moved unchanged"
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.changes} ({self.how})"
 
 
 @dataclass(frozen=True)
@@ -113,6 +167,7 @@ class Verdict:
     groups: tuple[MoveGroup, ...] = ()
     notes: tuple[str, ...] = ()
     tally: Tally = field(default_factory=Tally)
+    respecified: tuple[Respecified, ...] = ()
 
     def holds(self, expect: Expectation) -> bool:
         if expect == "no-change":
@@ -121,10 +176,16 @@ class Verdict:
 
 
 def exit_code(
-    analysis: Analysis, verdict: Verdict, expect: Expectation | None, fail_on_diff: bool
+    analysis: Analysis,
+    verdict: Verdict,
+    expect: Expectation | None,
+    fail_on_diff: bool,
+    *,
+    fail_on_preexisting: bool = False,
 ) -> int:
-    """2 on render errors; 1 when the expectation fails, or on any change with fail_on_diff."""
-    if analysis.errors:
+    """2 on render errors (pre-existing ones only when asked); 1 when the expectation fails,
+    or on any change with fail_on_diff."""
+    if analysis.errors or (fail_on_preexisting and analysis.preexisting):
         return 2
     if expect is not None:
         return 0 if verdict.holds(expect) else 1
@@ -139,6 +200,8 @@ class _Judge:
         self.reasons: list[Reason] = []
         self.notes: list[str] = []
         self.orch: dict[tuple[DocId, tuple[str, ...]], list[str]] = defaultdict(list)
+        self.respec: dict[tuple[DocId, str], tuple[tuple[str, ...], str, list[str]]] = {}
+        self.by_name = {t.name: t for t in analysis.targets}
         self.moving = False
         self.tally: dict[str, int] = defaultdict(int)
         self.reported: set[tuple[str, DocId]] = set()
@@ -192,10 +255,12 @@ class _Judge:
             )
         if self.ignored:
             self.notes.append(f"{_plural(self.ignored, 'document')} differ only in ignore_fields")
+        if a.preexisting:
+            self.notes.append(preexisting_note(len(a.preexisting)))
         verdict: VerdictName = (
             "changed"
             if self.reasons
-            else ("pure-move" if self.moving or self.orch else "no-change")
+            else ("pure-move" if self.moving or self.orch or self.respec else "no-change")
         )
         return Verdict(
             verdict=verdict,
@@ -204,6 +269,7 @@ class _Judge:
             groups=move_groups(a),
             notes=tuple(self.notes),
             tally=Tally(**self.tally),
+            respecified=self._respecified(),
         )
 
     def _removed(self, t: TargetChange, r: RemovedDoc) -> None:
@@ -267,22 +333,80 @@ class _Judge:
         )
         self.orch[(doc.id, (f"removed{note}",))].append(target)
 
+    def _respecified(self) -> tuple[Respecified, ...]:
+        out = [
+            Respecified(
+                _ks_name(doc_id),
+                doc_id,
+                fields,
+                changes,
+                "identical" if outcome == "identical" else "moved",
+                tuple(sorted(set(targets))),
+            )
+            for (doc_id, changes), (fields, outcome, targets) in self.respec.items()
+        ]
+        return tuple(sorted(out, key=lambda r: (r.name, r.changes)))
+
     def _flux_ks_changed(self, change: DocChange, target: str, *, move: bool = False) -> None:
         real = [f for f in change.fields if not _orchestration_field(f, allow_owner=move)]
-        if real:
+        shaping = [f for f in real if _output_field(f)]
+        other = [f for f in real if not _output_field(f)]
+        if other:
             self.real(
                 "flux_kustomizations",
-                f"{target}: Flux Kustomization {_ks_name(change.id)}: {show_fields(real)} "
+                f"{target}: Flux Kustomization {_ks_name(change.id)}: {show_fields(other)} "
                 "(not an orchestration field)",
                 target,
                 change.id,
             )
             return
+        if shaping:
+            state, where = self._output_state(change.id, target)
+            if state in ("changed", "unknown"):
+                why = (
+                    f"its output changes (see {where})"
+                    if state == "changed"
+                    else f"its output is not verified ({where})"
+                )
+                self.real(
+                    "flux_kustomizations",
+                    f"{target}: Flux Kustomization {_ks_name(change.id)}: "
+                    f"{show_fields(shaping)}; {why}",
+                    target,
+                    change.id,
+                )
+                return
+            fields = tuple(dict.fromkeys(str(f.segments[1]) for f in shaping))
+            key = (change.id, show_fields(shaping, limit=len(shaping)))
+            entry = self.respec.setdefault(key, (fields, state, []))
+            entry[2].append(target)
+            if state == "moved" and entry[1] == "identical":
+                self.respec[key] = (fields, state, entry[2])
         if change.before is None or change.after is None:
             return
         listed = tuple(orchestration_changes(_spec(change.before), _spec(change.after)))
         if listed:
             self.orch[(change.id, listed)].append(target)
+
+    def _output_state(self, doc_id: DocId, target: str) -> tuple[OutputState, str]:
+        """What the Kustomization's own Flux target(s) show: same output, moved, or not."""
+        suffix = f"/{doc_id.namespace or 'flux-system'}/{doc_id.name}"
+        declaring = self.by_name.get(target)
+        if declaring is not None and declaring.kind == "flux":
+            names = [f"{declaring.cluster}{suffix}"]
+        else:
+            names = [n for n, t in self.by_name.items() if t.kind == "flux" and n.endswith(suffix)]
+        found = [self.by_name[n] for n in names if n in self.by_name]
+        if not found:
+            return "unknown", "no Flux target renders it"
+        states = [(_target_output(t), t.name) for t in found]
+        for wanted in ("unknown", "changed"):
+            for state, name in states:
+                if state == wanted:
+                    return state, (f"{name} failed to render" if state == "unknown" else name)
+        if any(state == "moved" for state, _n in states):
+            return "moved", found[0].name
+        return "identical", found[0].name
 
     def _move(self, m: Move) -> None:
         self.moving = True
@@ -311,6 +435,42 @@ def _with_changes(locations: Sequence[Any], verb: str) -> str:
         return " (new: no target rendered it before)"
     loc = min(locations, key=lambda loc: len(loc.change.fields))  # the closest version
     return f"; {loc.target} {verb} with changes: {show_fields(loc.change.fields)}"
+
+
+def _target_output(t: TargetChange) -> OutputState:
+    """`identical` when a target renders the same documents (Kustomization objects aside:
+    they are judged on their own), `moved` when all it lost or gained is rendered with the
+    same content by another target of its scope, `changed` otherwise."""
+    if t.status == "error":
+        return "unknown"
+    if t.status == "match":
+        return "identical"
+    if t.status != "changed":
+        return "changed"
+    for c in t.changed:
+        if not (c.reformat_only or c.ignored_only or is_flux_kustomization(c.id)):
+            return "changed"
+    moved = False
+    entries: list[RemovedDoc | AddedDoc] = [*t.removed, *t.added]
+    for entry in entries:
+        if is_flux_kustomization(entry.doc.id):
+            continue
+        if not entry.accounted:
+            return "changed"
+        moved = True
+    return "moved" if moved else "identical"
+
+
+def _output_field(f: FieldChange) -> bool:
+    segs = f.segments
+    return len(segs) >= 2 and segs[0] == "spec" and segs[1] in OUTPUT_FIELDS
+
+
+def preexisting_note(n: int) -> str:
+    return (
+        f"{_plural(n, 'pre-existing render error')} (failing the same way on both sides, "
+        "inputs unchanged; not judged)"
+    )
 
 
 def _orchestration_field(f: FieldChange, *, allow_owner: bool) -> bool:
@@ -422,9 +582,11 @@ def move_groups(analysis: Analysis) -> tuple[MoveGroup, ...]:
 
 
 def _closest(name: str, locations: Sequence[Any]) -> Any:
-    """The relocation target nearest in the tree (`platform` -> `platform/cilium`)."""
+    """Where a document went: a target it arrived in (not one that rendered it all along,
+    like an aggregating parent), the nearest in the tree (`platform` -> `platform/cilium`)."""
     if not locations:
         return None
+    locations = [loc for loc in locations if loc.paired] or list(locations)
 
     def key(loc: Any) -> tuple[int, int, str]:
         common = os.path.commonpath([name, loc.target]) if name != "." else ""

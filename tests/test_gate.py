@@ -67,22 +67,76 @@ def test_a_value_changed_on_the_way_fails_pure_move_and_names_the_field() -> Non
         ("  components:\n  - ../c\n", "spec.components"),
     ],
 )
-def test_non_orchestration_flux_kustomization_changes_are_real(extra: str, field: str) -> None:
+def test_output_field_change_without_its_flux_target_is_not_verified(
+    extra: str, field: str
+) -> None:
     base = snapshot({"clusters/base": [ks("apps", "./apps")]})
     head = snapshot({"clusters/base": [ks("apps", "./apps", extra=extra)]})
     _, v = verdict_of(base, head)
     assert v.verdict == "changed"
     [reason] = v.reasons
-    assert field in str(reason) and "not an orchestration field" in str(reason)
+    assert field in str(reason)
+    assert "its output is not verified (no Flux target renders it)" in str(reason)
     assert v.tally.flux_kustomizations == 1
 
 
-def test_path_change_is_real() -> None:
-    base = snapshot({"clusters/base": [ks("apps", "./apps")]})
-    head = snapshot({"clusters/base": [ks("apps", "./apps2")]})
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        ("  serviceAccountName: deployer\n", "spec.serviceAccountName"),
+        ("  kubeConfig:\n    secretRef:\n      name: remote\n", "spec.kubeConfig"),
+    ],
+)
+def test_fields_that_change_where_or_how_it_applies_are_real(extra: str, field: str) -> None:
+    flux = {"dev/flux-system/apps": [cm("a", owner="apps")]}
+    base = snapshot({"dev/flux-system/flux-system": [ks("apps", "./apps")], **flux})
+    head = snapshot({"dev/flux-system/flux-system": [ks("apps", "./apps", extra=extra)], **flux})
     _, v = verdict_of(base, head)
     assert v.verdict == "changed"
-    assert "spec.path: ./apps -> ./apps2" in str(v.reasons[0])
+    [reason] = v.reasons
+    assert field in str(reason) and "not an orchestration field" in str(reason)
+
+
+def test_path_change_with_identical_output_is_a_pure_move() -> None:
+    flux = {"dev/flux-system/apps": [cm("a", owner="apps")]}
+    base = snapshot({"dev/flux-system/flux-system": [ks("apps", "./apps")], **flux})
+    head = snapshot({"dev/flux-system/flux-system": [ks("apps", "./apps2")], **flux})
+    a, v = verdict_of(base, head)
+    assert v.verdict == "pure-move", v.reasons
+    [r] = v.respecified
+    assert (r.name, r.what, r.how) == ("apps", "path moved", "output identical")
+    assert str(r) == "apps: spec.path: ./apps -> ./apps2 (output identical)"
+    assert gate.exit_code(a, v, "pure-move", False) == 0
+
+
+def test_path_change_with_changed_output_is_real() -> None:
+    base = snapshot(
+        {
+            "dev/flux-system/flux-system": [ks("apps", "./apps")],
+            "dev/flux-system/apps": [cm("a", owner="apps")],
+        }
+    )
+    head = snapshot(
+        {
+            "dev/flux-system/flux-system": [ks("apps", "./apps2")],
+            "dev/flux-system/apps": [cm("a", owner="apps", k="other")],
+        }
+    )
+    _, v = verdict_of(base, head)
+    assert v.verdict == "changed"
+    messages = [str(r) for r in v.reasons]
+    assert (
+        "dev/flux-system/flux-system: Flux Kustomization apps: spec.path: ./apps -> ./apps2; "
+        "its output changes (see dev/flux-system/apps)" in messages
+    )
+
+
+def test_health_check_exprs_are_orchestration() -> None:
+    exprs = "  healthCheckExprs:\n  - apiVersion: v1\n    kind: X\n    current: 'true'\n"
+    base = snapshot({"clusters/base": [ks("apps", "./apps")]})
+    head = snapshot({"clusters/base": [ks("apps", "./apps", extra=exprs)]})
+    _, v = verdict_of(base, head)
+    assert v.verdict == "pure-move", v.reasons
 
 
 def test_orchestration_only_changes_are_a_pure_move() -> None:

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from harness import gate, gitref, goldens
+from harness import gate, gitref, goldens, inputs
 from harness.analyze import Analysis, Origin, analyze, ignore_patterns
 from harness.commands.common import (
     Common,
@@ -40,6 +40,7 @@ class DiffOptions:
     fail_on_hazard: str | None = None
     unified: int | None = None
     output: str = "text"
+    fail_on_preexisting_error: bool = False
 
 
 def config_at(cfg: Config, repo: Path) -> Config:
@@ -56,15 +57,18 @@ def _rebase(path: Path, old_root: Path, new_root: Path) -> Path:
 
 def _side(
     common: Common, cfg: Config, renderer: Renderer, ref: str | None
-) -> tuple[Snapshot, Origin]:
-    """Render a ref from a temporary checkout (gone when this returns), or the working tree."""
+) -> tuple[Snapshot, Origin, dict[str, str]]:
+    """Render a ref from a temporary checkout (gone when this returns), or the working tree;
+    with the input digests of its failed targets, taken while the tree exists."""
     if ref is None:
         origin = Origin("worktree", "working tree", path=str(cfg.repo))
-        return render_snapshot(common, cfg, renderer, label=origin.label), origin
+        snapshot = render_snapshot(common, cfg, renderer, label=origin.label)
+        return snapshot, origin, inputs.side_digests(cfg.repo, snapshot)
     with gitref.checkout(cfg.repo, ref) as checkout:
         origin = Origin("git", checkout.label, ref=ref, sha=checkout.sha)
         at = config_at(cfg, checkout.repo)
-        return render_snapshot(common, at, renderer, label=origin.label), origin
+        snapshot = render_snapshot(common, at, renderer, label=origin.label)
+        return snapshot, origin, inputs.side_digests(at.repo, snapshot)
 
 
 @dataclass(frozen=True)
@@ -139,17 +143,30 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
             if ref is not None:
                 gitref.resolve(root, ref)  # a typo fails before anything renders
     renderer = renderer_for(common, cfg)
+    base_digests: dict[str, str] = {}  # goldens hold no failures: nothing is pre-existing
     if options.goldens:
         base = goldens.to_snapshot(goldens.load(cfg.goldens), cfg.repo)
         base_origin = Origin("goldens", f"goldens ({cfg.goldens})", path=str(cfg.goldens))
     else:
-        base, base_origin = _side(common, cfg, renderer, base_ref)
-    head, head_origin = _side(common, cfg, renderer, options.head)
-    analysis = analyze(base, head, ignore=ignore, unified=options.unified)
+        base, base_origin, base_digests = _side(common, cfg, renderer, base_ref)
+    head, head_origin, head_digests = _side(common, cfg, renderer, options.head)
+    analysis = analyze(
+        base,
+        head,
+        ignore=ignore,
+        unified=options.unified,
+        same_inputs=inputs.same_inputs(base_digests, head_digests),
+    )
     verdict = gate.judge(analysis)
     hazards = hazard_engine.diff_for(cfg, base, head, cfg.repo if options.head is None else None)
     code = hazard_gate(
-        gate.exit_code(analysis, verdict, options.expect, options.fail_on_diff),
+        gate.exit_code(
+            analysis,
+            verdict,
+            options.expect,
+            options.fail_on_diff,
+            fail_on_preexisting=options.fail_on_preexisting_error,
+        ),
         hazards,
         options.fail_on_hazard,
     )

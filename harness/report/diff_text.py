@@ -50,10 +50,24 @@ def verdict_line(analysis: Analysis, verdict: Verdict) -> str:
     return "changed: " + ", ".join(parts)
 
 
+def respecified_phrase(verdict: Verdict, limit: int = 3) -> str:
+    """`media: path moved, output identical`, or `4 Flux Kustomizations: path moved, ...`."""
+    items = verdict.respecified
+    if len(items) <= limit:
+        return "; ".join(f"{r.name}: {r.what}, {r.how}" for r in items)
+    kinds: dict[tuple[str, str], int] = {}
+    for r in items:
+        kinds[(r.what, r.how)] = kinds.get((r.what, r.how), 0) + 1
+    return "; ".join(
+        f"{_plural(n, 'Flux Kustomization')}: {what}, {how}" for (what, how), n in kinds.items()
+    )
+
+
 def _pure_move_line(verdict: Verdict) -> str:
     groups = verdict.groups
+    respec = respecified_phrase(verdict)
     if not groups:
-        what = "no document changes content"
+        what = respec or "no document changes content"
         if verdict.orchestration:
             what += f"; {_plural(len(verdict.orchestration), 'orchestration change')}"
         return f"pure move: {what}; 0 changed"
@@ -66,7 +80,7 @@ def _pure_move_line(verdict: Verdict) -> str:
         how = "byte-identical"
     else:
         how = "content-identical"
-    return f"{head}: {moved}, {how}; 0 changed"
+    return f"{head}: {moved}, {how}; {respec + '; ' if respec else ''}0 changed"
 
 
 def _group(g: MoveGroup) -> str:
@@ -214,6 +228,11 @@ def print_diff(
         out.print("[bold]Flux Kustomization orchestration[/bold]")
         for o in verdict.orchestration:
             out.print(f"  {escape(str(o))}")
+    if verdict.respecified:
+        out.print()
+        out.print("[bold]Flux Kustomization spec changes with the same output[/bold]")
+        for r in verdict.respecified:
+            out.print(f"  {escape(str(r))}")
     if analysis.duplicates:
         out.print()
         out.print("[bold]duplicates[/bold]")

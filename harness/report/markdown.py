@@ -284,7 +284,11 @@ def _local(target: str, cluster: str | None) -> str:
 
 
 def _best(r: RemovedDoc) -> Location:
-    return sorted(r.still_rendered_by, key=lambda loc: (not loc.same_content, loc.target))[0]
+    """Where it went: same content first, then a target it arrived in (not an aggregating
+    parent that rendered it all along)."""
+    return sorted(
+        r.still_rendered_by, key=lambda loc: (not loc.same_content, not loc.paired, loc.target)
+    )[0]
 
 
 def _moves_block(lines: Sequence[str], limit: int | None) -> str:
@@ -453,7 +457,9 @@ def added_entry(a: AddedDoc) -> mb.Entry:
     if not a.previously_rendered_by:
         return mb.Entry((f"- {line}\n",))
     line += f" previously rendered by {_where(a.previously_rendered_by)}"
-    best = sorted(a.previously_rendered_by, key=lambda loc: (not loc.same_content, loc.target))[0]
+    best = sorted(
+        a.previously_rendered_by, key=lambda loc: (not loc.same_content, not loc.paired, loc.target)
+    )[0]
     if best.same_content:
         return mb.Entry((f"- {line}\n",))
     return rich_entry(line, best.change)
