@@ -4,9 +4,14 @@ renders it, so Flux's garbage collection deletes it.
 Flux prunes the stale part of a `prune: true` Kustomization's inventory, and deleting a
 `prune: true` Kustomization object garbage-collects everything it applied. Objects marked
 `kustomize.toolkit.fluxcd.io/prune: disabled` (or `reconcile: disabled`, `ssa: Ignore`) are
-skipped, and `prune: false` leaves them orphaned. Clusters with a head target that failed to
-render are skipped: the failing Kustomization applies (and prunes) nothing, and what it would
-have rendered is unknown.
+skipped, and `prune: false` leaves them orphaned.
+
+A head target that failed to render never silences the rest of its cluster. Only documents
+whose fate it hides are left unjudged: those of a Kustomization that itself failed (it applies
+and prunes nothing until fixed) or whose declaring Kustomization failed (whether it still
+exists is unknown). Each such owner gets one `prune-delete:unjudged:...` finding naming what
+was skipped and why. A document that moved into a failed target is judged as gone: the
+failing Kustomization applies nothing, so the old owner's prune does delete it.
 """
 
 from __future__ import annotations
@@ -27,13 +32,35 @@ class PruneDelete:
 
     def check_diff(self, ctx: DiffContext) -> list[Finding]:
         out: list[Finding] = []
+        unjudged: dict[tuple[str, Key], tuple[str, list[str]]] = {}
         for d in ctx.departures():
-            if d.new_owners or d.head.failed():
+            if d.new_owners:
+                continue
+            why = hidden_by_failure(d.base, d.head, d.owner)
+            if why is not None:
+                unjudged.setdefault((d.cluster, d.owner), (why, []))[1].append(str(d.doc.id))
                 continue
             finding = self._gone(ctx, d.cluster, d.base, d.head, d.owner, d.doc)
             if finding is not None:
                 out.append(finding)
+        for (cluster, key), (why, docs) in sorted(unjudged.items()):
+            out.append(self._unjudged(cluster, key, why, docs))
         return out
+
+    def _unjudged(self, cluster: str, key: Key, why: str, docs: list[str]) -> Finding:
+        return Finding(
+            id=f"{self.id}:unjudged:{cluster}:{display(key)}",
+            rule=self.id,
+            severity="warning",
+            cluster=cluster,
+            kustomizations=(display(key),),
+            documents=tuple(sorted(docs)),
+            message=(
+                f"prune-delete could not judge {len(docs)} document(s) {display(key)} rendered "
+                f"in {cluster} before ({and_list(sorted(docs), 4)}): {why}; fix the render "
+                "error and run the diff again to see what its prune would delete."
+            ),
+        )
 
     def _gone(
         self,
@@ -108,6 +135,30 @@ def prunes(base: ClusterGraph, head: ClusterGraph, key: Key) -> tuple[bool, str]
                 "so the Kustomization object itself stays"
             )
     return True, f"{display(key)} is removed and garbage-collects what it applied"
+
+
+def hidden_by_failure(base: ClusterGraph, head: ClusterGraph, key: Key) -> str | None:
+    """Why a failed head target hides what Kustomization `key` does with its documents, or
+    None when nothing does (failures elsewhere in the cluster do not)."""
+    result = head.result(key)
+    if result is not None and not result.ok:
+        return (
+            f"{display(key)} failed to render in head (it applies and prunes nothing until fixed)"
+        )
+    if key in head.nodes:
+        return None
+    seen: set[Key] = set()
+    declarer = _declarer(base, key)
+    while declarer is not None and declarer not in seen:
+        seen.add(declarer)
+        declared = head.result(declarer)
+        if declared is not None and not declared.ok:
+            return (
+                f"{display(declarer)}, which declares {display(key)}, failed to render in head, "
+                f"so whether {display(key)} still exists is unknown"
+            )
+        declarer = _declarer(base, declarer)
+    return None
 
 
 def _declarer(graph: ClusterGraph, key: Key) -> Key | None:

@@ -86,11 +86,53 @@ def test_removed_kustomization_garbage_collects_unless_parent_keeps_it() -> None
     )
 
 
-def test_cluster_with_a_failed_head_target_is_skipped() -> None:
+def test_a_failed_owner_is_unjudged_and_says_so() -> None:
     base = _cluster([cm("x", "db")])
     head = snapshot(
         flux("dev", ROOT, ks("apps"), ks("infra")),
         flux("dev", "apps", error="kustomize failed"),
         flux("dev", "infra", cm("coredns", "kube-system")),
     )
-    assert _diff(base, head) == {}
+    found = _diff(base, head)
+    assert list(found) == ["prune-delete:unjudged:dev:apps"]
+    f = found["prune-delete:unjudged:dev:apps"]
+    assert f.severity == "warning" and f.documents == ("ConfigMap/db/x",)
+    assert "apps failed to render in head" in f.message
+
+
+def test_a_failed_target_elsewhere_does_not_silence_the_cluster() -> None:
+    """Two PVC-backed apps removed while an unrelated Kustomization fails to render."""
+    pvc_a, pvc_b = (
+        obj("PersistentVolumeClaim", "data", "a"),
+        obj("PersistentVolumeClaim", "data", "b"),
+    )
+    base = snapshot(
+        flux("dev", ROOT, ks("a"), ks("b"), ks("broken")),
+        flux("dev", "a", pvc_a),
+        flux("dev", "b", pvc_b),
+        flux("dev", "broken", error="kustomize: missing.yaml: no such file"),
+    )
+    head = snapshot(
+        flux("dev", ROOT, ks("broken")),
+        flux("dev", "broken", error="kustomize: missing.yaml: no such file"),
+    )
+    found = _diff(base, head)
+    assert found["prune-delete:dev:a:PersistentVolumeClaim/a/data"].severity == "error"
+    assert found["prune-delete:dev:b:PersistentVolumeClaim/b/data"].severity == "error"
+    assert not any(":unjudged:" in i for i in found)
+
+
+def test_a_failed_declarer_leaves_its_children_unjudged() -> None:
+    base = snapshot(
+        flux("dev", ROOT, ks("apps")),
+        flux("dev", "apps", ks("child")),
+        flux("dev", "child", cm("x", "db")),
+    )
+    head = snapshot(flux("dev", ROOT, ks("apps")), flux("dev", "apps", error="boom"))
+    found = _diff(base, head)
+    assert "prune-delete:unjudged:dev:child" in found
+    assert (
+        "apps, which declares child, failed to render"
+        in found["prune-delete:unjudged:dev:child"].message
+    )
+    assert not any(i.startswith("prune-delete:dev:child:") for i in found)
