@@ -6,9 +6,10 @@ fnmatch glob, `target` (glob) against the finding's cluster, a Kustomization nam
 `cluster/kustomization` pair or a document id. Suppressed findings are kept, with the reason,
 so outputs can say what was silenced.
 
-A diff reports the diff rules' findings plus the lint findings the change introduces: lint
-ids present in head but not in base, both computed from the renders alone (no source files),
-so a checkout that no longer exists cannot make an old finding look new.
+A diff reports the diff rules' findings plus the lint findings the change introduces, both
+sides computed from the renders alone (no source files), so a checkout that no longer exists
+cannot make an old finding look new; "introduced" compares what findings are about (their
+objects, after following renames and moves), not their ids (see introduced.py).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from harness.hazards import (
     crd_order,
     depends_on,
     duplicate_owner,
+    introduced,
     overlay_parity,
     ownership_race,
     prune_delete,
@@ -194,12 +196,12 @@ def diff(
     for rule in rules:
         findings.extend(_run(rule, "diff", ctx))
     if new_lint:
-        before = {f.id for f in lint_findings(LintContext(base, sources=src), rules)}
-        bare = {f.id: f for f in lint_findings(LintContext(head, sources=src), rules)}
-        new = set(bare) - before
+        before = lint_findings(LintContext(base, sources=src), rules)
+        bare = _unique(lint_findings(LintContext(head, sources=src), rules))
+        new = introduced.introduced(before, bare, introduced.renames(base, head))
         if new:
             full = {f.id: f for f in lint_findings(head_ctx, rules)} if head_repo else {}
-            findings.extend(full.get(i) or bare[i] for i in sorted(new))
+            findings.extend(full.get(f.id) or f for f in new)
     return _report(findings, suppressions, None)
 
 
