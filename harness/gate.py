@@ -89,6 +89,7 @@ class Reason:
     message: str
     target: str | None = None
     id: str | None = None
+    counter: str = ""  # the Tally field it counts in
 
     def __str__(self) -> str:
         return self.message
@@ -212,7 +213,7 @@ class _Judge:
 
     def real(self, counter: str, message: str, target: str | None, doc_id: DocId | None) -> None:
         self.tally[counter] += 1
-        self.reasons.append(Reason(message, target, str(doc_id) if doc_id else None))
+        self.reasons.append(Reason(message, target, str(doc_id) if doc_id else None, counter))
 
     def run(self) -> Verdict:
         a = self.analysis
@@ -468,8 +469,8 @@ def _output_field(f: FieldChange) -> bool:
 
 def preexisting_note(n: int) -> str:
     return (
-        f"{_plural(n, 'pre-existing render error')} (failing the same way on both sides, "
-        "inputs unchanged; not judged)"
+        f"{_plural(n, 'pre-existing render error')}: failing the same way on both sides, "
+        "inputs unchanged, not judged"
     )
 
 

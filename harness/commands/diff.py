@@ -107,6 +107,7 @@ def run(common: Common, options: DiffOptions) -> int:
             options.fail_on_diff,
             elapsed=result.elapsed,
             hazards=result.hazards,
+            fail_on_preexisting=options.fail_on_preexisting_error,
         )
     elif options.output == "github":
         github.print_diff(

@@ -12,6 +12,7 @@ from harness.docdiff import DocChange, FieldChange
 from harness.gate import Expectation, Verdict
 from harness.hazards.engine import HazardReport
 from harness.model import RendererInfo, Snapshot
+from harness.report.counts import count
 from harness.report.diff_text import verdict_line
 from harness.report.findings import finding_dict, suppressed_dict
 
@@ -122,6 +123,7 @@ def payload(
     hazards: HazardReport | None = None,
 ) -> dict[str, Any]:
     s = summarize(analysis)
+    c = count(analysis, verdict)
     return {
         "schema": SCHEMA,
         "base": _side(base, analysis.base),
@@ -140,6 +142,8 @@ def payload(
             "moved_pure_ownership": s.moved_pure_ownership,
             "duplicates": s.duplicates,
             "errors": s.errors,
+            # the counting model of every headline (report/counts.py, docs/json-schemas.md)
+            "counts": c.as_dict(),
         },
         "verdict": verdict.verdict,
         "verdict_line": verdict_line(analysis, verdict),
@@ -147,7 +151,8 @@ def payload(
         "expectation_met": None if expect is None else verdict.holds(expect),
         "exit_code": exit_code,
         "reasons": [
-            {"message": r.message, "target": r.target, "id": r.id} for r in verdict.reasons
+            {"message": r.message, "target": r.target, "id": r.id, "counts_as": r.counter}
+            for r in verdict.reasons
         ],
         "orchestration": [
             {
@@ -183,6 +188,20 @@ def payload(
         ],
         "errors": [
             {"target": e.target, "side": e.side, "message": e.message} for e in analysis.errors
+        ],
+        "preexisting_errors": [
+            {"target": p.target, "message": p.message} for p in analysis.preexisting
+        ],
+        "respecified": [
+            {
+                "kustomization": r.name,
+                "id": str(r.id),
+                "fields": list(r.fields),
+                "changes": r.changes,
+                "outcome": r.outcome,
+                "targets": list(r.targets),
+            }
+            for r in verdict.respecified
         ],
         # hazard findings of the change (issue 6; schema in docs/json-schemas.md)
         "findings": [finding_dict(f) for f in hazards.findings] if hazards else [],

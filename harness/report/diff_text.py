@@ -11,11 +11,12 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.markup import escape
 
-from harness.analyze import Analysis, Move, Origin, TargetChange, summarize
+from harness.analyze import Analysis, Move, Origin, TargetChange
 from harness.docdiff import DocChange, FieldChange, show_change, without_owner_labels
 from harness.gate import Expectation, MoveGroup, Verdict
 from harness.hazards.engine import HazardReport
 from harness.report.console import stdout
+from harness.report.counts import count, targets_line
 from harness.report.findings import print_findings
 
 MAX_REASONS = 20
@@ -27,26 +28,27 @@ def _plural(n: int, word: str) -> str:
 
 
 def verdict_line(analysis: Analysis, verdict: Verdict) -> str:
-    """The one line that answers the reviewer: no change, a pure move, or what changed."""
+    """The one line that answers the reviewer: no change, a pure move, or what changed.
+
+    Every number is a field of report/counts.py (the JSON `summary`)."""
+    c = count(analysis, verdict)
     if verdict.verdict == "no-change":
-        s = summarize(analysis)
         line = (
-            f"no change: {_plural(s.targets, 'target')}, "
-            f"{_plural(s.documents_after, 'document')} unchanged"
+            f"no change: {_plural(c.targets_compared, 'target')}, "
+            f"{_plural(c.documents_after, 'document')} unchanged"
         )
         return line + (f" ({'; '.join(verdict.notes)})" if verdict.notes else "")
     if verdict.verdict == "pure-move":
         return _pure_move_line(verdict)
-    t = verdict.tally
-    parts = [f"{t.changed} changed", f"{t.added} added", f"{t.removed} removed"]
-    if t.moved_with_changes:
-        parts.append(f"{t.moved_with_changes} moved with changes")
-    if t.flux_kustomizations:
-        parts.append(f"{t.flux_kustomizations} Flux Kustomization changes")
-    if t.duplicates:
-        parts.append(_plural(t.duplicates, "duplicate owner"))
-    if t.errors:
-        parts.append(_plural(t.errors, "render error"))
+    parts = [f"{c.changed} changed", f"{c.added} added", f"{c.removed} removed"]
+    if c.moved_with_changes:
+        parts.append(f"{c.moved_with_changes} moved with changes")
+    if c.kustomizations_changed:
+        parts.append(f"{c.kustomizations_changed} Flux Kustomization changes")
+    if c.duplicates:
+        parts.append(_plural(c.duplicates, "duplicate owner"))
+    if c.targets_error:
+        parts.append(_plural(c.targets_error, "render error"))
     return "changed: " + ", ".join(parts)
 
 
@@ -244,13 +246,15 @@ def print_diff(
         out.print()
         for e in analysis.errors:
             out.print(f"[red]error: {escape(e.target)} ({e.side}): {escape(e.message)}[/red]")
+    if analysis.preexisting:
+        out.print()
+        for p in analysis.preexisting:
+            out.print(
+                f"[yellow]pre-existing error: {escape(p.target)} (base and head, inputs "
+                f"unchanged): {escape(p.message)}[/yellow]"
+            )
     if hazards is not None and (hazards.findings or hazards.suppressed):
         out.print()
         print_findings(out, hazards, heading="[bold]hazards[/bold]")
-    summary = summarize(analysis)
     out.print()
-    out.print(
-        f"{summary.targets_changed}/{summary.targets} targets differ, "
-        f"{summary.unchanged_targets} unchanged, {_plural(summary.errors, 'error')}",
-        style="dim",
-    )
+    out.print(escape(targets_line(count(analysis, verdict))), style="dim")

@@ -104,6 +104,14 @@ def diff_lines(
         or (fail_on_diff and verdict.verdict != "no-change")
     )
     lines = _annotations("diff", cases, analysis.head, failing=failed)
+    for p in analysis.preexisting:
+        lines.append(
+            annotation(
+                "warning",
+                f"pre-existing render error (base and head, inputs unchanged): {p.message}",
+                title=f"harness diff: {p.target}",
+            )
+        )
     line = verdict_line(analysis, verdict)
     lines.append(annotation("error" if failed else "notice", line, title="harness diff"))
     return lines
@@ -168,7 +176,11 @@ def diff_summary(analysis: Analysis, verdict: Verdict, body: str | None = None) 
     if body is not None:
         return body
     out = [f"### {mb.escape_text(verdict_line(analysis, verdict))}", ""]
-    rows = [t for t in analysis.targets if t.differs or t.status == "error"]
+    rows = [
+        t
+        for t in analysis.targets
+        if t.differs or (t.status == "error" and not analysis.is_preexisting(t.name))
+    ]
     if rows:
         out += ["| target | documents | removed | added | changed |", *_rule(5)]
         for t in rows[:SUMMARY_ROWS]:
@@ -180,6 +192,10 @@ def diff_summary(analysis: Analysis, verdict: Verdict, body: str | None = None) 
             out.append(f"\n_... and {len(rows) - SUMMARY_ROWS} more targets._")
     for e in analysis.errors[:SUMMARY_ROWS]:
         out.append(f"\n- **error** {mb.code(e.target)} ({e.side}): {mb.code(e.message[:500])}")
+    for p in analysis.preexisting[:SUMMARY_ROWS]:
+        out.append(
+            f"\n- **pre-existing error** {mb.code(p.target)}: {mb.code(p.message[:500])}"
+        )
     return "\n".join(out) + "\n"
 
 

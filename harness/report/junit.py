@@ -36,6 +36,7 @@ class Case:
     failure: tuple[str, str, str] | None = None
     error: tuple[str, str, str] | None = None
     output: str = ""
+    skipped: str | None = None  # why the case was not run (a pre-existing render error)
 
 
 def clean(text: str, limit: int = MAX_TEXT) -> str:
@@ -58,10 +59,11 @@ def document(suite: str, cases: Sequence[Case], elapsed: float = 0.0) -> str:
     for case in cases:
         groups.setdefault(case.classname, []).append(case)
     share = elapsed / len(cases) if cases else 0.0
-    totals = {"tests": 0, "failures": 0, "errors": 0}
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for group, members in sorted(groups.items()):
         failures = sum(1 for c in members if c.failure and not c.error)
         errors = sum(1 for c in members if c.error)
+        skipped = sum(1 for c in members if c.skipped is not None and not (c.error or c.failure))
         node = ET.SubElement(
             root,
             "testsuite",
@@ -69,12 +71,13 @@ def document(suite: str, cases: Sequence[Case], elapsed: float = 0.0) -> str:
             tests=str(len(members)),
             failures=str(failures),
             errors=str(errors),
-            skipped="0",
+            skipped=str(skipped),
             time=f"{share * len(members):.3f}",
         )
         totals["tests"] += len(members)
         totals["failures"] += failures
         totals["errors"] += errors
+        totals["skipped"] += skipped
         for case in members:
             tc = ET.SubElement(
                 node, "testcase", name=case.name, classname=case.classname, time=f"{share:.3f}"
@@ -84,11 +87,12 @@ def document(suite: str, cases: Sequence[Case], elapsed: float = 0.0) -> str:
                 message, kind, text = problem[1]
                 child = ET.SubElement(tc, problem[0], message=clean(message, 1000), type=kind)
                 child.text = clean(text)
+            elif case.skipped is not None:
+                ET.SubElement(tc, "skipped", message=clean(case.skipped, 1000))
             if case.output:
                 ET.SubElement(tc, "system-out").text = clean(case.output)
     for key, value in totals.items():
         root.set(key, str(value))
-    root.set("skipped", "0")
     root.set("time", f"{elapsed:.3f}")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
@@ -181,8 +185,10 @@ def diff_cases(
     verdict: Verdict,
     expect: Expectation | None = None,
     fail_on_diff: bool = False,
+    fail_on_preexisting: bool = False,
 ) -> list[Case]:
-    """A target fails when it has a difference the expectation does not allow.
+    """A target fails when it has a difference the expectation does not allow; a
+    pre-existing render error is a skipped case (an error with `fail_on_preexisting`).
 
     Under `--expect pure-move` that is a target the verdict names as a reason; otherwise
     any difference (without `--expect`/`--fail-on-diff` the report still shows it).
@@ -194,9 +200,18 @@ def diff_cases(
     errors: dict[str, list[str]] = {}
     for e in analysis.errors:
         errors.setdefault(e.target, []).append(f"{e.side}: {e.message}")
+    preexisting = {p.target: p.message for p in analysis.preexisting}
     cases = []
     for t in analysis.targets:
         cls = classname(t.kind, t.cluster)
+        if t.name in preexisting and t.name not in errors:
+            if fail_on_preexisting:
+                text = f"pre-existing (base and head): {preexisting[t.name]}"
+                cases.append(Case(t.name, cls, error=(text, "preexisting-render-error", text)))
+            else:
+                why = f"pre-existing render error, inputs unchanged: {preexisting[t.name]}"
+                cases.append(Case(t.name, cls, skipped=why))
+            continue
         if t.name in errors:
             text = "\n".join(errors[t.name])
             cases.append(Case(t.name, cls, error=(text.splitlines()[0], "render-error", text)))
@@ -224,6 +239,8 @@ def print_diff(
     fail_on_diff: bool = False,
     elapsed: float = 0.0,
     hazards: HazardReport | None = None,
+    fail_on_preexisting: bool = False,
 ) -> None:
-    cases = diff_cases(analysis, verdict, expect, fail_on_diff) + hazard_cases(hazards)
+    cases = diff_cases(analysis, verdict, expect, fail_on_diff, fail_on_preexisting)
+    cases += hazard_cases(hazards)
     sys.stdout.write(document("harness diff", cases, elapsed))

@@ -20,13 +20,13 @@ from harness.analyze import (
     Location,
     RemovedDoc,
     TargetChange,
-    summarize,
 )
 from harness.docdiff import DocChange, FieldChange
-from harness.gate import Expectation, Verdict
+from harness.gate import Expectation, Verdict, judge
 from harness.hazards.engine import HazardReport
 from harness.report import markdown_budget as mb
-from harness.report.diff_text import field_lines
+from harness.report.counts import Counts, count
+from harness.report.diff_text import field_lines, respecified_phrase
 from harness.report.findings import alert_blocks
 
 MOVE_LINES_IN_HEAD = 25
@@ -38,6 +38,7 @@ LINE_CHARS = 300
 REASONS_IN_HEAD = 10
 ERROR_CHARS = 600
 PATHS_GROUP = "paths"
+RESPECIFIED_TITLE = "Flux Kustomization spec changes with the same output"
 
 
 @dataclass(frozen=True)
@@ -56,20 +57,30 @@ class CommentInput:
     # minimal), notes at the bottom (full, short)
     hazards: tuple[str, ...] = ()
     hazard_notes: tuple[str, ...] = ()
+    counts: Counts | None = None
+    respecified: tuple[str, ...] = ()
 
 
 def headline(analysis: Analysis, verdict: Verdict) -> str:
-    """The comment's first line: a pure move with its counts, no change, or how much changes."""
+    """The comment's first line: a pure move with its counts, no change, or how much changes.
+
+    Every number is a field of report/counts.py (the JSON `summary.counts`)."""
+    c = count(analysis, verdict)
     if verdict.verdict == "no-change":
-        s = summarize(analysis)
-        return (
-            f"No change: {_plural(s.targets, 'target')}, "
-            f"{_plural(s.documents_after, 'document')} unchanged"
+        line = (
+            f"No change: {_plural(c.targets_compared, 'target')}, "
+            f"{_plural(c.documents_after, 'document')} unchanged"
         )
+        if c.targets_preexisting_error:
+            line += f" ({_plural(c.targets_preexisting_error, 'pre-existing render error')})"
+        return line
     zeros = "0 changed, 0 added, 0 removed"
     if verdict.verdict == "pure-move":
         groups = verdict.groups
+        respec = respecified_phrase(verdict)
         if not groups:
+            if respec:
+                return f"Pure move: {respec}, {zeros}"
             n = len(verdict.orchestration)
             return (
                 f"No document changes content: {_plural(n, 'Flux Kustomization')} "
@@ -79,26 +90,31 @@ def headline(analysis: Analysis, verdict: Verdict) -> str:
         moved = ", ".join(
             f"{_plural(len(g.ids), 'document')} {g.source} -> {g.dest}" for g in groups
         )
+        extra = f"; {respec}" if respec else ""
         if ownership:
-            return f"Pure ownership move: {moved} (byte-identical modulo owner labels), {zeros}"
+            return (
+                f"Pure ownership move: {moved} (byte-identical modulo owner labels){extra}, "
+                f"{zeros}"
+            )
         how = "byte-identical" if all(g.identical for g in groups) else "same content"
-        return f"Pure move: {moved} ({how}), {zeros}"
-    t = verdict.tally
-    documents = t.changed + t.added + t.removed + t.moved_with_changes + t.flux_kustomizations
-    targets = {r.target for r in verdict.reasons if r.target and r.id}
+        return f"Pure move: {moved} ({how}){extra}, {zeros}"
     parts = []
-    if t.errors:
-        parts.append(f"{_plural(t.errors, 'render error')} (not compared)")
-    if documents or not t.errors:
+    if c.targets_error:
+        parts.append(f"{_plural(c.targets_error, 'render error')} (not compared)")
+    documents = c.documents_changing
+    if documents or not (c.targets_error or c.kustomizations_changed or c.duplicates):
         verb = "changes" if documents == 1 else "change"
         parts.append(
-            f"{_plural(documents, 'document')} {verb} in {_plural(len(targets), 'target')} "
-            f"({t.changed} changed, {t.added} added, {t.removed} removed"
-            + (f", {t.moved_with_changes} moved with changes" if t.moved_with_changes else "")
+            f"{_plural(documents, 'document')} {verb} in {_plural(c.change_targets, 'target')} "
+            f"({c.changed} changed, {c.added} added, {c.removed} removed"
+            + (f", {c.moved_with_changes} moved with changes" if c.moved_with_changes else "")
             + ")"
         )
-    if t.duplicates:
-        parts.append(_plural(t.duplicates, "duplicate owner"))
+    if c.kustomizations_changed:
+        n = c.kustomizations_changed
+        parts.append(f"{_plural(n, 'Flux Kustomization')} {'changes' if n == 1 else 'change'}")
+    if c.duplicates:
+        parts.append(_plural(c.duplicates, "duplicate owner"))
     return "; ".join(parts)
 
 
@@ -120,12 +136,14 @@ def comment_input(
         base_label=base_label,
         head_label=head_label,
         command=command,
-        notes=verdict.notes,
+        notes=tuple(n for n in verdict.notes if "pre-existing render error" not in n),
         reasons=tuple(r.message for r in verdict.reasons if r.id is not None or r.target is None),
         orchestration=tuple(str(o) for o in verdict.orchestration),
         expectation=expectation,
         hazards=hazard_variants(hazards),
         hazard_notes=hazard_note_variants(hazards),
+        counts=count(analysis, verdict),
+        respecified=tuple(str(r) for r in verdict.respecified),
     )
 
 
@@ -175,7 +193,12 @@ def _ordered(targets: Iterable[TargetChange]) -> list[TargetChange]:
 
 
 def _shown_targets(analysis: Analysis) -> list[TargetChange]:
-    return _ordered(t for t in analysis.targets if t.differs or t.status == "error")
+    """Targets that differ or failed (pre-existing failures have their own block)."""
+    return _ordered(
+        t
+        for t in analysis.targets
+        if t.differs or (t.status == "error" and not analysis.is_preexisting(t.name))
+    )
 
 
 def target_counts(t: TargetChange) -> str:
@@ -205,6 +228,27 @@ def _errors_block(analysis: Analysis, limit: int | None) -> str:
         lines.append(f"> - {mb.code(e.target)} ({e.side}): {mb.code(message)}")
     if len(shown) < len(errors):
         lines.append(f"> - ... and {len(errors) - len(shown)} more")
+    return "\n".join(lines) + "\n\n"
+
+
+def _preexisting_block(analysis: Analysis, limit: int | None) -> str:
+    """Failures the change did not cause or touch: shown once, not judged."""
+    if not analysis.preexisting:
+        return ""
+    items = list(analysis.preexisting)
+    lines = [
+        "> [!WARNING]",
+        f"> **{_plural(len(items), 'pre-existing render error')}**: failing the same way on "
+        "both sides with unchanged inputs; not compared and not judged "
+        "(`--fail-on-preexisting-error` makes them exit 2).",
+        ">",
+    ]
+    shown = items if limit is None else items[:limit]
+    for p in shown:
+        message = p.message if len(p.message) <= ERROR_CHARS else p.message[:ERROR_CHARS] + "..."
+        lines.append(f"> - {mb.code(p.target)}: {mb.code(message)}")
+    if len(shown) < len(items):
+        lines.append(f"> - ... and {len(items) - len(shown)} more")
     return "\n".join(lines) + "\n\n"
 
 
@@ -302,12 +346,17 @@ def _moves_block(lines: Sequence[str], limit: int | None) -> str:
 
 
 def _context(analysis: Analysis, info: CommentInput) -> str:
-    compared = len(analysis.targets)
-    differing = len(analysis.differing)
+    c = info.counts or count(analysis, judge(analysis))
     return (
         f"{mb.code(info.command)}: {mb.code(info.base_label)} -> {mb.code(info.head_label)}, "
-        f"{_plural(compared, 'target')} compared, {differing} with changes"
-        + (f", {_plural(len(analysis.errors), 'error')}" if analysis.errors else "")
+        f"{_plural(c.targets_compared, 'target')} compared, {c.targets_changed} "
+        f"{'differs' if c.targets_changed == 1 else 'differ'}"
+        + (f", {_plural(c.targets_error, 'render error')}" if c.targets_error else "")
+        + (
+            f", {_plural(c.targets_preexisting_error, 'pre-existing error')}"
+            if c.targets_preexisting_error
+            else ""
+        )
         + "\n\n"
     )
 
@@ -341,23 +390,34 @@ def head_variants(analysis: Analysis, info: CommentInput) -> tuple[str, ...]:
         top
         + hazards[0]
         + _errors_block(analysis, None)
+        + _preexisting_block(analysis, None)
         + _bullets("What changes", info.reasons, REASONS_IN_HEAD)
         + _table(targets, None)
         + _moves_block(moves, MOVE_LINES_IN_HEAD)
         + _bullets("Flux Kustomization orchestration changes", info.orchestration, None)
+        + _bullets(RESPECIFIED_TITLE, info.respecified, None)
         + hazard_notes[0]
     )
     short = (
         top
         + hazards[1]
         + _errors_block(analysis, ERRORS_IN_HEAD)
+        + _preexisting_block(analysis, ERRORS_IN_HEAD)
         + _bullets("What changes", info.reasons, 3)
         + _table(targets, TABLE_ROWS_SHORT)
         + _moves_block(moves, 5)
         + _bullets("Flux Kustomization orchestration changes", info.orchestration, 5)
+        + _bullets(RESPECIFIED_TITLE, info.respecified, 5)
         + hazard_notes[1]
     )
-    minimal = first + expectation + context + hazards[2] + _errors_block(analysis, 3)
+    minimal = (
+        first
+        + expectation
+        + context
+        + hazards[2]
+        + _errors_block(analysis, 3)
+        + _preexisting_block(analysis, 3)
+    )
     return (full, short, minimal)
 
 

@@ -100,4 +100,4 @@ def test_print_diff_orders_sections(
     ]
     first_target = next(i for i, line in enumerate(out) if line.startswith("clusters/base: "))
     assert first_target < sections[0] < sections[1]
-    assert out[-1] == "5/6 targets differ, 1 unchanged, 0 errors"
+    assert out[-1] == "6 targets: 5 differ, 1 unchanged, 0 render errors"
