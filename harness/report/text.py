@@ -157,23 +157,52 @@ def print_update(snapshot: Snapshot, report: WriteReport, cfg: Config) -> None:
     )
 
 
+RENDER_COLUMNS = ("target", "kind", "documents", "sha256")
+
+
+def render_rows(snapshot: Snapshot) -> list[tuple[str, str, str, str]]:
+    return [
+        (
+            r.name,
+            r.target.kind,
+            str(len(r.documents)) if r.ok else "-",
+            r.sha256[:16] if r.ok else "error",
+        )
+        for r in snapshot.results.values()
+    ]
+
+
+def plain_table(header: Sequence[str], rows: Sequence[Sequence[str]], right: int = -1) -> str:
+    """Space-aligned columns, nothing truncated (for pipes and files: names stay whole)."""
+    widths = [max(len(str(row[i])) for row in (header, *rows)) for i in range(len(header))]
+    lines = []
+    for row in (header, *rows):
+        cells = [
+            cell.rjust(widths[i]) if i == right else cell.ljust(widths[i])
+            for i, cell in enumerate(row)
+        ]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
 def print_render(snapshot: Snapshot) -> None:
     print_errors(snapshot.results.values())
-    table = Table(box=None, pad_edge=False, show_edge=False)
-    for col in ("target", "kind", "documents", "sha256"):
-        table.add_column(col, justify="right" if col == "documents" else "left")
-    for result in snapshot.results.values():
-        if result.ok:
-            table.add_row(
-                escape(result.name),
-                result.target.kind,
-                str(len(result.documents)),
-                result.sha256[:16],
-            )
-        else:
-            table.add_row(escape(result.name), result.target.kind, "-", "[red]error[/red]")
     out = stdout()
-    out.print(table)
+    rows = render_rows(snapshot)
+    if not out.is_terminal:
+        out.print(escape(plain_table(RENDER_COLUMNS, rows, right=2)), highlight=False)
+    else:
+        table = Table(box=None, pad_edge=False, show_edge=False)
+        for col in RENDER_COLUMNS:
+            # target names fold instead of ending in "…": two targets never print alike
+            if col == "documents":
+                table.add_column(col, justify="right", overflow="fold")
+            else:
+                table.add_column(col, justify="left", overflow="fold")
+        for name, kind, documents, sha in rows:
+            shown = "[red]error[/red]" if sha == "error" else sha
+            table.add_row(escape(name), kind, documents, shown)
+        out.print(table)
     ok = sum(1 for r in snapshot.results.values() if r.ok)
     out.print(
         f"{ok}/{len(snapshot.results)} targets rendered by "

@@ -61,3 +61,23 @@ def test_unknown_target_is_an_error(make_repo: Repo, cli: Cli) -> None:
     res = cli("render", "nope", "--repo", _repo(make_repo))
     assert res.code == 2
     assert "no target matches nope" in res.stderr
+
+
+def test_piped_table_keeps_long_names_whole(make_repo: Repo, cli: Cli) -> None:
+    """Off a TTY the table is plain columns: two long names never print alike with "…"."""
+    deep = "clusters/production-eu-west/apps/observability/kube-prometheus-stack"
+    repo = make_repo(
+        {
+            f"{deep}-alerts/kustomization.yaml": kustomization("cm.yaml"),
+            f"{deep}-alerts/cm.yaml": configmap("a"),
+            f"{deep}-rules/kustomization.yaml": kustomization("cm.yaml"),
+            f"{deep}-rules/cm.yaml": configmap("b"),
+        }
+    )
+    res = cli("render", "--repo", repo)
+    assert res.code == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0].split() == ["target", "kind", "documents", "sha256"]
+    assert lines[1].split()[:3] == [f"{deep}-alerts", "path", "1"]
+    assert lines[2].split()[:3] == [f"{deep}-rules", "path", "1"]
+    assert "…" not in res.stdout
