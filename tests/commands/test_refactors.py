@@ -264,6 +264,13 @@ def test_ci_only_commit_with_a_preexisting_broken_target_is_no_change(
     assert lines[-1] == "8 targets: 0 differ, 6 unchanged, 0 render errors, 2 pre-existing errors"
     assert cli(*DIFF, "--repo", root, "--expect", "no-change").code == 0
     assert cli(*DIFF, "--repo", root, "--fail-on-preexisting-error").code == 2
+    comment = cli("comment", *DIFF[1:], "--repo", root)
+    assert comment.code == 0
+    assert comment.stdout.startswith(
+        "### No change: 6 targets, 20 documents unchanged (2 pre-existing render errors)"
+    )
+    assert "> [!WARNING]\n> **2 pre-existing render errors**" in comment.stdout
+    assert "[!CAUTION]" not in comment.stdout
 
 
 def test_an_error_whose_inputs_changed_stays_an_error(git_root: Path, cli: Cli) -> None:

@@ -1,0 +1,98 @@
+"""inputs.py: the digest that decides whether a failure on both sides is pre-existing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness import inputs
+from harness.analyze import analyze
+from harness.gate import exit_code, judge
+from harness.model import RendererInfo, Snapshot, Target, TargetResult
+from tests.conftest import configmap, kustomization, write_tree
+from tests.diffkit import ks, snapshot
+
+RENDERER = RendererInfo("kubectl", "v1.0.0")
+
+
+def _failed(repo: Path, name: str, kind: str = "path", cluster: str | None = None) -> Snapshot:
+    target = Target(name, "flux" if kind == "flux" else "path", repo / "app", cluster)
+    return Snapshot(RENDERER, {name: TargetResult(target, error="kustomize: boom")})
+
+
+def _tree(root: Path) -> Path:
+    return write_tree(
+        root,
+        {
+            "app/kustomization.yaml": kustomization("../base", "cm.yaml"),
+            "app/cm.yaml": configmap("a"),
+            "base/kustomization.yaml": kustomization("missing.yaml"),
+            "base/patch.yaml": configmap("p"),
+            "unrelated/cm.yaml": configmap("u"),
+        },
+    )
+
+
+def test_same_files_in_two_places_digest_alike(tmp_path: Path) -> None:
+    one, two = _tree(tmp_path / "one"), _tree(tmp_path / "two")
+    a = inputs.side_digests(one, _failed(one, "app"))
+    b = inputs.side_digests(two, _failed(two, "app"))
+    assert a.keys() == {"app"} and a == b
+    assert inputs.same_inputs(a, b) == {"app"}
+
+
+def test_a_referenced_directory_outside_the_target_counts(tmp_path: Path) -> None:
+    one, two = _tree(tmp_path / "one"), _tree(tmp_path / "two")
+    (two / "base/patch.yaml").write_text(configmap("p", v="2"))
+    a = inputs.side_digests(one, _failed(one, "app"))
+    b = inputs.side_digests(two, _failed(two, "app"))
+    assert not inputs.inputs_unchanged("app", a, b)
+
+
+def test_an_unrelated_file_does_not_count(tmp_path: Path) -> None:
+    one, two = _tree(tmp_path / "one"), _tree(tmp_path / "two")
+    (two / "unrelated/cm.yaml").write_text(configmap("u", v="2"))
+    (two / "README.md").write_text("docs\n")
+    a = inputs.side_digests(one, _failed(one, "app"))
+    b = inputs.side_digests(two, _failed(two, "app"))
+    assert inputs.inputs_unchanged("app", a, b)
+
+
+def test_unknown_counts_as_changed() -> None:
+    assert not inputs.inputs_unchanged("app", {}, {"app": "x"})
+    assert not inputs.inputs_unchanged("app", {"app": "x"}, {})
+
+
+def test_a_flux_target_includes_its_kustomization_spec(tmp_path: Path) -> None:
+    one, two = _tree(tmp_path / "one"), _tree(tmp_path / "two")
+    name = "dev/flux-system/apps"
+
+    def side(root: Path, extra: str) -> dict[str, str]:
+        snap = snapshot({"dev/flux-system/flux-system": [ks("apps", "./app", extra=extra)]})
+        target = Target(name, "flux", root / "app", "dev")
+        snap.results[name] = TargetResult(target, error="kustomize: boom")
+        return inputs.side_digests(root, snap)
+
+    assert inputs.inputs_unchanged(name, side(one, ""), side(two, ""))
+    changed = side(two, "  targetNamespace: other\n")
+    assert not inputs.inputs_unchanged(name, side(one, ""), changed)
+
+
+def test_preexisting_needs_same_message_and_same_inputs() -> None:
+    base = snapshot({"a": "kustomize: boom", "b": "kustomize: boom", "c": "kustomize: old"})
+    head = snapshot({"a": "kustomize: boom", "b": "kustomize: boom", "c": "kustomize: new"})
+    analysis = analyze(base, head, same_inputs={"a", "c"})
+    assert [p.target for p in analysis.preexisting] == ["a"]
+    assert {(e.target, e.side) for e in analysis.errors} == {
+        ("b", "base"),
+        ("b", "head"),
+        ("c", "base"),
+        ("c", "head"),
+    }
+    only_a = analyze(
+        snapshot({"a": "kustomize: boom"}), snapshot({"a": "kustomize: boom"}), same_inputs={"a"}
+    )
+    verdict = judge(only_a)
+    assert verdict.verdict == "no-change" and verdict.reasons == ()
+    assert "1 pre-existing render error" in verdict.notes[0]
+    assert exit_code(only_a, verdict, "no-change", False) == 0
+    assert exit_code(only_a, verdict, None, False, fail_on_preexisting=True) == 2
