@@ -268,3 +268,13 @@ def test_path_only_relocation_groups() -> None:
     assert v.verdict == "pure-move"
     [g] = v.groups
     assert (g.source, g.dest, g.level, g.identical) == ("platform", "platform/cilium", "path", True)
+
+
+def test_a_relocation_pairs_with_the_target_it_arrived_in() -> None:
+    """`apps` renders both before and after (it aggregates): the move is media -> media2."""
+    base = snapshot({"apps": [cm("a")], "apps/media": [cm("a")]})
+    head = snapshot({"apps": [cm("a")], "apps/media2": [cm("a")]})
+    _, v = verdict_of(base, head)
+    assert v.verdict == "pure-move"
+    [g] = v.groups
+    assert (g.source, g.dest) == ("apps/media", "apps/media2")
