@@ -10,7 +10,7 @@ added and removed documents are listed by id only.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,8 +93,7 @@ def headline(analysis: Analysis, verdict: Verdict) -> str:
         extra = f"; {respec}" if respec else ""
         if ownership:
             return (
-                f"Pure ownership move: {moved} (byte-identical modulo owner labels){extra}, "
-                f"{zeros}"
+                f"Pure ownership move: {moved} (byte-identical modulo owner labels){extra}, {zeros}"
             )
         how = "byte-identical" if all(g.identical for g in groups) else "same content"
         return f"Pure move: {moved} ({how}){extra}, {zeros}"
@@ -375,50 +374,80 @@ def _bullets(title: str, items: Sequence[str], limit: int | None) -> str:
     return f"**{title}** ({len(items)})\n\n" + "\n".join(lines) + "\n\n"
 
 
+# The head is a sequence of blocks, each rendered at three levels (0 full, 1 short,
+# 2 minimal: what must survive the tightest budget). A new section of the comment is one
+# more function in HEAD_BLOCKS (and, for collapsed details, one in DETAIL_SECTIONS).
+FULL, SHORT, MINIMAL = 0, 1, 2
+HeadBlock = Callable[[Analysis, CommentInput, int], str]
+
+
+def _hazards_head(analysis: Analysis, info: CommentInput, level: int) -> str:
+    return (info.hazards or ("", "", ""))[level]
+
+
+def _errors_head(analysis: Analysis, info: CommentInput, level: int) -> str:
+    return _errors_block(analysis, (None, ERRORS_IN_HEAD, 3)[level])
+
+
+def _preexisting_head(analysis: Analysis, info: CommentInput, level: int) -> str:
+    return _preexisting_block(analysis, (None, ERRORS_IN_HEAD, 3)[level])
+
+
+def _reasons_head(analysis: Analysis, info: CommentInput, level: int) -> str:
+    if level == MINIMAL:
+        return ""
+    return _bullets("What changes", info.reasons, (REASONS_IN_HEAD, 3)[level])
+
+
+def _table_head(analysis: Analysis, info: CommentInput, level: int) -> str:
+    if level == MINIMAL:
+        return ""
+    return _table(_shown_targets(analysis), (None, TABLE_ROWS_SHORT)[level])
+
+
+def _moves_head(analysis: Analysis, info: CommentInput, level: int) -> str:
+    if level == MINIMAL:
+        return ""
+    return _moves_block(move_lines(analysis), (MOVE_LINES_IN_HEAD, 5)[level])
+
+
+def _orchestration_head(analysis: Analysis, info: CommentInput, level: int) -> str:
+    if level == MINIMAL:
+        return ""
+    limit = (None, 5)[level]
+    return _bullets(
+        "Flux Kustomization orchestration changes", info.orchestration, limit
+    ) + _bullets(RESPECIFIED_TITLE, info.respecified, limit)
+
+
+def _hazard_notes_head(analysis: Analysis, info: CommentInput, level: int) -> str:
+    if level == MINIMAL:
+        return ""
+    return (info.hazard_notes or ("", ""))[level]
+
+
+HEAD_BLOCKS: list[HeadBlock] = [
+    _hazards_head,
+    _errors_head,
+    _preexisting_head,
+    _reasons_head,
+    _table_head,
+    _moves_head,
+    _orchestration_head,
+    _hazard_notes_head,
+]
+
+
 def head_variants(analysis: Analysis, info: CommentInput) -> tuple[str, ...]:
     """The head from complete to minimal; the verdict line is always its first line."""
     first = f"### {mb.escape_text(info.verdict)}\n\n"
-    targets = _shown_targets(analysis)
-    moves = move_lines(analysis)
     context = _context(analysis, info)
-    notes = _notes(info)
     expectation = f"**{mb.escape_text(info.expectation)}**\n\n" if info.expectation else ""
-    top = first + expectation + context + notes
-    hazards = info.hazards or ("", "", "")
-    hazard_notes = info.hazard_notes or ("", "")
-    full = (
-        top
-        + hazards[0]
-        + _errors_block(analysis, None)
-        + _preexisting_block(analysis, None)
-        + _bullets("What changes", info.reasons, REASONS_IN_HEAD)
-        + _table(targets, None)
-        + _moves_block(moves, MOVE_LINES_IN_HEAD)
-        + _bullets("Flux Kustomization orchestration changes", info.orchestration, None)
-        + _bullets(RESPECIFIED_TITLE, info.respecified, None)
-        + hazard_notes[0]
-    )
-    short = (
-        top
-        + hazards[1]
-        + _errors_block(analysis, ERRORS_IN_HEAD)
-        + _preexisting_block(analysis, ERRORS_IN_HEAD)
-        + _bullets("What changes", info.reasons, 3)
-        + _table(targets, TABLE_ROWS_SHORT)
-        + _moves_block(moves, 5)
-        + _bullets("Flux Kustomization orchestration changes", info.orchestration, 5)
-        + _bullets(RESPECIFIED_TITLE, info.respecified, 5)
-        + hazard_notes[1]
-    )
-    minimal = (
-        first
-        + expectation
-        + context
-        + hazards[2]
-        + _errors_block(analysis, 3)
-        + _preexisting_block(analysis, 3)
-    )
-    return (full, short, minimal)
+    out = []
+    for level in (FULL, SHORT, MINIMAL):
+        top = first + expectation + context + (_notes(info) if level != MINIMAL else "")
+        out.append(top + "".join(block(analysis, info, level) for block in HEAD_BLOCKS))
+    return tuple(out)
 
 
 # -- per-target details -----------------------------------------------------------------------
@@ -566,14 +595,27 @@ def moves_section(lines: Sequence[str]) -> mb.Section:
     )
 
 
+def _target_sections(analysis: Analysis, info: CommentInput) -> list[mb.Section]:
+    return [target_section(t) for t in _shown_targets(analysis) if t.status != "error"]
+
+
+def _moves_sections(analysis: Analysis, info: CommentInput) -> list[mb.Section]:
+    moves = move_lines(analysis)
+    return [moves_section(moves)] if len(moves) > MOVE_LINES_IN_HEAD else []
+
+
+# Collapsed detail sections after the head, in order (see HEAD_BLOCKS).
+DETAIL_SECTIONS: list[Callable[[Analysis, CommentInput], list[mb.Section]]] = [
+    _target_sections,
+    _moves_sections,
+]
+
+
 def layout(
     analysis: Analysis, info: CommentInput, marker_id: str = mb.DEFAULT_MARKER_ID
 ) -> mb.Layout:
     """The whole comment as budget pieces; `markdown_budget.fit`/`split` turn it into text."""
-    sections = [target_section(t) for t in _shown_targets(analysis) if t.status != "error"]
-    moves = move_lines(analysis)
-    if len(moves) > MOVE_LINES_IN_HEAD:
-        sections.append(moves_section(moves))
+    sections = [s for build in DETAIL_SECTIONS for s in build(analysis, info)]
     title = "**Details per target**\n\n" if sections else ""
     head = tuple(h + title for h in head_variants(analysis, info))
     return mb.Layout(
