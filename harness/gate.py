@@ -57,8 +57,11 @@ ORCHESTRATION_FIELDS = (
     "healthCheckExprs",
     "suspend",
 )
-# Spec fields that shape what the Kustomization renders: a change of them is judged by the
-# output of its Flux target, not by the field.
+# Spec fields that shape what the Kustomization renders and that harness's Flux build
+# applies (flux/generator.py, build.py, substitute.py; sourceRef through `sources:`): a
+# change of them is judged by the output of its Flux target, not by the field. Fields whose
+# effect harness does not render (`decryption`: it masks SOPS values either way; the
+# deprecated `patchesStrategicMerge`/`patchesJson6902`) stay real changes.
 OUTPUT_FIELDS = (
     "path",
     "sourceRef",
@@ -66,14 +69,11 @@ OUTPUT_FIELDS = (
     "components",
     "ignoreMissingComponents",
     "patches",
-    "patchesStrategicMerge",
-    "patchesJson6902",
     "images",
     "namePrefix",
     "nameSuffix",
     "commonMetadata",
     "postBuild",
-    "decryption",
 )
 OutputState = Literal["identical", "moved", "changed", "unknown"]
 

@@ -278,3 +278,14 @@ def test_a_relocation_pairs_with_the_target_it_arrived_in() -> None:
     assert v.verdict == "pure-move"
     [g] = v.groups
     assert (g.source, g.dest) == ("apps/media", "apps/media2")
+
+
+def test_a_decryption_change_is_real_even_with_identical_output() -> None:
+    """harness masks SOPS values either way, so the same render proves nothing here."""
+    flux = {"dev/flux-system/apps": [cm("a", owner="apps")]}
+    extra = "  decryption:\n    provider: sops\n"
+    base = snapshot({"dev/flux-system/flux-system": [ks("apps", "./apps", extra=extra)], **flux})
+    head = snapshot({"dev/flux-system/flux-system": [ks("apps", "./apps")], **flux})
+    _, v = verdict_of(base, head)
+    assert v.verdict == "changed"
+    assert "spec.decryption" in str(v.reasons[0])
