@@ -193,9 +193,7 @@ def diff_summary(analysis: Analysis, verdict: Verdict, body: str | None = None) 
     for e in analysis.errors[:SUMMARY_ROWS]:
         out.append(f"\n- **error** {mb.code(e.target)} ({e.side}): {mb.code(e.message[:500])}")
     for p in analysis.preexisting[:SUMMARY_ROWS]:
-        out.append(
-            f"\n- **pre-existing error** {mb.code(p.target)}: {mb.code(p.message[:500])}"
-        )
+        out.append(f"\n- **pre-existing error** {mb.code(p.target)}: {mb.code(p.message[:500])}")
     return "\n".join(out) + "\n"
 
 
