@@ -351,6 +351,85 @@ def comment(
     return cmd.run(c, options)
 
 
+class GraphFormat(enum.StrEnum):
+    mermaid = "mermaid"
+    dot = "dot"
+    svg = "svg"
+    json = "json"
+
+
+class GraphLayout(enum.StrEnum):
+    auto = "auto"
+    graphviz = "graphviz"
+    builtin = "builtin"
+
+
+@app.command()
+@with_common_options
+def graph(
+    c: common.Common,
+    fmt: Annotated[
+        GraphFormat,
+        typer.Option(
+            "--format",
+            "-f",
+            help="mermaid (GitHub renders it), dot, svg (Graphviz's dot when installed, else "
+            "the built-in layout) or json (harness.graph/v1).",
+        ),
+    ] = GraphFormat.mermaid,
+    base: Annotated[
+        str | None,
+        typer.Option(
+            "--base",
+            help="Git ref to compare against: mark added, removed, changed, moved-into and "
+            "moved-out-of Kustomizations and the change's hazards.",
+        ),
+    ] = None,
+    head: HeadOpt = None,
+    focus: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--focus",
+            help="Draw only the neighbourhood of this Kustomization (name, namespace/name or "
+            "cluster/namespace/name); 'changed' means every Kustomization the change touches. "
+            "Repeatable.",
+        ),
+    ] = None,
+    depth: Annotated[
+        int, typer.Option("--depth", min=0, help="Edges of neighbourhood around --focus (1).")
+    ] = 1,
+    cluster: Annotated[
+        list[str] | None, typer.Option("--cluster", help="Only this cluster (repeatable).")
+    ] = None,
+    no_hazards: Annotated[
+        bool, typer.Option("--no-hazards", help="Do not run the hazard rules.")
+    ] = False,
+    layout: Annotated[
+        GraphLayout,
+        typer.Option("--layout", help="svg: auto, graphviz (fail without it) or builtin."),
+    ] = GraphLayout.auto,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-O", help="Write to this file instead of stdout.")
+    ] = None,
+) -> int:
+    """Draw each cluster's Flux Kustomization graph: dependsOn, substituteFrom and CRD edges,
+    the change against --base and hazards marked (exit 0 ok, 2 error)."""
+    from harness.commands import graph as cmd
+
+    options = cmd.GraphOptions(
+        format=fmt.value,
+        base=base,
+        head=head,
+        focus=tuple(focus or ()),
+        depth=depth,
+        clusters=tuple(cluster or ()),
+        hazards=not no_hazards,
+        out=out,
+        layout=layout.value,
+    )
+    return cmd.run(c, options)
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"harness {__version__}")
