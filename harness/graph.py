@@ -149,9 +149,14 @@ class Graph:
             "nodes": len(nodes),
             "edges": len(edges),
             "touched": sum(1 for n in nodes if n.touched),
-            "hazard_nodes": sum(1 for n in nodes if n.hazards),
-            "hazard_edges": sum(1 for e in edges if e.hazards),
+            "hazard_nodes": sum(1 for n in nodes if _loud(n.hazards)),
+            "hazard_edges": sum(1 for e in edges if _loud(e.hazards)),
         }
+
+
+def _loud(marks: Sequence[Mark]) -> bool:
+    """Errors and warnings; informational notes are data, not hazards to draw or count."""
+    return any(m.severity in ("error", "warning") for m in marks)
 
 
 def worst(marks: Sequence[Mark]) -> str | None:
@@ -301,7 +306,7 @@ def _compare_cluster(
         for i in sorted(set(old_edges) | set(new_edges), key=_edge_order)
     ]
     edges.extend(
-        Edge(cluster, src, dst, "move", f"{len(ids)} moved", tuple(ids), change="added")
+        Edge(cluster, src, dst, "move", f"{len(ids)} moved", tuple(sorted(ids)), change="added")
         for (src, dst), ids in sorted(moves.items())
     )
     return ClusterView(cluster, tuple(nodes), tuple(edges))
@@ -401,7 +406,7 @@ def resolve_focus(graph: Graph, names: Sequence[str]) -> set[tuple[str, Key]]:
         hits = {
             (n.cluster, n.key)
             for n in graph.nodes()
-            if (name == CHANGED and (n.touched or n.hazards))
+            if (name == CHANGED and (n.touched or _loud(n.hazards)))
             or name in (n.name, f"{n.namespace}/{n.name}", n.target, f"{n.cluster}:{n.display}")
         }
         if not hits and name != CHANGED:
@@ -439,3 +444,34 @@ def focus(graph: Graph, names: Sequence[str], depth: int = 1) -> Graph:
     return replace(
         graph, clusters=tuple(views), focus=tuple(names), depth=depth, hidden_nodes=total - shown
     )
+
+
+def merge_alike(graph: Graph) -> Graph:
+    """Clusters whose views are identical but for the cluster name (and paths) drawn once,
+    titled `dev, prod`: overlays usually change alike, and a comment should not repeat itself."""
+    groups: dict[tuple[object, ...], list[ClusterView]] = {}
+    for view in graph.clusters:
+        shape = (
+            tuple(
+                (replace(n, cluster="", path="", hazards=()), _bare(n.hazards)) for n in view.nodes
+            ),
+            tuple((replace(e, cluster="", hazards=()), _bare(e.hazards)) for e in view.edges),
+        )
+        groups.setdefault(shape, []).append(view)
+    views = []
+    for members in groups.values():
+        first = members[0]
+        name = ", ".join(v.cluster for v in members)
+        views.append(
+            ClusterView(
+                name,
+                tuple(replace(n, cluster=name) for n in first.nodes),
+                tuple(replace(e, cluster=name) for e in first.edges),
+            )
+        )
+    return replace(graph, clusters=tuple(views))
+
+
+def _bare(marks: tuple[Mark, ...]) -> tuple[tuple[str, str], ...]:
+    """Hazard marks without their cluster-specific ids and messages."""
+    return tuple(sorted({(m.rule, m.severity) for m in marks}))

@@ -12,7 +12,7 @@ from pathlib import Path
 from harness.commands import diff as diff_cmd
 from harness.commands.common import Common, load_config
 from harness.errors import HarnessError
-from harness.report import github, markdown
+from harness.report import comment_graph, github, markdown
 from harness.report import markdown_budget as mb
 
 DEFAULT_UNIFIED = 3
@@ -61,9 +61,10 @@ def run(common: Common, options: CommentOptions) -> int:
         expect=diff_options.expect,
         hazards=result.hazards,
     )
-    fitted = markdown.comment(
+    fitted = comment_graph.comment(
         result.analysis,
         info,
+        result.hazards,
         budget=budget,
         marker_id=marker_id,
         split=options.split,

@@ -41,7 +41,7 @@ def render(graph: Graph, direction: str = "LR") -> str:
             shape = ('(["', '"])') if node.missing else ('["', '"]')
             lines.append(f"    {nid}{shape[0]}{caption}{shape[1]}")
             classes.setdefault(gs.node_class(node), []).append(nid)
-            if node.hazards:
+            if gs.loud(node.hazards):
                 hazards.append(nid)
         lines.append("  end")
     link_styles: list[str] = []
@@ -66,7 +66,7 @@ def render(graph: Graph, direction: str = "LR") -> str:
 
 def _link_style(edge: Edge) -> str:
     colour = gs.hazard_colour(edge.severity) or gs.EDGE_COLOUR[edge.kind]
-    width = 3 if edge.hazards or edge.kind == "crd" else 1.5
+    width = 3 if gs.loud(edge.hazards) or edge.kind == "crd" else 1.5
     style = f"stroke:{colour},stroke-width:{width}px"
     if edge.change == "removed" or edge.kind == "move":
         style += ",stroke-dasharray:3 3"

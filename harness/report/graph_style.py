@@ -63,9 +63,12 @@ def node_class(node: Node) -> str:
 
 
 def hazard_colour(severity: str | None) -> str | None:
-    if severity is None:
-        return None
-    return HAZARD if severity == "error" else WARNING if severity == "warning" else "#0969da"
+    """Red for errors, amber for warnings; informational notes are not drawn as hazards."""
+    return HAZARD if severity == "error" else WARNING if severity == "warning" else None
+
+
+def loud(marks: Sequence[Mark]) -> list[Mark]:
+    return [m for m in marks if m.severity in ("error", "warning")]
 
 
 def node_lines(node: Node) -> list[str]:
@@ -88,8 +91,8 @@ def node_lines(node: Node) -> list[str]:
     facts.extend(marks)
     if facts:
         lines.append(", ".join(facts))
-    if node.hazards:
-        lines.append(f"! {node.severity}: {rules_short(node.hazards)}")
+    if loud(node.hazards):
+        lines.append(f"! {node.severity}: {rules_short(loud(node.hazards))}")
     return lines
 
 
@@ -113,8 +116,8 @@ def edge_caption(edge: Edge) -> str:
         parts.insert(0, "removed")
     elif edge.change == "added" and edge.kind != "move":
         parts.insert(0, "new")
-    if edge.hazards:
-        parts.insert(0, "! " + rules_short(edge.hazards))
+    if loud(edge.hazards):
+        parts.insert(0, "! " + rules_short(loud(edge.hazards)))
     return " ".join(parts)
 
 

@@ -216,7 +216,7 @@ def _edge(edge: Edge, a: _Box, b: _Box, colour: str) -> str:
         low = max(y1, y2) + drop
         path = f"M{x1:.1f},{y1:.1f} C{x1:.1f},{low:.1f} {x2:.1f},{low:.1f} {x2:.1f},{y2:.1f}"
         lx, ly = (x1 + x2) / 2, low - 4
-    width = 3 if edge.hazards else 2 if edge.kind in ("crd", "move") else 1.3
+    width = 3 if gs.loud(edge.hazards) else 2 if edge.kind in ("crd", "move") else 1.3
     dash = ""
     if edge.kind == "substituteFrom" or edge.change == "removed":
         dash = ' stroke-dasharray="6 4"'
@@ -231,7 +231,7 @@ def _edge(edge: Edge, a: _Box, b: _Box, colour: str) -> str:
     )
     return (
         f'<g class="edge" data-kind="{edge.kind}" data-change="{edge.change}"'
-        + (' data-hazard="1"' if edge.hazards else "")
+        + (' data-hazard="1"' if gs.loud(edge.hazards) else "")
         + f"><title>{escape(gs.edge_tooltip(edge))}</title>"
         f'<path d="{path}" fill="none" stroke="{colour}" stroke-width="{width}"{dash} '
         f'marker-end="url(#a{_mid(colour)})"/>{label}</g>'
