@@ -45,10 +45,29 @@ class CiOutput(enum.StrEnum):
     json = "json"
     junit = "junit"
     github = "github"
+    html = "html"
+
+
+class LintOutput(enum.StrEnum):
+    text = "text"
+    json = "json"
+    html = "html"
+
+
+HtmlOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--html",
+        dir_okay=False,
+        help="Also write the self-contained HTML report (graph, filterable per-target diffs) "
+        "to this file, beside --output.",
+    ),
+]
 
 
 CI_OUTPUT_HELP = (
-    "text, json, junit (JUnit XML, one testcase per target) or github (workflow annotations). "
+    "text, json, junit (JUnit XML, one testcase per target), github (workflow annotations) or "
+    "html (one self-contained page). "
     "A Markdown summary is also appended to $GITHUB_STEP_SUMMARY when it is set."
 )
 
@@ -212,11 +231,12 @@ def check(
     c: common.Common,
     output: CiOutputOpt = CiOutput.text,
     fail_on_hazard: FailOnHazardOpt = None,
+    html: HtmlOpt = None,
 ) -> int:
     """Render all targets and compare them with the goldens (exit 0 match, 1 drift, 2 error)."""
     from harness.commands import check as cmd
 
-    return cmd.run(c, output.value, _value(fail_on_hazard))
+    return cmd.run(c, output.value, _value(fail_on_hazard), html)
 
 
 @app.command()
@@ -248,17 +268,20 @@ def render(
 @with_common_options
 def lint(
     c: common.Common,
-    output: OutputOpt = Output.text,
+    output: Annotated[
+        LintOutput, typer.Option("--output", "-o", help="text, json or html.")
+    ] = LintOutput.text,
     fail_on: Annotated[
         Severity,
         typer.Option("--fail-on", help="Lowest finding severity that makes the exit code 1."),
     ] = Severity.error,
+    html: HtmlOpt = None,
 ) -> int:
     """Render everything and report hazards: prune, ordering, substitution, parity (exit 0 ok,
     1 findings at --fail-on or worse, 2 render error)."""
     from harness.commands import lint as cmd
 
-    return cmd.run(c, output.value, fail_on.value)
+    return cmd.run(c, output.value, fail_on.value, html)
 
 
 @app.command()
@@ -283,14 +306,17 @@ def diff(
         typer.Option("--unified", "-U", min=0, help="Also show a unified diff, N context lines."),
     ] = None,
     output: CiOutputOpt = CiOutput.text,
+    html: HtmlOpt = None,
 ) -> int:
     """Render two sides and explain every difference (exit 0 ok, 1 expectation failed, 2 error)."""
+    from dataclasses import replace
+
     from harness.commands import diff as cmd
 
     options = _diff_options(
         base, head, use_goldens, expect, fail_on_diff, fail_on_hazard, unified, output.value
     )
-    return cmd.run(c, options)
+    return cmd.run(c, replace(options, html=html))
 
 
 @app.command()

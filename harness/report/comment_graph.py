@@ -49,8 +49,8 @@ def picture(graph: graph_mod.Graph | None) -> str:
         + (f" ({graph.hidden_nodes} more not drawn)" if graph.hidden_nodes else "")
     )
     legend = (
-        "_Edges point from what comes first: solid dependsOn, dashed substituteFrom, thick "
-        "CRD provider, dotted moves; red marks a hazard (`!`)._"
+        "_Edges point from what comes first: grey dependsOn, dashed purple substituteFrom, "
+        "thick orange CRD provider, dotted blue moved documents; red marks a hazard (`!`)._"
     )
     return mb.details(summary, legend + "\n\n" + mb.fence(graph_mermaid.render(graph), "mermaid"))
 

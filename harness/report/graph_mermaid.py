@@ -47,7 +47,7 @@ def render(graph: Graph, direction: str = "LR") -> str:
     link_styles: list[str] = []
     for i, edge in enumerate(graph.edges()):
         a, b = ids[(edge.cluster, edge.source)], ids[(edge.cluster, edge.target)]
-        caption = gs.edge_caption(edge)
+        caption = gs.edge_caption(edge, brief=True)
         label = f'|"{_text(caption)}"|' if caption else ""
         lines.append(f"  {a} {ARROWS[edge.kind]}{label} {b}")
         link_styles.append(f"  linkStyle {i} {_link_style(edge)}")

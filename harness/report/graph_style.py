@@ -103,14 +103,15 @@ def rules_short(marks: Sequence[Mark]) -> str:
     return rules[0] + (f" +{len(rules) - 1}" if len(rules) > 1 else "")
 
 
-def edge_caption(edge: Edge) -> str:
-    """Short label; the kind word for anything but plain dependsOn, hazards and removals."""
+def edge_caption(edge: Edge, brief: bool = False) -> str:
+    """Short label: hazards, new/removed, moves, and (unless `brief`, where the line style
+    already tells the kind) what a substituteFrom or CRD edge carries."""
     parts = []
     if edge.kind == "move":
         parts.append(f"moved {len(edge.documents)}")
-    elif edge.kind == "substituteFrom":
+    elif edge.kind == "substituteFrom" and not brief:
         parts.append(f"vars {edge.label}")
-    elif edge.kind == "crd":
+    elif edge.kind == "crd" and not brief:
         parts.append(f"CRDs {edge.label}")
     if edge.change == "removed":
         parts.insert(0, "removed")

@@ -20,7 +20,7 @@ from harness.report import graph_style as gs
 CHAR_W = 6.6
 LINE_H = 15.0
 PAD = 8.0
-COL_GAP = 90.0
+COL_GAP = 130.0
 ROW_GAP = 18.0
 CLUSTER_GAP = 28.0
 TITLE_H = 26.0
@@ -49,8 +49,7 @@ def _layers(view: ClusterView) -> dict[Key, int]:
     """Longest-path layering over the edges that are not back edges of a DFS."""
     succ: dict[Key, list[Key]] = defaultdict(list)
     for e in view.edges:
-        if e.kind != "move":
-            succ[e.source].append(e.target)
+        succ[e.source].append(e.target)
     order: list[Key] = []
     state: dict[Key, int] = {}
     back: set[tuple[Key, Key]] = set()
@@ -222,7 +221,7 @@ def _edge(edge: Edge, a: _Box, b: _Box, colour: str) -> str:
         dash = ' stroke-dasharray="6 4"'
     elif edge.kind == "move":
         dash = ' stroke-dasharray="2 3"'
-    caption = gs.edge_caption(edge)
+    caption = gs.edge_caption(edge, brief=True)
     label = (
         f'<text x="{lx:.1f}" y="{ly:.1f}" text-anchor="middle" class="el" fill="{colour}">'
         f"{escape(caption)}</text>"
