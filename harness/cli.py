@@ -362,6 +362,7 @@ def comment(
         str | None,
         typer.Option("--marker", help="Hidden marker id (default: comment.id, harness:comment)."),
     ] = None,
+    html: HtmlOpt = None,
 ) -> int:
     """Write the diff as a PR comment that fits GitHub's size limit (exit codes as diff)."""
     from harness.commands import comment as cmd
@@ -373,6 +374,7 @@ def comment(
         max_parts=max_parts,
         output_dir=output_dir,
         marker_id=marker,
+        html=html,
     )
     return cmd.run(c, options)
 

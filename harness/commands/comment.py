@@ -26,6 +26,7 @@ class CommentOptions:
     max_parts: int = mb.DEFAULT_MAX_PARTS
     output_dir: Path | None = None
     marker_id: str | None = None
+    html: Path | None = None  # also write the HTML report here
 
 
 def _validate(options: CommentOptions) -> None:
@@ -75,4 +76,16 @@ def run(common: Common, options: CommentOptions) -> int:
     else:
         markdown.print_comment(fitted.bodies[0])
     github.append_step_summary(fitted.bodies[0])
+    if options.html is not None:
+        from harness.commands import html_out
+
+        page = html_out.diff_page(
+            result.analysis,
+            result.verdict,
+            result.code,
+            result.base.label,
+            result.head.label,
+            result.hazards,
+        )
+        html_out.emit(page, options.html, to_stdout=False)
     return result.code
