@@ -31,7 +31,7 @@ def change_graph(base: Snapshot, head: Snapshot, hazards: HazardReport | None) -
     touched = any(n.touched for n in graph.nodes())
     if touched and sum(1 for _ in graph.nodes()) > GRAPH_FOCUS_ABOVE:
         graph = graph_mod.focus(graph, [graph_mod.CHANGED], 1)
-    return graph
+    return graph_mod.merge_alike(graph)
 
 
 def _status(code: int, verdict: gate.Verdict, hazards: HazardReport | None) -> str:

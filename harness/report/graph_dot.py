@@ -75,7 +75,7 @@ def _edge_attrs(edge: Edge) -> str:
         "penwidth": 3 if hazard else 2 if edge.kind in ("crd", "move") else 1,
         "tooltip": gs.edge_tooltip(edge),
     }
-    caption = gs.edge_caption(edge)
+    caption = gs.edge_caption(edge, brief=True)
     if caption:
         attrs["label"] = caption
         if hazard:

@@ -19,7 +19,7 @@ from importlib import resources
 from typing import Any
 
 from harness import masking
-from harness.analyze import Analysis, TargetChange, summarize
+from harness.analyze import Analysis, Location, TargetChange, summarize
 from harness.docdiff import DocChange, unified_diff
 from harness.graph import Graph
 from harness.hazards.engine import HazardReport
@@ -87,16 +87,27 @@ def _changed(c: DocChange, labels: tuple[str, str]) -> dict[str, Any]:
     return _doc("~", c.id, title, fields=field_lines(c.fields, ""), diff=diff or "")
 
 
+def _moved(
+    op: str, doc: Document, where: Sequence[Location], verb: str, labels: tuple[str, str]
+) -> dict[str, Any]:
+    """An added/removed document: its text, or, when another target renders the same identity
+    on the other side, how it differs from that copy (a move shows only its owner labels)."""
+    if not where:
+        return _doc(op, doc.id, "added" if op == "+" else "removed", text=_masked_text(doc))
+    best = sorted(where, key=lambda loc: (not loc.same_content, loc.target))[0]
+    names = ", ".join(loc.target for loc in where[:3])
+    entry = _changed(best.change, labels)
+    how = "identical" if best.identical else entry["title"]
+    entry.update(op=op, title=f"{verb} {names} ({how})")
+    return entry
+
+
 def target_data(t: TargetChange, labels: tuple[str, str]) -> dict[str, Any]:
     docs = [_changed(c, labels) for c in t.changed]
     for r in t.removed:
-        where = ", ".join(loc.target for loc in r.still_rendered_by[:3])
-        title = f"still rendered by {where}" if where else "removed"
-        docs.append(_doc("-", r.doc.id, title, text=_masked_text(r.doc)))
+        docs.append(_moved("-", r.doc, r.still_rendered_by, "still rendered by", labels))
     for a in t.added:
-        where = ", ".join(loc.target for loc in a.previously_rendered_by[:3])
-        title = f"previously rendered by {where}" if where else "added"
-        docs.append(_doc("+", a.doc.id, title, text=_masked_text(a.doc)))
+        docs.append(_moved("+", a.doc, a.previously_rendered_by, "previously rendered by", labels))
     return {
         "name": t.name,
         "kind": t.kind,
@@ -194,7 +205,7 @@ def render(report: Report) -> str:
         legend = (
             "Edges point from what comes first: grey dependsOn, dashed purple substituteFrom, "
             "thick orange CRD provider, dotted blue moved documents; red and amber mark "
-            "hazards. Hover a box or an edge for details."
+            "hazards. Hover a box or an edge for details; click the picture for its actual size."
         )
         graph_html = (
             '<section id="graph"><h2>Kustomization graph</h2>'

@@ -123,9 +123,11 @@ def test_cilium_split_report(browser: Any, homelab: Path, cli: Cli, tmp_path: Pa
     assert graph.is_visible()
     box = graph.bounding_box()
     assert box is not None and box["width"] > 300 and box["height"] > 200
-    assert p.locator("svg.harness-graph g.node").count() >= 22
+    assert "dev, prod" in (graph.text_content() or "")  # the clusters change alike: drawn once
+    assert p.locator("svg.harness-graph g.node").count() >= 11
     hazard = p.locator('svg.harness-graph g.edge[data-hazard="1"][data-kind="move"]')
-    assert hazard.count() == 2  # platform -> cilium in dev and in prod
+    assert hazard.count() == 1  # platform -> cilium
+    assert "ownership-race" in (hazard.text_content() or "")
     page.shot(tmp_path / "cilium-split.png")
 
     # the filter hides what does not match

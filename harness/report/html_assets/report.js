@@ -41,6 +41,9 @@
     box.hidden = false;
   }
 
+  var graphBox = document.querySelector(".graph-box");
+  if (graphBox) graphBox.addEventListener("click", function () { graphBox.classList.toggle("actual"); });
+
   // -- filter -----------------------------------------------------------------------------
   var KEYS = { target: 1, kind: 1, name: 1, cluster: 1, ns: 1, namespace: 1 };
   function parseFilter(text) {
