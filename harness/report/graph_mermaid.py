@@ -34,6 +34,7 @@ def render(graph: Graph, direction: str = "LR") -> str:
     hazards: list[str] = []
     for c, view in enumerate(graph.clusters):
         lines.append(f'  subgraph c{c}["{_text(view.cluster)}"]')
+        lines.append(f"    direction {direction}")
         for node in view.nodes:
             nid = f"n{len(ids)}"
             ids[(view.cluster, node.key)] = nid
