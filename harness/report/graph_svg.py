@@ -27,6 +27,7 @@ TITLE_H = 26.0
 MIN_W = 110.0
 MAX_W = 300.0
 MARGIN = 12.0
+PARALLEL_GAP = 12.0  # between edges joining the same two boxes
 
 
 @dataclass
@@ -140,13 +141,18 @@ def render(graph: Graph, title: str = "Flux Kustomization graph") -> str:
             f'<text x="{MARGIN + PAD:.0f}" y="{top + 17:.0f}" class="cl">'
             f"{escape(view.cluster)}</text>"
         )
+        siblings: dict[frozenset[Key], list[Edge]] = defaultdict(list)
+        for edge in view.edges:
+            siblings[frozenset((edge.source, edge.target))].append(edge)
         for edge in view.edges:
             a, b = boxes.get(edge.source), boxes.get(edge.target)
             if a is None or b is None:
                 continue
             colour = gs.hazard_colour(edge.severity) or gs.EDGE_COLOUR[edge.kind]
             colours.add(colour)
-            parts.append(_edge(edge, a, b, colour))
+            group = siblings[frozenset((edge.source, edge.target))]
+            offset = (group.index(edge) - (len(group) - 1) / 2) * PARALLEL_GAP
+            parts.append(_edge(edge, a, b, colour, offset))
         for box in boxes.values():
             parts.append(_node(box))
         parts.append("</g>")
@@ -199,19 +205,20 @@ def _node(box: _Box) -> str:
     )
 
 
-def _edge(edge: Edge, a: _Box, b: _Box, colour: str) -> str:
+def _edge(edge: Edge, a: _Box, b: _Box, colour: str, offset: float = 0.0) -> str:
+    """A curve from `a` to `b`; `offset` shifts parallel edges apart (ends and label)."""
     if b.layer > a.layer:
-        x1, y1 = a.x + a.w, a.y + a.h / 2
-        x2, y2 = b.x, b.y + b.h / 2
+        x1, y1 = a.x + a.w, a.y + a.h / 2 + min(offset, a.h / 2 - 2)
+        x2, y2 = b.x, b.y + b.h / 2 + min(offset, b.h / 2 - 2)
         dx = max(30.0, (x2 - x1) / 2)
         path = (
             f"M{x1:.1f},{y1:.1f} C{x1 + dx:.1f},{y1:.1f} {x2 - dx:.1f},{y2:.1f} {x2:.1f},{y2:.1f}"
         )
         lx, ly = (x1 + x2) / 2, (y1 + y2) / 2 - 3
     else:  # same column or backwards: an arc below the boxes
-        x1, y1 = a.x + a.w / 2, a.y + a.h
-        x2, y2 = b.x + b.w / 2, b.y + b.h
-        drop = 30.0 + abs(x2 - x1) / 6
+        x1, y1 = a.x + a.w / 2 + offset, a.y + a.h
+        x2, y2 = b.x + b.w / 2 + offset, b.y + b.h
+        drop = 30.0 + abs(x2 - x1) / 6 + abs(offset)
         low = max(y1, y2) + drop
         path = f"M{x1:.1f},{y1:.1f} C{x1:.1f},{low:.1f} {x2:.1f},{low:.1f} {x2:.1f},{y2:.1f}"
         lx, ly = (x1 + x2) / 2, low - 4

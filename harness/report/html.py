@@ -216,7 +216,12 @@ def render(report: Report) -> str:
     notes = "".join(f'<p class="note">{escape(n)}</p>' for n in report.notes)
     if report.hazards is not None and report.hazards.findings:
         line = f"Hazards: {counts_line(report.hazards)}"
-        notes = f'<p class="hazard-line"><a href="#findings-box">{escape(line)}</a></p>' + notes
+        worst = "error" if report.hazards.at_least("error") else "warning"
+        if not report.hazards.at_least("warning"):
+            worst = "info"
+        notes = (
+            f'<p class="hazard-line {worst}"><a href="#findings-box">{escape(line)}</a></p>' + notes
+        )
     page = _asset("report.html")
     for key, value in (
         ("{{TITLE}}", escape(f"{report.command}: {report.verdict}")),
