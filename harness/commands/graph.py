@@ -7,6 +7,7 @@ diff's hazard findings sit on the nodes and edges they name.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -159,7 +160,12 @@ def run(common: Common, options: GraphOptions) -> int:
 
 def write_atomic(path: Path, text: str) -> None:
     """Write next to the destination, then rename: a reader never sees half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise HarnessError(f"{path}: cannot write: {exc.strerror or exc}") from None

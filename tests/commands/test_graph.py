@@ -99,3 +99,10 @@ def test_render_error_still_draws_and_exits_2(homelab: Path, cli: Cli) -> None:
     nodes = {n["id"]: n for c in json.loads(res.stdout)["clusters"] for n in c["nodes"]}
     assert nodes["dev/flux-system/homepage"]["error"]
     assert "failed to render" in res.stderr
+
+
+def test_unwritable_out_is_one_line(cli: Cli, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    res = cli("graph", "--repo", EXAMPLE, "-q", "--no-hazards", "--out", blocker / "g.mmd")
+    assert res.code == 2 and res.stderr.startswith(f"error: {blocker / 'g.mmd'}: cannot write")
