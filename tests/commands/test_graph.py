@@ -4,13 +4,15 @@ base, and each bad input as one error line with exit 2."""
 from __future__ import annotations
 
 import json
-import shutil
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from harness.commands import graph as cmd
+from harness.commands.common import Common
+from harness.graph import Graph
 from tests.conftest import EXAMPLE, Result
 from tests.gitkit import commit_all, state
 from tests.homelab import split_cilium
@@ -18,13 +20,26 @@ from tests.homelab import split_cilium
 Cli = Callable[..., Result]
 
 
+@pytest.fixture(scope="module")
+def example_graph() -> Graph:
+    """The example's graph with its lint hazards, rendered once for the format tests."""
+    graph, failed = cmd.compute(Common(repo=EXAMPLE, quiet=True), cmd.GraphOptions())
+    assert not failed
+    return graph
+
+
+@pytest.mark.slow
+def test_the_cli_writes_the_file(cli: Cli, tmp_path: Path) -> None:
+    out = tmp_path / "sub" / "graph.mmd"
+    res = cli("graph", "--repo", EXAMPLE, "-q", "--out", out)
+    assert res.code == 0, res.stderr
+    assert res.stdout == "" and out.read_text().startswith("flowchart LR\n")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["mermaid", "dot", "json", "svg"])
-def test_every_format_on_the_example(cli: Cli, fmt: str, tmp_path: Path) -> None:
-    out = tmp_path / f"graph.{fmt}"
-    res = cli("graph", "--repo", EXAMPLE, "-q", "--format", fmt, "--out", out)
-    assert res.code == 0, res.stderr
-    text = out.read_text()
+def test_every_format_on_the_example(example_graph: Graph, fmt: str) -> None:
+    text = cmd.format_graph(example_graph, fmt)
     if fmt == "mermaid":
         assert text.startswith("flowchart LR\n") and 'subgraph c1["prod"]' in text
     elif fmt == "dot":
@@ -37,8 +52,8 @@ def test_every_format_on_the_example(cli: Cli, fmt: str, tmp_path: Path) -> None
     else:
         root = ET.fromstring(text)
         assert root.tag.endswith("svg")
-        if shutil.which("dot") is None:
-            assert "built-in layout" in res.stderr
+        builtin = ET.fromstring(cmd.format_graph(example_graph, fmt, layout="builtin"))
+        assert len(builtin.findall(".//{http://www.w3.org/2000/svg}g[@class='node']")) == 22
 
 
 @pytest.mark.slow
@@ -106,3 +121,15 @@ def test_unwritable_out_is_one_line(cli: Cli, tmp_path: Path) -> None:
     blocker.write_text("")
     res = cli("graph", "--repo", EXAMPLE, "-q", "--no-hazards", "--out", blocker / "g.mmd")
     assert res.code == 2 and res.stderr.startswith(f"error: {blocker / 'g.mmd'}: cannot write")
+
+
+@pytest.mark.slow
+def test_svg_without_graphviz_says_so_and_draws_itself(
+    cli: Cli, example_graph: Graph, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(cmd, "compute", lambda common, options: (example_graph, False))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    res = cli("graph", "--repo", EXAMPLE, "--format", "svg")
+    assert res.code == 0
+    assert "Graphviz's `dot` is not installed" in res.stderr and "built-in layout" in res.stderr
+    assert ET.fromstring(res.stdout).tag.endswith("svg")
