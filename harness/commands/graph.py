@@ -143,6 +143,11 @@ def run(common: Common, options: GraphOptions) -> int:
             "layout (install graphviz for a tighter one)",
             file=sys.stderr,
         )
+    if options.out is not None:  # a bad path fails before anything renders
+        try:
+            options.out.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise HarnessError(f"{options.out}: cannot write: {exc.strerror or exc}") from None
     graph, failed = compute(common, options)
     text = format_graph(graph, options.format, options.layout)
     if options.out is not None:
