@@ -45,10 +45,29 @@ class CiOutput(enum.StrEnum):
     json = "json"
     junit = "junit"
     github = "github"
+    html = "html"
+
+
+class LintOutput(enum.StrEnum):
+    text = "text"
+    json = "json"
+    html = "html"
+
+
+HtmlOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--html",
+        dir_okay=False,
+        help="Also write the self-contained HTML report (graph, filterable per-target diffs) "
+        "to this file, beside --output.",
+    ),
+]
 
 
 CI_OUTPUT_HELP = (
-    "text, json, junit (JUnit XML, one testcase per target) or github (workflow annotations). "
+    "text, json, junit (JUnit XML, one testcase per target), github (workflow annotations) or "
+    "html (one self-contained page). "
     "A Markdown summary is also appended to $GITHUB_STEP_SUMMARY when it is set."
 )
 
@@ -223,11 +242,12 @@ def check(
     c: common.Common,
     output: CiOutputOpt = CiOutput.text,
     fail_on_hazard: FailOnHazardOpt = None,
+    html: HtmlOpt = None,
 ) -> int:
     """Render all targets and compare them with the goldens (exit 0 match, 1 drift, 2 error)."""
     from harness.commands import check as cmd
 
-    return cmd.run(c, output.value, _value(fail_on_hazard))
+    return cmd.run(c, output.value, _value(fail_on_hazard), html)
 
 
 @app.command()
@@ -259,17 +279,20 @@ def render(
 @with_common_options
 def lint(
     c: common.Common,
-    output: OutputOpt = Output.text,
+    output: Annotated[
+        LintOutput, typer.Option("--output", "-o", help="text, json or html.")
+    ] = LintOutput.text,
     fail_on: Annotated[
         Severity,
         typer.Option("--fail-on", help="Lowest finding severity that makes the exit code 1."),
     ] = Severity.error,
+    html: HtmlOpt = None,
 ) -> int:
     """Render everything and report hazards: prune, ordering, substitution, parity (exit 0 ok,
     1 findings at --fail-on or worse, 2 render error)."""
     from harness.commands import lint as cmd
 
-    return cmd.run(c, output.value, fail_on.value)
+    return cmd.run(c, output.value, fail_on.value, html)
 
 
 @app.command()
@@ -295,8 +318,11 @@ def diff(
     ] = None,
     output: CiOutputOpt = CiOutput.text,
     fail_on_preexisting_error: FailOnPreexistingOpt = False,
+    html: HtmlOpt = None,
 ) -> int:
     """Render two sides and explain every difference (exit 0 ok, 1 expectation failed, 2 error)."""
+    from dataclasses import replace
+
     from harness.commands import diff as cmd
 
     options = _diff_options(
@@ -310,7 +336,7 @@ def diff(
         output.value,
         fail_on_preexisting_error=fail_on_preexisting_error,
     )
-    return cmd.run(c, options)
+    return cmd.run(c, replace(options, html=html))
 
 
 @app.command()
@@ -357,6 +383,7 @@ def comment(
         typer.Option("--marker", help="Hidden marker id (default: comment.id, harness:comment)."),
     ] = None,
     fail_on_preexisting_error: FailOnPreexistingOpt = False,
+    html: HtmlOpt = None,
 ) -> int:
     """Write the diff as a PR comment that fits GitHub's size limit (exit codes as diff)."""
     from harness.commands import comment as cmd
@@ -377,6 +404,86 @@ def comment(
         max_parts=max_parts,
         output_dir=output_dir,
         marker_id=marker,
+        html=html,
+    )
+    return cmd.run(c, options)
+
+
+class GraphFormat(enum.StrEnum):
+    mermaid = "mermaid"
+    dot = "dot"
+    svg = "svg"
+    json = "json"
+
+
+class GraphLayout(enum.StrEnum):
+    auto = "auto"
+    graphviz = "graphviz"
+    builtin = "builtin"
+
+
+@app.command()
+@with_common_options
+def graph(
+    c: common.Common,
+    fmt: Annotated[
+        GraphFormat,
+        typer.Option(
+            "--format",
+            "-f",
+            help="mermaid (GitHub renders it), dot, svg (Graphviz's dot when installed, else "
+            "the built-in layout) or json (harness.graph/v1).",
+        ),
+    ] = GraphFormat.mermaid,
+    base: Annotated[
+        str | None,
+        typer.Option(
+            "--base",
+            help="Git ref to compare against: mark added, removed, changed, moved-into and "
+            "moved-out-of Kustomizations and the change's hazards.",
+        ),
+    ] = None,
+    head: HeadOpt = None,
+    focus: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--focus",
+            help="Draw only the neighbourhood of this Kustomization (name, namespace/name or "
+            "cluster/namespace/name); 'changed' means every Kustomization the change touches. "
+            "Repeatable.",
+        ),
+    ] = None,
+    depth: Annotated[
+        int, typer.Option("--depth", min=0, help="Edges of neighbourhood around --focus (1).")
+    ] = 1,
+    cluster: Annotated[
+        list[str] | None, typer.Option("--cluster", help="Only this cluster (repeatable).")
+    ] = None,
+    no_hazards: Annotated[
+        bool, typer.Option("--no-hazards", help="Do not run the hazard rules.")
+    ] = False,
+    layout: Annotated[
+        GraphLayout,
+        typer.Option("--layout", help="svg: auto, graphviz (fail without it) or builtin."),
+    ] = GraphLayout.auto,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-O", help="Write to this file instead of stdout.")
+    ] = None,
+) -> int:
+    """Draw each cluster's Flux Kustomization graph: dependsOn, substituteFrom and CRD edges,
+    the change against --base and hazards marked (exit 0 ok, 2 error)."""
+    from harness.commands import graph as cmd
+
+    options = cmd.GraphOptions(
+        format=fmt.value,
+        base=base,
+        head=head,
+        focus=tuple(focus or ()),
+        depth=depth,
+        clusters=tuple(cluster or ()),
+        hazards=not no_hazards,
+        out=out,
+        layout=layout.value,
     )
     return cmd.run(c, options)
 

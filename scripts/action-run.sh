@@ -28,20 +28,29 @@ output() {
   fi
 }
 
+# The self-contained HTML report, uploaded as an artifact by action.yml.
+html=()
+if [ "${HTML_REPORT:-true}" = "true" ]; then
+  report="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/harness-report/harness-report.html"
+  html=(--html "$report")
+  output "html-report=$report"
+fi
+
 case "$mode" in
   check)
-    harness check --repo "$repo_path" --output github "${extra[@]}"
+    harness check --repo "$repo_path" --output github "${html[@]}" "${extra[@]}"
     code=$?
     ;;
   diff)
     base="$(base_ref)"
-    harness diff --repo "$repo_path" --base "$base" --output github "${extra[@]}"
+    harness diff --repo "$repo_path" --base "$base" --output github "${html[@]}" "${extra[@]}"
     code=$?
     ;;
   comment)
     base="$(base_ref)"
     out="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/harness-comment"
-    harness comment --repo "$repo_path" --base "$base" --split --output-dir "$out" "${extra[@]}"
+    harness comment --repo "$repo_path" --base "$base" --split --output-dir "$out" \
+      "${html[@]}" "${extra[@]}"
     code=$?
     output "comment-dir=$out"
     if [ "${POST_COMMENT:-true}" = "true" ] && [ -f "$out/comment-part-1.md" ]; then

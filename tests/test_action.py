@@ -179,6 +179,9 @@ def test_action_comment_mode_posts_and_keeps_the_exit_code(
     outputs = (tmp_path / "github_output").read_text().splitlines()
     assert "exit-code=1" in outputs
     assert f"comment-dir={tmp_path / 'runner' / 'harness-comment'}" in outputs
+    report = tmp_path / "runner" / "harness-report" / "harness-report.html"
+    assert f"html-report={report}" in outputs
+    assert report.read_text().startswith("<!doctype html>")
     [call] = _calls(fake_gh)
     assert call["args"][3:5] == ["POST", "repos/owner/repo/issues/7/comments"]
     assert call["body"].startswith("### 1 document changes in 1 target")
@@ -207,6 +210,9 @@ def test_action_and_hook_definitions() -> None:
     )
     runs = " ".join(step.get("run", "") for step in action["runs"]["steps"])
     assert "pip install" in runs and "scripts/action-run.sh" in runs
+    [upload] = [s for s in action["runs"]["steps"] if "upload-artifact" in s.get("uses", "")]
+    assert upload["with"]["path"] == "${{ steps.run.outputs.html-report }}"
+    assert "html-report" in action["inputs"] and "html-report" in action["outputs"]
     assert all(s.get("shell") == "bash" for s in action["runs"]["steps"] if "run" in s)
     [hook] = yaml.safe_load((PROJECT / ".pre-commit-hooks.yaml").read_text())
     assert hook["id"] == "harness-check"

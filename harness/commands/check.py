@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from harness import goldens
 from harness.analyze import explain_changes, ignore_patterns
@@ -27,7 +28,12 @@ def exit_code(comparison: Comparison) -> int:
     return EXIT_DIFF if comparison.differing else EXIT_OK
 
 
-def run(common: Common, output: str = "text", fail_on_hazard: str | None = None) -> int:
+def run(
+    common: Common,
+    output: str = "text",
+    fail_on_hazard: str | None = None,
+    html: Path | None = None,
+) -> int:
     started = time.monotonic()
     cfg = load_config(common)
     renderer = renderer_for(common, cfg)
@@ -36,7 +42,15 @@ def run(common: Common, output: str = "text", fail_on_hazard: str | None = None)
     head = render_snapshot(common, cfg, renderer, label="working tree")
     comparison = compare(base, head)
     hazards = hazard_engine.diff_for(cfg, base, head, cfg.repo)
-    if output == "json":
+    code = hazard_gate(exit_code(comparison), hazards, fail_on_hazard)
+    if output == "html" or html is not None:
+        from harness.commands import html_out
+
+        page = html_out.check_page(cfg, base, head, hazards, code)
+        html_out.emit(page, html, output == "html")
+    if output == "html":
+        pass
+    elif output == "json":
         json_out.print_check(comparison, cfg, hazards)
     elif output == "junit":
         changes = explain_changes(comparison, ignore_patterns(cfg))
@@ -47,4 +61,4 @@ def run(common: Common, output: str = "text", fail_on_hazard: str | None = None)
         changes = explain_changes(comparison, ignore_patterns(cfg))
         text.print_check(comparison, cfg, changes, hazards=hazards)
     github.append_step_summary(github.check_summary(comparison))
-    return hazard_gate(exit_code(comparison), hazards, fail_on_hazard)
+    return code

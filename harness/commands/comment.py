@@ -12,7 +12,7 @@ from pathlib import Path
 from harness.commands import diff as diff_cmd
 from harness.commands.common import Common, load_config
 from harness.errors import HarnessError
-from harness.report import github, markdown
+from harness.report import comment_graph, github, markdown
 from harness.report import markdown_budget as mb
 
 DEFAULT_UNIFIED = 3
@@ -26,6 +26,7 @@ class CommentOptions:
     max_parts: int = mb.DEFAULT_MAX_PARTS
     output_dir: Path | None = None
     marker_id: str | None = None
+    html: Path | None = None  # also write the HTML report here
 
 
 def _validate(options: CommentOptions) -> None:
@@ -61,9 +62,10 @@ def run(common: Common, options: CommentOptions) -> int:
         expect=diff_options.expect,
         hazards=result.hazards,
     )
-    fitted = markdown.comment(
+    fitted = comment_graph.comment(
         result.analysis,
         info,
+        result.hazards,
         budget=budget,
         marker_id=marker_id,
         split=options.split,
@@ -74,4 +76,16 @@ def run(common: Common, options: CommentOptions) -> int:
     else:
         markdown.print_comment(fitted.bodies[0])
     github.append_step_summary(fitted.bodies[0])
+    if options.html is not None:
+        from harness.commands import html_out
+
+        page = html_out.diff_page(
+            result.analysis,
+            result.verdict,
+            result.code,
+            result.base.label,
+            result.head.label,
+            result.hazards,
+        )
+        html_out.emit(page, options.html, to_stdout=False)
     return result.code

@@ -41,6 +41,7 @@ class DiffOptions:
     unified: int | None = None
     output: str = "text"
     fail_on_preexisting_error: bool = False
+    html: Path | None = None  # also write the HTML report here
 
 
 def config_at(cfg: Config, repo: Path) -> Config:
@@ -89,7 +90,16 @@ def run(common: Common, options: DiffOptions) -> int:
     result = compute(common, options)
     analysis, verdict, code = result.analysis, result.verdict, result.code
     base_origin, head_origin = result.base, result.head
-    if options.output == "json":
+    if options.output == "html" or options.html is not None:
+        from harness.commands import html_out
+
+        page = html_out.diff_page(
+            analysis, verdict, code, base_origin.label, head_origin.label, result.hazards
+        )
+        html_out.emit(page, options.html, options.output == "html")
+    if options.output == "html":
+        pass
+    elif options.output == "json":
         diff_json.print_diff(
             analysis,
             verdict,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from harness.commands.common import (
     EXIT_DIFF,
     EXIT_ERROR,
@@ -26,7 +28,9 @@ def exit_code(snapshot: Snapshot, report: HazardReport, fail_on: str) -> int:
     return EXIT_DIFF if report.at_least(fail_on) else EXIT_OK
 
 
-def run(common: Common, output: str = "text", fail_on: str = "error") -> int:
+def run(
+    common: Common, output: str = "text", fail_on: str = "error", html: Path | None = None
+) -> int:
     cfg = load_config(common)
     renderer = renderer_for(common, cfg)
     snapshot = render_snapshot(common, cfg, renderer, label="working tree")
@@ -38,7 +42,13 @@ def run(common: Common, output: str = "text", fail_on: str = "error") -> int:
         suppressions=cfg.suppress,
     )
     code = exit_code(snapshot, report, fail_on)
-    if output == "json":
+    if output == "html" or html is not None:
+        from harness.commands import html_out
+
+        html_out.emit(html_out.lint_page(snapshot, report, fail_on, code), html, output == "html")
+    if output == "html":
+        pass
+    elif output == "json":
         lint_text.print_lint_json(snapshot, report, fail_on, code)
     else:
         lint_text.print_lint(snapshot, report, fail_on)
