@@ -55,9 +55,6 @@ class DeclaredObject:
     keys: Mapping[str, str] = field(default_factory=dict)
     any_key: str | None = None
 
-    def values(self) -> dict[str, str]:
-        return dict(self.keys)
-
 
 @dataclass(frozen=True)
 class ClusterDecl:
@@ -69,19 +66,19 @@ class ClusterDecl:
 
 @dataclass(frozen=True)
 class Resolved:
-    """The declarations that apply to one cluster, merged over `*`."""
+    """The declarations that apply to one cluster: its own over `*`."""
 
     objects: Mapping[ObjectRef, DeclaredObject] = field(default_factory=dict)
-    sources: Mapping[str, str | None] = field(default_factory=dict)
+    # source maps, most specific first: the cluster's own, then `*`
+    sources: tuple[Mapping[str, str | None], ...] = ()
 
     def source(self, ref: ObjectRef, fallback: Mapping[str, str]) -> tuple[bool, str | None]:
-        """(found, directory-or-None-for-external) for a source ref."""
-        for key in (str(ref), f"{ref.namespace}/{ref.name}", ref.name):
-            if key in self.sources:
-                return True, self.sources[key]
-        for key in (str(ref), f"{ref.namespace}/{ref.name}", ref.name):
-            if key in fallback:
-                return True, fallback[key]
+        """(found, directory or None for external); the top-level `sources:` comes last."""
+        keys = (str(ref), f"{ref.namespace}/{ref.name}", ref.name)
+        for layer in (*self.sources, fallback):
+            for key in keys:
+                if key in layer:
+                    return True, layer[key]
         return False, None
 
 
@@ -169,15 +166,15 @@ def _sources(value: Any, at: str, where: str) -> dict[str, str | None]:
 def resolve(decls: Mapping[str, ClusterDecl], names: Iterable[str]) -> Resolved:
     """What applies to a cluster known by any of `names`: its own entry over `*`."""
     objects: dict[ObjectRef, DeclaredObject] = {}
-    sources: dict[str, str | None] = {}
+    sources: list[Mapping[str, str | None]] = []
     keys = [ANY_CLUSTER, *dict.fromkeys(n for n in names if n != ANY_CLUSTER)]
     for key in keys:
         decl = decls.get(key)
         if decl is None:
             continue
         objects.update({o.ref: o for o in decl.objects})
-        sources.update(decl.sources)
-    return Resolved(objects, sources)
+        sources.insert(0, decl.sources)
+    return Resolved(objects, tuple(sources))
 
 
 def check_clusters(decls: Mapping[str, ClusterDecl], known: Iterable[str], where: str) -> None:
