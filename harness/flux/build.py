@@ -75,6 +75,18 @@ class MissingObject(BuildError):
         self.variables = variables
 
 
+class UndeclaredKey(BuildError):
+    """Strict substitution found variables that a harness.yaml declaration lacks.
+
+    `ref` is the declared object (the last of the Kustomization's) that should get them.
+    """
+
+    def __init__(self, ref: ObjectRef, variables: tuple[str, ...], message: str) -> None:
+        super().__init__(message)
+        self.ref = ref
+        self.variables = variables
+
+
 class _Variables(dict[str, str]):
     """Substitution variables, with the fixed placeholder of an `any_key` declaration."""
 
@@ -339,7 +351,9 @@ def _substitute_all(
             try:
                 vars_, notes = variables(ks, lookup)
             except MissingObject as exc:
-                raise MissingObject(exc.ref, _undefined(ks, objects)) from None
+                known = _known_keys(ks, lookup)
+                needed = tuple(v for v in _undefined(ks, objects) if v not in known)
+                raise MissingObject(exc.ref, needed) from None
             if vars_:
                 try:
                     validate_variable_names(vars_)
@@ -353,6 +367,12 @@ def _substitute_all(
         except SubstitutionError as exc:
             doc_id = documents.identity(obj)
             where = _locate(doc_id, exc.variable, directory, ctx, rules)
+            declared = [r for r in substitute_refs(ks) if isinstance(lookup(r), DeclaredObject)]
+            if exc.kind == "unset" and declared:
+                unset = [v for v in _undefined(ks, objects) if vars_.get(v) is None]
+                raise UndeclaredKey(
+                    declared[-1], tuple(unset or [exc.variable or ""]), f"{where}{exc} in {doc_id}"
+                ) from None
             raise BuildError(f"{where}{exc} in {doc_id}") from None
         if result == text:
             out.append(obj)
@@ -368,6 +388,22 @@ def _substitute_all(
             raise BuildError(f"{documents.identity(obj)}: not an object after substitution")
         out.append(new)
     return out, notes
+
+
+def _known_keys(ks: FluxKustomization, lookup: Lookup) -> set[str]:
+    """Variables the substituteFrom objects that do exist define (for a missing one's keys)."""
+    assert ks.post_build is not None
+    known: set[str] = set()
+    for ref in substitute_refs(ks):
+        obj = lookup(ref)
+        if isinstance(obj, DeclaredObject):
+            known.update(obj.keys)
+        elif obj is not None:
+            try:
+                known.update(_source_values(ref, obj)[0])
+            except BuildError:
+                continue
+    return known
 
 
 def _undefined(ks: FluxKustomization, objects: list[dict[str, Any]]) -> tuple[str, ...]:

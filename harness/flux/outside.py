@@ -241,16 +241,26 @@ class Gap:
     """Something a cluster reads that is neither in git nor declared (for `harness init`).
 
     `what` is "object" (a substituteFrom ConfigMap/Secret; `variables` are the keys its
-    Kustomization needs) or "source" (a source of another repo).
+    Kustomization needs), "key" (a declared object lacks `variables`; `detail` is the
+    substitution error) or "source" (a source of another repo).
     """
 
     cluster: str
     what: str
     ref: ObjectRef
     variables: tuple[str, ...] = ()
+    detail: str = ""
 
     def message(self) -> str:
         """The target's one-line error: what is missing and the harness.yaml line to add."""
+        if self.what == "key":
+            keys = ", ".join(f"{scalar(v)}: {placeholder(v)}" for v in self.variables)
+            return (
+                f"{self.detail}; harness.yaml declares {self.ref} outside git without "
+                f"{_and(self.variables)}: if the object in the cluster has it, add "
+                f"`{keys}` to the keys of {self.ref} under {SECTION}.{self.cluster} "
+                "(or the entry that declares it)"
+            )
         if self.what == "source":
             return (
                 f"source {self.ref} is not this repo and harness.yaml does not map it; "
@@ -262,3 +272,8 @@ class Gap:
             "if it is created outside git, add "
             f"`{object_snippet(self.cluster, self.ref, self.variables)}` to harness.yaml"
         )
+
+
+def _and(names: Iterable[str]) -> str:
+    items = list(names)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

@@ -29,7 +29,15 @@ from harness import discover, documents, parallel
 from harness.config import Config
 from harness.flux import clusters as clusters_mod
 from harness.flux import generator, outside
-from harness.flux.build import BuildError, Built, Context, MissingObject, build, substitute_refs
+from harness.flux.build import (
+    BuildError,
+    Built,
+    Context,
+    MissingObject,
+    UndeclaredKey,
+    build,
+    substitute_refs,
+)
 from harness.flux.includes import Includes
 from harness.flux.model import (
     FluxKustomization,
@@ -284,6 +292,9 @@ def _build_node(run: _Run, node: _Node, config: Config, ctx: Context) -> _Outcom
         return _Outcome(directory, build(node.ks, directory, ctx, run.lookup, rules), None)
     except MissingObject as exc:
         gap = outside.Gap("", "object", exc.ref, exc.variables)
+        return _Outcome(directory, None, str(exc), gap=gap)
+    except UndeclaredKey as exc:
+        gap = outside.Gap("", "key", exc.ref, exc.variables, str(exc))
         return _Outcome(directory, None, str(exc), gap=gap)
     except BuildError as exc:
         return _Outcome(directory, None, str(exc))

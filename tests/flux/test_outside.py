@@ -287,3 +287,18 @@ def test_external_source_skips_its_targets_with_one_info_line(make_repo: Repo) -
     }
     assert not snapshot.errors()
     assert snapshot.results["dev/flux-system/local"].ok
+
+
+def test_declared_object_without_a_used_key_says_which_key_to_add(make_repo: Repo) -> None:
+    repo = make_repo(repo_files())
+    with_config(repo, declared(keys={"OTHER": "placeholder-other"}))
+    error = rr(repo)["dev/flux-system/apps"].error
+    assert error is not None
+    assert error.startswith('apps/web.yaml: variable not set (strict mode): "SECRET_DOMAIN"')
+    assert (
+        "harness.yaml declares Secret/flux-system/cluster-secrets outside git without "
+        "SECRET_DOMAIN: if the object in the cluster has it, add "
+        "`SECRET_DOMAIN: placeholder-secret-domain` to the keys of "
+        "Secret/flux-system/cluster-secrets under outside_git.dev"
+    ) in error
+    assert rr(repo, strict=False)["dev/flux-system/apps"].ok, "only strict mode needs every key"
