@@ -35,7 +35,7 @@ from harness.flux.model import ObjectRef
 from harness.flux.targets import render_flux
 from harness.model import Snapshot
 from harness.report import text
-from harness.report.console import stdout
+from harness.report.console import stderr, stdout
 
 CONFIG_NAME = "harness.yaml"
 MAX_ROUNDS = 10
@@ -93,18 +93,23 @@ def run(common: Common, force: bool = False) -> int:
             f"{existing[0]} already exists; harness init writes a new one only with --force "
             "(use `harness update` to refresh the goldens)"
         )
+    if existing and common.config is None:
+        target = existing[0]  # --force replaces the file harness would read, not a sibling
     starter = Starter()
-    cfg = _config(repo, starter, common)
+    cfg = _config(repo, target, starter, common)
     renderer = renderer_for(common, cfg)
-    for _ in range(MAX_ROUNDS):
+    err = stderr()
+    for round_ in range(1, MAX_ROUNDS + 1):
         gaps: list[outside.Gap] = []
         results = render_flux(
             cfg, renderer, jobs=config_mod.default_jobs(cfg), strict=cfg.strict, gaps=gaps
         )
         starter.clusters = _cluster_paths(results.values(), repo)
-        if not [g for g in gaps if starter.add(g)]:
+        new = [g for g in gaps if starter.add(g)]
+        if not new:
             break
-        cfg = _config(repo, starter, common)
+        err.print(f"init: round {round_}: {len(new)} missing object(s) or source(s) declared")
+        cfg = _config(repo, target, starter, common)
     content = starter_yaml(starter)
     _atomic_write(target, content)
     cfg = _apply(config_mod.load(repo, target), common)
@@ -126,7 +131,7 @@ def _apply(cfg: Config, common: Common) -> Config:
     return cfg
 
 
-def _config(repo: Path, starter: Starter, common: Common) -> Config:
+def _config(repo: Path, target: Path, starter: Starter, common: Common) -> Config:
     """The config the starter file will hold, loaded through the real parser."""
     fd, name = tempfile.mkstemp(prefix="harness-init-", suffix=".yaml")
     try:
@@ -135,7 +140,7 @@ def _config(repo: Path, starter: Starter, common: Common) -> Config:
         cfg = config_mod.load(repo, Path(name))
     finally:
         os.unlink(name)
-    return _apply(replace(cfg, source_file=repo / CONFIG_NAME), common)
+    return _apply(replace(cfg, source_file=target), common)
 
 
 def _cluster_paths(results: Iterable[object], repo: Path) -> dict[str, str]:

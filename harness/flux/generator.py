@@ -114,17 +114,41 @@ def _check_decodes(path: Path) -> None:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise GeneratorError(f"failed to decode Kubernetes YAML from {path}: {first}") from None
     for doc in docs:
-        if doc is None:
-            continue
-        problem = ""
-        if not isinstance(doc, dict):
-            problem = "missing Resource metadata"
-        elif not doc.get("kind"):
-            problem = "missing kind"
-        elif not isinstance(doc.get("metadata"), dict) or not doc["metadata"].get("name"):
-            problem = "missing metadata.name"
+        problem = _resource_problem(doc)
         if problem:
             raise GeneratorError(f"failed to decode Kubernetes YAML from {path}: {problem}")
+
+
+def _resource_problem(doc: Any) -> str:
+    """What kustomize's resource factory (dropBadNodes, List expansion) rejects, or "".
+
+    Empty documents are skipped; every object needs a kind and, unless its kind ends in
+    `List`, a metadata.name; a List's `items` must be a sequence (or absent) and each item
+    is checked the same way. (kyaml's HasNilEntryInList never finds anything, so null
+    list items pass.)
+    """
+    if doc is None or doc == {}:
+        return ""
+    if not isinstance(doc, dict):
+        return "missing Resource metadata"
+    kind = doc.get("kind")
+    if not kind:
+        return "missing kind"
+    meta = doc.get("metadata")
+    if not str(kind).endswith("List") and (not isinstance(meta, dict) or not meta.get("name")):
+        return "missing metadata.name"
+    if not str(kind).endswith("List"):
+        return ""
+    items = doc.get("items")
+    if items is None:
+        return ""
+    if not isinstance(items, list):
+        return f"expected array in {kind}/items, but found {type(items).__name__}"
+    for item in items:
+        problem = _resource_problem(item)
+        if problem:
+            return problem
+    return ""
 
 
 # Prefixes fluxcd/pkg's IsLocalRelativePath treats as remote (kustomize's repospec list

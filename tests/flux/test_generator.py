@@ -590,3 +590,32 @@ def test_spec_build_metadata_takes_only_the_crd_enum(value: list[str], ok: bool)
     else:
         with pytest.raises(SpecError, match=r"spec.buildMetadata\[0\] must be one of"):
             parse_kustomization(obj)
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ("{}\n", None),
+        ("apiVersion: v1\nkind: ConfigMapList\n", None),
+        (
+            "apiVersion: v1\nkind: List\nitems:\n"
+            "- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n",
+            None,
+        ),
+        (
+            "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap}\n",
+            "missing metadata.name",
+        ),
+        ("apiVersion: v1\nkind: List\nitems: {a: b}\n", "expected array in List/items"),
+        ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  -\n", None),
+    ],
+)
+def test_scan_decodes_like_kustomizes_resource_factory(
+    make_repo: Repo, content: str, problem: str | None
+) -> None:
+    repo = make_repo({"app/x.yaml": content})
+    if problem is None:
+        assert generator.scan(repo / "app") == ["./x.yaml"]
+    else:
+        with pytest.raises(generator.GeneratorError, match=problem):
+            generator.scan(repo / "app")
