@@ -146,7 +146,7 @@ def render_flux(
         runs = _drop_reached(runs, incl)
     named = clusters_mod.names([r.path for r in runs], config.repo)
     by_path = {c.path: c.name for c in named}
-    if config.outside_git:
+    if config.outside_git and _config_of_this_tree(config):
         known = [c.name for c in named] + [a for r in runs for a in _aliases(r.path, config.repo)]
         outside.check_clusters(config.outside_git, known, str(config.source_file or "config"))
     results: dict[str, TargetResult] = {}
@@ -345,6 +345,12 @@ def _source_root(run: _Run, source: ObjectRef, config: Config) -> Path:
     if mapped is None:
         raise _External(f"source {source} is external (harness.yaml outside_git)")
     return Path(os.path.normpath(config.repo / mapped))
+
+
+def _config_of_this_tree(config: Config) -> bool:
+    """False when the config is applied to another checkout (`diff --base`): a cluster the
+    config declares may not exist at that ref, which is no typo."""
+    return config.source_file is None or config.source_file.resolve().is_relative_to(config.repo)
 
 
 def _aliases(path: Path, repo: Path) -> tuple[str, ...]:

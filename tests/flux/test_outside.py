@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -302,3 +304,17 @@ def test_declared_object_without_a_used_key_says_which_key_to_add(make_repo: Rep
         "Secret/flux-system/cluster-secrets under outside_git.dev"
     ) in error
     assert rr(repo, strict=False)["dev/flux-system/apps"].ok, "only strict mode needs every key"
+
+
+def test_a_cluster_missing_at_another_ref_is_no_typo(make_repo: Repo, tmp_path: Path) -> None:
+    """`diff --base` applies today's config to an older checkout without that cluster."""
+    repo = make_repo(repo_files())
+    with_config(repo, declared("staging", keys={}))
+    cfg = config_mod.load(repo)
+    with pytest.raises(ConfigError, match=r"outside_git\.staging: no such cluster"):
+        render_repo(cfg, new_renderer(), RenderOptions(jobs=2))
+    other = tmp_path / "checkout"
+    shutil.copytree(repo, other)
+    cfg = dataclasses.replace(cfg, repo=other)  # what config_at() in commands/diff.py does
+    snapshot = render_repo(cfg, new_renderer(), RenderOptions(jobs=2))
+    assert "dev/flux-system/apps" in snapshot.results
