@@ -235,6 +235,27 @@ PLACEHOLDER_NAMESPACE = "_placeholder"
 ORIGIN_ANNOTATIONS = "originAnnotations"
 
 
+_STRING_FIELDS = {"apiVersion", "kind", "namePrefix", "nameSuffix", "namespace"}
+_MAP_FIELDS = {"commonLabels", "commonAnnotations", "openapi"} | _POINTER_FIELDS
+_GO_TYPES = {str: "string", list: "array", dict: "object", bool: "bool", int: "number"}
+
+
+def type_problem(base: dict[str, Any]) -> str:
+    """A field Go's decoder refuses (a string where a list belongs, ...), as Flux fails."""
+    for key, value in base.items():
+        field = _CANONICAL.get(str(key).lower())
+        if field is None or value is None:
+            continue
+        want: type = str if field in _STRING_FIELDS else dict if field in _MAP_FIELDS else list
+        if not isinstance(value, want):
+            got = _GO_TYPES.get(type(value), "number" if isinstance(value, float) else "value")
+            return (
+                f"json: cannot unmarshal {got} into Go struct field Kustomization.{field} "
+                f"of type {_GO_TYPES[want]}"
+            )
+    return ""
+
+
 def normalize(base: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """The kustomization as Flux's decode/encode round trip leaves it, and the keys it drops.
 
@@ -443,6 +464,9 @@ def plan(ks: FluxKustomization, directory: Path, ws: Workspace, rules: Rules | N
         if in_place:
             return Plan(directory, generated=False)
         name = kfile.name
+        problem = type_problem(base)
+        if problem:
+            raise GeneratorError(f"{kfile}: {problem}")
         edited = edit(base, ks, directory)
         listed: tuple[str, ...] = ()
     else:

@@ -619,3 +619,23 @@ def test_scan_decodes_like_kustomizes_resource_factory(
     else:
         with pytest.raises(generator.GeneratorError, match=problem):
             generator.scan(repo / "app")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("patches", "p.yaml", "cannot unmarshal string into Go struct field Kustomization.patches"),
+        ("namespace", ["a"], "cannot unmarshal array into Go struct field Kustomization.namespace"),
+        ("commonLabels", ["a"], "Kustomization.commonLabels of type object"),
+        ("images", {"name": "x"}, "cannot unmarshal object into Go struct field"),
+    ],
+)
+def test_a_field_of_the_wrong_type_fails_like_flux(
+    make_repo: Repo, field: str, value: object, message: str
+) -> None:
+    repo = make_repo(
+        {"app/kustomization.yaml": ks_file("a.yaml", **{field: value}), "app/a.yaml": cm("a")}
+    )
+    fk = parse_kustomization(yaml.safe_load(flux_ks("app", "./app", namePrefix="x-")))
+    with generator.workspace(repo) as ws, pytest.raises(generator.GeneratorError, match=message):
+        generator.plan(fk, repo / "app", ws)
