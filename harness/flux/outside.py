@@ -226,16 +226,6 @@ def object_flow(ref: ObjectRef, variables: Iterable[str]) -> str:
     )
 
 
-def object_snippet(cluster: str, ref: ObjectRef, variables: Iterable[str]) -> str:
-    """The one harness.yaml line (flow YAML) that declares a missing object."""
-    return f"{SECTION}: {{{scalar(cluster)}: {{objects: [{object_flow(ref, variables)}]}}}}"
-
-
-def source_snippet(cluster: str, ref: ObjectRef) -> str:
-    """The one harness.yaml line that marks a source external (or, edited, maps it)."""
-    return f"{SECTION}: {{{scalar(cluster)}: {{sources: {{{scalar(str(ref))}: {EXTERNAL}}}}}}}"
-
-
 @dataclass(frozen=True)
 class Gap:
     """Something a cluster reads that is neither in git nor declared (for `harness init`).
@@ -251,8 +241,13 @@ class Gap:
     variables: tuple[str, ...] = ()
     detail: str = ""
 
-    def message(self) -> str:
-        """The target's one-line error: what is missing and the harness.yaml line to add."""
+    def message(self, existing: Mapping[str, ClusterDecl] | None = None) -> str:
+        """The target's one-line error: what is missing and the harness.yaml text to add.
+
+        Where `outside_git` (or this cluster's entry) already exists, the text goes into it:
+        a second top-level key would silently replace the first.
+        """
+        existing = existing or {}
         if self.what == "key":
             keys = ", ".join(f"{scalar(v)}: {placeholder(v)}" for v in self.variables)
             return (
@@ -262,16 +257,29 @@ class Gap:
                 "(or the entry that declares it)"
             )
         if self.what == "source":
+            entry = f"{scalar(str(self.ref))}: {EXTERNAL}"
+            where = _placement(existing, self.cluster, "sources", entry, f"{{{entry}}}")
             return (
                 f"source {self.ref} is not this repo and harness.yaml does not map it; "
-                f"add `{source_snippet(self.cluster, self.ref)}` to harness.yaml "
-                f"(or put the path of a local checkout in place of {EXTERNAL})"
+                f"{where} (or put the path of a local checkout in place of {EXTERNAL})"
             )
+        entry = object_flow(self.ref, self.variables)
+        where = _placement(existing, self.cluster, "objects", entry, f"[{entry}]")
         return (
             f"substituteFrom {self.ref} is not rendered from git in cluster {self.cluster}; "
-            "if it is created outside git, add "
-            f"`{object_snippet(self.cluster, self.ref, self.variables)}` to harness.yaml"
+            f"if it is created outside git, {where}"
         )
+
+
+def _placement(
+    existing: Mapping[str, ClusterDecl], cluster: str, key: str, entry: str, value: str
+) -> str:
+    """`add ... to harness.yaml`, nested into what the file already has."""
+    if cluster in existing:
+        return f"add `{entry}` to {SECTION}.{cluster}.{key} in harness.yaml"
+    if existing:
+        return f"add `{scalar(cluster)}: {{{key}: {value}}}` under {SECTION}: in harness.yaml"
+    return f"add `{SECTION}: {{{scalar(cluster)}: {{{key}: {value}}}}}` to harness.yaml"
 
 
 def _and(names: Iterable[str]) -> str:

@@ -156,7 +156,7 @@ def render_flux(
             on_skip(name, reason)
 
     for run in runs:
-        for result in _results(run, by_path[run.path], ctx, skip, gaps):
+        for result in _results(run, by_path[run.path], ctx, skip, gaps, config.outside_git):
             results[result.name] = result
     # config include/exclude select flux targets by name too (the fixed point needs them all)
     results = {n: r for n, r in sorted(results.items()) if discover.selected(n, config)}
@@ -463,6 +463,7 @@ def _results(
     ctx: Context,
     on_skip: Callable[[str, str], None] | None = None,
     gaps: list[outside.Gap] | None = None,
+    declared: Mapping[str, outside.ClusterDecl] | None = None,
 ) -> list[TargetResult]:
     out = []
     for node in run.nodes.values():
@@ -475,7 +476,7 @@ def _results(
         error = node.error
         if node.gap is not None and error is not None:
             gap = replace(node.gap, cluster=cluster)
-            error = gap.message()
+            error = gap.message(declared)
             if gaps is not None:
                 gaps.append(gap)
         if error is None and node.key == run.root and run.entry_error and node.built is None:

@@ -318,3 +318,23 @@ def test_a_cluster_missing_at_another_ref_is_no_typo(make_repo: Repo, tmp_path: 
     cfg = dataclasses.replace(cfg, repo=other)  # what config_at() in commands/diff.py does
     snapshot = render_repo(cfg, new_renderer(), RenderOptions(jobs=2))
     assert "dev/flux-system/apps" in snapshot.results
+
+
+def test_fix_lines_nest_into_an_existing_section(make_repo: Repo) -> None:
+    """A second top-level `outside_git:` would silently replace the first."""
+    repo = make_repo(repo_files())
+    with_config(repo, {"outside_git": {"*": {"sources": {"x": "external"}}}})
+    error = rr(repo)["dev/flux-system/apps"].error
+    assert error is not None
+    assert (
+        "add `dev: {objects: [{kind: Secret, namespace: flux-system, name: cluster-secrets, "
+        in (error)
+    )
+    assert "under outside_git: in harness.yaml" in error
+    with_config(repo, {"outside_git": {"dev": {"sources": {"x": "external"}}}})
+    error = rr(repo)["dev/flux-system/apps"].error
+    assert error is not None
+    assert error.endswith(
+        "add `{kind: Secret, namespace: flux-system, name: cluster-secrets, keys: "
+        "{SECRET_DOMAIN: placeholder-secret-domain}}` to outside_git.dev.objects in harness.yaml"
+    )
