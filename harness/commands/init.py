@@ -33,7 +33,7 @@ from harness.errors import ConfigError
 from harness.flux import outside
 from harness.flux.model import ObjectRef
 from harness.flux.targets import render_flux
-from harness.model import Snapshot
+from harness.model import Snapshot, TargetResult
 from harness.report import text
 from harness.report.console import stderr, stdout
 
@@ -143,15 +143,16 @@ def _config(repo: Path, target: Path, starter: Starter, common: Common) -> Confi
     return _apply(replace(cfg, source_file=target), common)
 
 
-def _cluster_paths(results: Iterable[object], repo: Path) -> dict[str, str]:
+def _cluster_paths(results: Iterable[TargetResult], repo: Path) -> dict[str, str]:
     """Cluster name -> entry directory, from each cluster's root Kustomization target."""
     found: dict[str, str] = {}
     for result in results:
-        target = getattr(result, "target", None)
-        if target is None or target.cluster is None:
-            continue
-        if target.name == f"{target.cluster}/flux-system/flux-system":
-            path = Path(target.path)
+        target = result.target
+        if (
+            target.cluster is not None
+            and target.name == f"{target.cluster}/flux-system/flux-system"
+        ):
+            path = target.path
             found[target.cluster] = (
                 path.relative_to(repo).as_posix() if path.is_relative_to(repo) else str(path)
             )
