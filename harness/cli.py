@@ -261,6 +261,21 @@ def update(c: common.Common) -> int:
 
 @app.command()
 @with_common_options
+def init(
+    c: common.Common,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace an existing harness.yaml.")
+    ] = False,
+) -> int:
+    """Write a starter harness.yaml (clusters, TODO placeholders for objects outside git) and
+    the goldens, for a repo that has neither (exit 2 if a target still fails)."""
+    from harness.commands import init as cmd
+
+    return cmd.run(c, force)
+
+
+@app.command()
+@with_common_options
 def render(
     c: common.Common,
     targets: Annotated[

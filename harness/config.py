@@ -9,6 +9,7 @@ from typing import Any
 
 from harness import yamlload
 from harness.errors import ConfigError
+from harness.flux import outside
 
 CONFIG_NAMES = ("harness.yaml", "harness.yml", ".harness.yaml")
 DEFAULT_KUBECTL_FLAGS = ("--load-restrictor", "LoadRestrictionsNone")
@@ -41,6 +42,8 @@ class Config:
     comment_id: str = "harness:comment"
     comment_budget: int = 65536
     source_file: Path | None = None
+    # objects and sources that exist in the cluster but not in git (flux/outside.py)
+    outside_git: dict[str, outside.ClusterDecl] = field(default_factory=dict)
 
 
 _KNOWN = {
@@ -56,6 +59,7 @@ _KNOWN = {
     "ignore_fields",
     "suppress",
     "comment",
+    "outside_git",
 }
 
 
@@ -114,6 +118,7 @@ def load(repo: Path, path: Path | None = None) -> Config:
         comment_id=str(comment.get("id", "harness:comment")),
         comment_budget=budget,
         source_file=source,
+        outside_git=outside.parse(raw.get("outside_git"), where),
     )
 
 

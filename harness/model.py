@@ -88,6 +88,8 @@ class Snapshot:
     renderer: RendererInfo
     results: dict[str, TargetResult] = field(default_factory=dict)
     label: str = ""
+    # flux targets not rendered on purpose (source marked external): name -> reason
+    skipped: dict[str, str] = field(default_factory=dict)
 
     def errors(self) -> list[TargetResult]:
         return [r for r in self.results.values() if not r.ok]

@@ -45,11 +45,25 @@ def render_repo(
     if on_plan is not None:
         on_plan(len(targets))
     results = render_paths(renderer, targets, config.repo, jobs, on_done)
+    skipped: dict[str, str] = {}
     if options.flux:
         flux_results = render_flux(
-            config, renderer, jobs=jobs, strict=options.strict, on_plan=on_plan, on_done=on_done
+            config,
+            renderer,
+            jobs=jobs,
+            strict=options.strict,
+            on_plan=on_plan,
+            on_done=on_done,
+            on_skip=skipped.__setitem__,
         )
         for name, result in flux_results.items():
             if not options.selection or discover.matches(name, options.selection):
                 results[name] = result
-    return Snapshot(renderer=renderer.info(), results=dict(sorted(results.items())), label=label)
+    if options.selection:
+        skipped = {n: r for n, r in skipped.items() if discover.matches(n, options.selection)}
+    return Snapshot(
+        renderer=renderer.info(),
+        results=dict(sorted(results.items())),
+        label=label,
+        skipped=dict(sorted(skipped.items())),
+    )

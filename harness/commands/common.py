@@ -6,6 +6,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rich.markup import escape
+
 from harness import config as config_mod
 from harness import render
 from harness.config import Config
@@ -13,7 +15,7 @@ from harness.discover import find_repo_root
 from harness.errors import ConfigError
 from harness.model import Snapshot
 from harness.pipeline import RenderOptions, render_repo
-from harness.report.console import render_progress
+from harness.report.console import render_progress, stderr
 
 if TYPE_CHECKING:
     from harness.hazards.engine import HazardReport
@@ -76,4 +78,15 @@ def render_snapshot(
 ) -> Snapshot:
     options = RenderOptions(jobs=cfg.jobs, strict=cfg.strict, selection=selection)
     with render_progress(common.quiet) as (on_plan, on_done):
-        return render_repo(cfg, renderer, options, label=label, on_plan=on_plan, on_done=on_done)
+        snapshot = render_repo(
+            cfg, renderer, options, label=label, on_plan=on_plan, on_done=on_done
+        )
+    print_skipped(snapshot)
+    return snapshot
+
+
+def print_skipped(snapshot: Snapshot) -> None:
+    """One info line per flux target skipped on purpose (its source is external)."""
+    err = stderr()
+    for name, reason in snapshot.skipped.items():
+        err.print(f"info: {escape(name)}: skipped, {escape(reason)}")

@@ -33,10 +33,16 @@ from harness.flux.model import (
     ObjectRef,
     substitution_disabled,
 )
+from harness.flux.outside import DeclaredObject
 from harness.flux.sourceignore import Pattern, Rules, SourceIgnores
 from harness.model import DocId
 from harness.render import Renderer
-from harness.substitute import SubstitutionError, envsubst, validate_variable_names
+from harness.substitute import (
+    SubstitutionError,
+    envsubst,
+    referenced_variables,
+    validate_variable_names,
+)
 
 SOPS_MASK = documents.SOPS_MASK
 SOPS_MASK_B64 = base64.b64encode(SOPS_MASK.encode()).decode()
@@ -48,11 +54,54 @@ DOCKERCONFIGJSON = "kubernetes.io/dockerconfigjson"
 OWNER_NAME = f"{KUSTOMIZE_GROUP}/name"
 OWNER_NAMESPACE = f"{KUSTOMIZE_GROUP}/namespace"
 
-Lookup = Callable[[ObjectRef], Mapping[str, Any] | None]
+# A substituteFrom lookup: the rendered object, a harness.yaml declaration, or None.
+Lookup = Callable[[ObjectRef], Mapping[str, Any] | DeclaredObject | None]
 
 
 class BuildError(Exception):
     """The Kustomization cannot be built; the message is the target's one-line error."""
+
+
+class MissingObject(BuildError):
+    """A substituteFrom object neither rendered nor declared; targets.py words the fix.
+
+    `variables` are the names the build's manifests reference that nothing else defines:
+    the keys a declaration would need.
+    """
+
+    def __init__(self, ref: ObjectRef, variables: tuple[str, ...] = ()) -> None:
+        super().__init__(f"substituteFrom {ref} is neither rendered from git nor declared")
+        self.ref = ref
+        self.variables = variables
+
+
+class UndeclaredKey(BuildError):
+    """Strict substitution found variables that a harness.yaml declaration lacks.
+
+    `ref` is the declared object (the last of the Kustomization's) that should get them.
+    """
+
+    def __init__(self, ref: ObjectRef, variables: tuple[str, ...], message: str) -> None:
+        super().__init__(message)
+        self.ref = ref
+        self.variables = variables
+
+
+class _Variables(dict[str, str]):
+    """Substitution variables, with the fixed placeholder of an `any_key` declaration."""
+
+    def __init__(self, values: Mapping[str, str], fallback: str | None) -> None:
+        super().__init__(values)
+        self.fallback = fallback
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = super().get(key)
+        if value is None:
+            return self.fallback if self.fallback is not None else default
+        return value
+
+    def __bool__(self) -> bool:
+        return bool(len(self)) or self.fallback is not None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,9 +143,15 @@ def substitute_refs(ks: FluxKustomization) -> list[ObjectRef]:
 
 
 def variables(ks: FluxKustomization, lookup: Lookup) -> tuple[dict[str, str], list[str]]:
-    """The merged substitution map (later sources win, inline `substitute` wins over all)."""
+    """The merged substitution map (later sources win, inline `substitute` wins over all).
+
+    A declared object (harness.yaml `outside_git`) gives its placeholder values; an
+    `any_key` one answers whatever no other source defines. A missing, non-optional
+    object is a MissingObject.
+    """
     notes: list[str] = []
     merged: dict[str, str] = {}
+    fallback: str | None = None
     if ks.post_build is None:
         return merged, notes
     for ref in ks.post_build.substitute_from:
@@ -105,16 +160,22 @@ def variables(ks: FluxKustomization, lookup: Lookup) -> tuple[dict[str, str], li
         if obj is None:
             if ref.optional:
                 continue
-            raise BuildError(
-                f"substituteFrom {where} not found among the objects this cluster renders "
-                "(mark it optional: true if it may be absent)"
+            raise MissingObject(where)
+        if isinstance(obj, DeclaredObject):
+            merged.update(obj.keys)
+            if obj.any_key is not None and fallback is None:
+                fallback = obj.any_key
+            notes.append(
+                f"substituteFrom {where} is declared outside git (harness.yaml outside_git): "
+                "its variables are placeholders"
             )
+            continue
         values, note = _source_values(where, obj)
         merged.update(values)
         if note:
             notes.append(note)
     merged.update({k: v.replace("\n", "") for k, v in ks.post_build.substitute.items()})
-    return merged, notes
+    return (_Variables(merged, fallback) if fallback is not None else merged), notes
 
 
 def _source_values(where: ObjectRef, obj: Mapping[str, Any]) -> tuple[dict[str, str], str]:
@@ -287,7 +348,12 @@ def _substitute_all(
             out.append(obj)
             continue
         if vars_ is None:  # loaded lazily, as Flux loads them per resource
-            vars_, notes = variables(ks, lookup)
+            try:
+                vars_, notes = variables(ks, lookup)
+            except MissingObject as exc:
+                known = _known_keys(ks, lookup)
+                needed = tuple(v for v in _undefined(ks, objects) if v not in known)
+                raise MissingObject(exc.ref, needed) from None
             if vars_:
                 try:
                     validate_variable_names(vars_)
@@ -301,6 +367,12 @@ def _substitute_all(
         except SubstitutionError as exc:
             doc_id = documents.identity(obj)
             where = _locate(doc_id, exc.variable, directory, ctx, rules)
+            declared = [r for r in substitute_refs(ks) if isinstance(lookup(r), DeclaredObject)]
+            if exc.kind == "unset" and declared:
+                unset = [v for v in _undefined(ks, objects) if vars_.get(v) is None]
+                raise UndeclaredKey(
+                    declared[-1], tuple(unset or [exc.variable or ""]), f"{where}{exc} in {doc_id}"
+                ) from None
             raise BuildError(f"{where}{exc} in {doc_id}") from None
         if result == text:
             out.append(obj)
@@ -316,6 +388,39 @@ def _substitute_all(
             raise BuildError(f"{documents.identity(obj)}: not an object after substitution")
         out.append(new)
     return out, notes
+
+
+def _known_keys(ks: FluxKustomization, lookup: Lookup) -> set[str]:
+    """Variables the substituteFrom objects that do exist define (for a missing one's keys)."""
+    assert ks.post_build is not None
+    known: set[str] = set()
+    for ref in substitute_refs(ks):
+        obj = lookup(ref)
+        if isinstance(obj, DeclaredObject):
+            known.update(obj.keys)
+        elif obj is not None:
+            try:
+                known.update(_source_values(ref, obj)[0])
+            except BuildError:
+                continue
+    return known
+
+
+def _undefined(ks: FluxKustomization, objects: list[dict[str, Any]]) -> tuple[str, ...]:
+    """Variables the objects reference without a default that inline `substitute` lacks."""
+    assert ks.post_build is not None
+    names: dict[str, None] = {}
+    for obj in objects:
+        if substitution_disabled(obj):
+            continue
+        try:
+            refs = referenced_variables(yamlload.dump(obj))
+        except SubstitutionError:
+            continue
+        for ref in refs:
+            if not ref.has_default and ref.name not in ks.post_build.substitute:
+                names.setdefault(ref.name)
+    return tuple(names)
 
 
 _VAR_REF = "${{{name}"

@@ -61,9 +61,11 @@ class Plan:
 def scan(directory: Path, rules: Rules | None = None) -> list[str]:
     """Resources Flux lists for a directory without a kustomization file.
 
-    Walks recursively in lexical order (Go's filepath.Walk); a subdirectory holding a
-    kustomization file is one resource and is not descended into; only `.yaml`/`.yml`
-    files count, and each must decode as Kubernetes objects. With `rules`, what the source
+    Walks recursively in lexical order (Go's filepath.Walk, which does not follow
+    symlinks: a symlinked directory is neither descended into nor listed); a subdirectory
+    holding a kustomization file is one resource and is not descended into; only files
+    whose extension is `.yaml`/`.yml` count (Go's filepath.Ext, so a file named `.yaml`
+    counts too), and each must decode as Kubernetes objects. With `rules`, what the source
     artifact lacks is not there: excluded files are skipped, and an excluded directory is
     entered only when a `!` pattern may bring something inside it back.
     """
@@ -77,14 +79,14 @@ def scan(directory: Path, rules: Rules | None = None) -> list[str]:
             raise GeneratorError(f"cannot read {here}: {exc.strerror}") from None
         for name in entries:
             path = here / name
-            if path.is_dir():
+            if path.is_dir() and not path.is_symlink():
                 if prune and rules is not None and rules.exclusion(path, True) is not None:
                     continue
                 if _kustomization_file(path, rules) is not None:
                     found.append(path.relative_to(directory).as_posix())
                 else:
                     walk(path)
-            elif path.suffix in (".yaml", ".yml") and path.is_file():
+            elif _go_ext(name) in (".yaml", ".yml"):
                 if rules is not None and rules.exclusion(path, False) is not None:
                     continue
                 _check_decodes(path)
@@ -92,6 +94,12 @@ def scan(directory: Path, rules: Rules | None = None) -> list[str]:
 
     walk(directory)
     return ["./" + rel for rel in found]
+
+
+def _go_ext(name: str) -> str:
+    """Go's filepath.Ext: from the last dot of the name, even a leading one."""
+    dot = name.rfind(".")
+    return name[dot:] if dot >= 0 else ""
 
 
 def _kustomization_file(directory: Path, rules: Rules | None) -> Path | None:
@@ -106,33 +114,187 @@ def _check_decodes(path: Path) -> None:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise GeneratorError(f"failed to decode Kubernetes YAML from {path}: {first}") from None
     for doc in docs:
-        if doc is None:
-            continue
-        problem = ""
-        if not isinstance(doc, dict):
-            problem = "missing Resource metadata"
-        elif not doc.get("kind"):
-            problem = "missing kind"
-        elif not isinstance(doc.get("metadata"), dict) or not doc["metadata"].get("name"):
-            problem = "missing metadata.name"
+        problem = _resource_problem(doc)
         if problem:
             raise GeneratorError(f"failed to decode Kubernetes YAML from {path}: {problem}")
 
 
+def _resource_problem(doc: Any) -> str:
+    """What kustomize's resource factory (dropBadNodes, List expansion) rejects, or "".
+
+    Empty documents are skipped; every object needs a kind and, unless its kind ends in
+    `List`, a metadata.name; a List's `items` must be a sequence (or absent) and each item
+    is checked the same way. (kyaml's HasNilEntryInList never finds anything, so null
+    list items pass.)
+    """
+    if doc is None or doc == {}:
+        return ""
+    if not isinstance(doc, dict):
+        return "missing Resource metadata"
+    kind = doc.get("kind")
+    if not kind:
+        return "missing kind"
+    meta = doc.get("metadata")
+    if not str(kind).endswith("List") and (not isinstance(meta, dict) or not meta.get("name")):
+        return "missing metadata.name"
+    if not str(kind).endswith("List"):
+        return ""
+    items = doc.get("items")
+    if items is None:
+        return ""
+    if not isinstance(items, list):
+        return f"expected array in {kind}/items, but found {type(items).__name__}"
+    for item in items:
+        problem = _resource_problem(item)
+        if problem:
+            return problem
+    return ""
+
+
+# Prefixes fluxcd/pkg's IsLocalRelativePath treats as remote (kustomize's repospec list
+# without `file://`), matched case-insensitively and only when the path is longer.
+_REMOTE_PREFIXES = (
+    "git::",
+    "gh:",
+    "ssh://",
+    "https://",
+    "http://",
+    "git@",
+    "github.com:",
+    "github.com/",
+)
+
+
 def is_local_relative(path: str) -> bool:
-    """Components must be local relative paths (no URL, no absolute path)."""
-    return bool(path) and not os.path.isabs(path) and "://" not in path
+    """fluxcd/pkg's IsLocalRelativePath, the test `spec.components` entries must pass.
+
+    A known remote prefix (`git@host:org/repo`, `https://`, `github.com/org/repo`, ...)
+    is remote; an absolute path, also behind `file://`, is not relative; anything else,
+    `file://relative` and a bare `gitlab.com/org/repo` included, counts as local.
+    """
+    lowered = path.lower()
+    for prefix in _REMOTE_PREFIXES:
+        if len(prefix) < len(path) and lowered.startswith(prefix):
+            return False
+    return not (os.path.isabs(path) or os.path.isabs(lowered.removeprefix("file://")))
 
 
-def edit(base: dict[str, Any], ks: FluxKustomization, directory: Path) -> dict[str, Any]:
+# Top-level fields of kustomize's `types.Kustomization` (kustomize v5). Flux's generator
+# decodes the file into that struct and writes it back, so any other key is dropped, and
+# keys match case-insensitively (Go's encoding/json), written back in canonical spelling.
+KUSTOMIZATION_FIELDS = (
+    "apiVersion",
+    "kind",
+    "metadata",
+    "openapi",
+    "namePrefix",
+    "nameSuffix",
+    "namespace",
+    "commonLabels",
+    "labels",
+    "commonAnnotations",
+    "patchesStrategicMerge",
+    "patchesJson6902",
+    "patches",
+    "images",
+    "imageTags",
+    "replacements",
+    "replicas",
+    "vars",
+    "sortOptions",
+    "resources",
+    "components",
+    "crds",
+    "bases",
+    "configMapGenerator",
+    "secretGenerator",
+    "helmGlobals",
+    "helmCharts",
+    "helmChartInflationGenerator",
+    "generatorOptions",
+    "configurations",
+    "generators",
+    "transformers",
+    "validators",
+    "inventory",
+    "buildMetadata",
+)
+_CANONICAL = {name.lower(): name for name in KUSTOMIZATION_FIELDS}
+# pointer fields of the struct: `omitempty` keeps an empty mapping, drops only null
+_POINTER_FIELDS = {"metadata", "sortOptions", "helmGlobals", "generatorOptions", "inventory"}
+SELECTOR_FIELDS = (
+    "group",
+    "version",
+    "kind",
+    "name",
+    "namespace",
+    "labelSelector",
+    "annotationSelector",
+)
+PLACEHOLDER_NAMESPACE = "_placeholder"
+ORIGIN_ANNOTATIONS = "originAnnotations"
+
+
+_STRING_FIELDS = {"apiVersion", "kind", "namePrefix", "nameSuffix", "namespace"}
+_MAP_FIELDS = {"commonLabels", "commonAnnotations", "openapi"} | _POINTER_FIELDS
+_GO_TYPES = {str: "string", list: "array", dict: "object", bool: "bool", int: "number"}
+
+
+def type_problem(base: dict[str, Any]) -> str:
+    """A field Go's decoder refuses (a string where a list belongs, ...), as Flux fails."""
+    for key, value in base.items():
+        field = _CANONICAL.get(str(key).lower())
+        if field is None or value is None:
+            continue
+        want: type = str if field in _STRING_FIELDS else dict if field in _MAP_FIELDS else list
+        if not isinstance(value, want):
+            got = _GO_TYPES.get(type(value), "number" if isinstance(value, float) else "value")
+            return (
+                f"json: cannot unmarshal {got} into Go struct field Kustomization.{field} "
+                f"of type {_GO_TYPES[want]}"
+            )
+    return ""
+
+
+def normalize(base: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The kustomization as Flux's decode/encode round trip leaves it, and the keys it drops.
+
+    apiVersion and kind default to a v1beta1 Kustomization; empty values vanish
+    (`omitempty`); unknown keys are dropped (kustomize itself would refuse them).
+    """
+    out: dict[str, Any] = {"apiVersion": KUSTOMIZE_API, "kind": "Kustomization"}
+    dropped: list[str] = []
+    for key, value in base.items():
+        canonical = _CANONICAL.get(str(key).lower())
+        if canonical is None:
+            dropped.append(str(key))
+            continue
+        out.pop(canonical, None)  # a later spelling of the same field wins, as in Go
+        if value is None or (canonical not in _POINTER_FIELDS and value in ("", [], {})):
+            continue
+        out[canonical] = value
+    out.setdefault("apiVersion", KUSTOMIZE_API)  # kustomize defaults an empty one alike
+    out.setdefault("kind", "Kustomization")
+    return out, dropped
+
+
+def edit(
+    base: dict[str, Any], ks: FluxKustomization, directory: Path, *, created: bool = False
+) -> dict[str, Any]:
     """Apply a Flux Kustomization's overrides to a kustomization mapping, as Flux does.
 
-    `targetNamespace`, `namePrefix` and `nameSuffix` replace; `patches` and `components`
-    are appended; `images` replace an entry of the same name or are appended.
+    In fluxcd/pkg's order: a kustomization file found in the directory (`created` False)
+    without resources gets `buildMetadata: [originAnnotations]`, so kustomize does not
+    call it empty; `targetNamespace`, `namePrefix` and `nameSuffix` replace; `patches`
+    and `components` are appended (components must be local and relative; with
+    `ignoreMissingComponents` a missing one is left out); an `images` entry merges into
+    the file's entry of the same name, where newName, newTag and digest override only
+    when set and newTag/digest replace each other as one version; `buildMetadata`, when
+    set, replaces the file's list.
     """
-    out = dict(base)
-    out.setdefault("apiVersion", KUSTOMIZE_API)
-    out.setdefault("kind", "Kustomization")
+    out, _ = normalize(base)
+    if not created and not out.get("resources"):
+        out["buildMetadata"] = [ORIGIN_ANNOTATIONS]
     if ks.target_namespace is not None:
         out["namespace"] = ks.target_namespace
     if ks.name_prefix is not None:
@@ -144,9 +306,7 @@ def edit(base: dict[str, Any], ks: FluxKustomization, directory: Path) -> dict[s
         for p in ks.patches:
             entry: dict[str, Any] = {"patch": p.patch}
             if p.target is not None:
-                target = {k: v for k, v in p.target.items() if v}
-                if target:
-                    entry["target"] = target
+                entry["target"] = {k: p.target[k] for k in SELECTOR_FIELDS if p.target.get(k)}
             patches.append(entry)
         out["patches"] = patches
     if ks.components:
@@ -154,13 +314,34 @@ def edit(base: dict[str, Any], ks: FluxKustomization, directory: Path) -> dict[s
         for component in ks.components:
             if not is_local_relative(component):
                 raise GeneratorError(f"component path '{component}' must be local and relative")
-            if ks.ignore_missing_components and not (directory / component).exists():
+            if ks.ignore_missing_components and not os.path.exists(
+                os.path.join(directory, component)
+            ):
                 continue
             components.append(component)
         out["components"] = components
     if ks.images:
-        images = list(out.get("images") or [])
-        for image in ks.images:
+        out["images"] = _merge_images(out.get("images"), ks)
+    if ks.build_metadata:
+        out["buildMetadata"] = list(ks.build_metadata)
+    for key in ("namespace", "namePrefix", "nameSuffix", "patches", "components"):
+        if out.get(key) in ("", []):
+            del out[key]  # written back with omitempty
+    return out
+
+
+def _merge_images(existing: Any, ks: FluxKustomization) -> list[Any]:
+    images = [dict(i) if isinstance(i, dict) else i for i in (existing or [])]
+    for image in ks.images:
+        index = next(
+            (
+                i
+                for i, old in enumerate(images)
+                if isinstance(old, dict) and old.get("name") == image.name
+            ),
+            None,
+        )
+        if index is None:
             entry = {"name": image.name}
             for key, value in (
                 ("newName", image.new_name),
@@ -169,20 +350,19 @@ def edit(base: dict[str, Any], ks: FluxKustomization, directory: Path) -> dict[s
             ):
                 if value:
                     entry[key] = value
-            index = next(
-                (
-                    i
-                    for i, old in enumerate(images)
-                    if isinstance(old, dict) and old.get("name") == image.name
-                ),
-                None,
-            )
-            if index is None:
-                images.append(entry)
-            else:
-                images[index] = entry
-        out["images"] = images
-    return out
+            images.append(entry)
+            continue
+        old = images[index]
+        if image.new_name:
+            old["newName"] = image.new_name
+        if image.new_tag or image.digest:
+            # tag and digest select the version together: setting one clears the other
+            for key, value in (("newTag", image.new_tag), ("digest", image.digest)):
+                if value:
+                    old[key] = value
+                else:
+                    old.pop(key, None)
+    return images
 
 
 class Workspace:
@@ -257,13 +437,14 @@ def workspace(anchor: Path) -> Iterator[Workspace]:
 def plan(ks: FluxKustomization, directory: Path, ws: Workspace, rules: Rules | None = None) -> Plan:
     """Where to run kustomize for `ks` at `directory` (generating a kustomization if needed).
 
-    A directory with its own kustomization file and a Kustomization without overrides is
-    built in place, so the run is shared with the path target of that directory. A
-    kustomization file the source artifact lacks (`rules`) is not there, as for Flux.
+    Flux always rewrites the kustomization file. When that rewrite changes nothing
+    kustomize acts on (the file lists resources, has only known keys and the Kustomization
+    no overrides), the directory is built in place, so the run is shared with the path
+    target of that directory. A kustomization file the source artifact lacks (`rules`) is
+    not there, as for Flux. A directory without a kustomization file gets one listing
+    the scan, or `namespace: _placeholder` when the scan finds nothing.
     """
     kfile = _kustomization_file(directory, rules)
-    if kfile is not None and not ks.has_overrides and kfile == kustomization_file(directory):
-        return Plan(directory, generated=False)
     if kfile is not None:
         try:
             base = yamlload.load(kfile.read_text(encoding="utf-8"))
@@ -274,15 +455,43 @@ def plan(ks: FluxKustomization, directory: Path, ws: Workspace, rules: Rules | N
             base = {}
         if not isinstance(base, dict):
             raise GeneratorError(f"{kfile}: kustomization must be a mapping")
+        in_place = (
+            kfile == kustomization_file(directory)
+            and not ks.has_overrides
+            and bool(base.get("resources"))
+            and all(k in _CANONICAL.values() for k in base)
+        )
+        if in_place:
+            return Plan(directory, generated=False)
         name = kfile.name
+        problem = type_problem(base)
+        if problem:
+            raise GeneratorError(f"{kfile}: {problem}")
+        edited = edit(base, ks, directory)
+        listed: tuple[str, ...] = ()
     else:
         resources = scan(directory, rules)
-        if not resources and not ks.components:
-            return Plan(directory, generated=True, empty=True)
         base = {"apiVersion": KUSTOMIZE_API, "kind": "Kustomization"}
         if resources:
             base["resources"] = resources
+        else:
+            base["namespace"] = PLACEHOLDER_NAMESPACE
         name = "kustomization.yaml"
-    content = yamlload.dump(edit(base, ks, directory))
-    listed = tuple(base.get("resources") or ()) if kfile is None else ()
+        edited = edit(base, ks, directory, created=True)
+        listed = tuple(resources)
+        if not resources and set(edited) <= _NOTHING_TO_BUILD and edited.get("namespace"):
+            return Plan(directory, generated=True, empty=True)
+    content = yamlload.dump(edited)
     return Plan(ws.mirror(directory, name, content), generated=True, resources=listed)
+
+
+# a generated kustomization with only these keys and no resources builds 0 objects
+_NOTHING_TO_BUILD = {
+    "apiVersion",
+    "kind",
+    "namespace",
+    "namePrefix",
+    "nameSuffix",
+    "images",
+    "buildMetadata",
+}

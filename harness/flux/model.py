@@ -16,6 +16,8 @@ SOURCE_GROUP = "source.toolkit.fluxcd.io"
 SOURCE_KINDS = ("GitRepository", "OCIRepository", "Bucket")
 SUBSTITUTE_KEY = f"{KUSTOMIZE_GROUP}/substitute"
 DISABLED = "disabled"
+# spec.buildMetadata: the CRD's enum; the API server rejects anything else
+BUILD_METADATA_OPTIONS = ("originAnnotations", "transformerAnnotations")
 
 
 class SpecError(ValueError):
@@ -93,6 +95,7 @@ class FluxKustomization:
     common_metadata: CommonMetadata | None = None
     prune: bool = False
     suspend: bool = False
+    build_metadata: tuple[str, ...] = ()
 
     @property
     def key(self) -> tuple[str, str]:
@@ -112,6 +115,7 @@ class FluxKustomization:
             or self.patches
             or self.images
             or self.components
+            or self.build_metadata
         )
 
 
@@ -180,6 +184,7 @@ def parse_kustomization(
         common_metadata=_common_metadata(spec.get("commonMetadata")),
         prune=bool(spec.get("prune", False)),
         suspend=bool(spec.get("suspend", False)),
+        build_metadata=_build_metadata(spec),
     )
 
 
@@ -290,3 +295,13 @@ def _common_metadata(value: Any) -> CommonMetadata | None:
         labels=_str_map(value.get("labels"), "spec.commonMetadata.labels"),
         annotations=_str_map(value.get("annotations"), "spec.commonMetadata.annotations"),
     )
+
+
+def _build_metadata(spec: Mapping[str, Any]) -> tuple[str, ...]:
+    out = []
+    for i, item in enumerate(_list(spec, "buildMetadata")):
+        if item not in BUILD_METADATA_OPTIONS:
+            allowed = ", ".join(BUILD_METADATA_OPTIONS)
+            raise SpecError(f"spec.buildMetadata[{i}] must be one of {allowed}, got {item!r}")
+        out.append(item)
+    return tuple(out)

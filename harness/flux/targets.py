@@ -28,8 +28,16 @@ from typing import Any
 from harness import discover, documents, parallel
 from harness.config import Config
 from harness.flux import clusters as clusters_mod
-from harness.flux import generator
-from harness.flux.build import BuildError, Built, Context, build, substitute_refs
+from harness.flux import generator, outside
+from harness.flux.build import (
+    BuildError,
+    Built,
+    Context,
+    MissingObject,
+    UndeclaredKey,
+    build,
+    substitute_refs,
+)
 from harness.flux.includes import Includes
 from harness.flux.model import (
     FluxKustomization,
@@ -61,6 +69,8 @@ class _Node:
     built: Built | None = None
     notes: list[str] = field(default_factory=list)
     done: bool = False
+    gap: outside.Gap | None = None  # cluster "" until the cluster's name is known
+    skipped: str | None = None  # built from an external source: not a target
 
 
 @dataclass
@@ -78,9 +88,12 @@ class _Run:
     sources: dict[ObjectRef, dict[str, Any]] = field(default_factory=dict)
     # sources the entry render holds: known before any build, so the root build has them
     entry_sources: dict[ObjectRef, dict[str, Any]] = field(default_factory=dict)
+    # harness.yaml `outside_git` declarations for this cluster
+    declared: outside.Resolved = field(default_factory=outside.Resolved)
 
-    def lookup(self, ref: ObjectRef) -> Mapping[str, Any] | None:
-        return self.objects.get(ref)
+    def lookup(self, ref: ObjectRef) -> Mapping[str, Any] | outside.DeclaredObject | None:
+        """A rendered object wins over a declaration of the same object."""
+        return self.objects.get(ref) or self.declared.objects.get(ref)
 
     def ancestors(self, key: Key) -> list[Key]:
         chain: list[Key] = []
@@ -99,11 +112,15 @@ def render_flux(
     strict: bool,
     on_plan: Callable[[int], None] | None = None,
     on_done: Callable[[TargetResult], None] | None = None,
+    on_skip: Callable[[str, str], None] | None = None,
+    gaps: list[outside.Gap] | None = None,
 ) -> dict[str, TargetResult]:
     """All flux targets of the repo; an empty dict when it has no cluster.
 
     Progress callbacks fire once the set of clusters is final (a candidate directory may
-    turn out to be built by another cluster and is then not reported).
+    turn out to be built by another cluster and is then not reported). Targets built from
+    a source harness.yaml marks external are not targets: `on_skip(name, reason)` hears of
+    each. `gaps` collects what is neither in git nor declared (for `harness init`).
     """
     incl = Includes()
     explicit = bool(config.clusters)
@@ -112,7 +129,14 @@ def render_flux(
         return {}
     with generator.workspace(config.repo) as ws, parallel.pool(jobs) as pool:
         ctx = Context(renderer, ws, incl, config.repo, strict)
-        runs = [_Run(path=d, explicit=explicit) for d in dirs]
+        runs = [
+            _Run(
+                path=d,
+                explicit=explicit,
+                declared=outside.resolve(config.outside_git, _aliases(d, config.repo)),
+            )
+            for d in dirs
+        ]
         list(pool.map(lambda run: _start(run, ctx), runs))
         runs = [r for r in runs if r.explicit or r.has_flux or r.entry_error]
         _fixed_point(runs, config, ctx, pool)
@@ -122,9 +146,17 @@ def render_flux(
         runs = _drop_reached(runs, incl)
     named = clusters_mod.names([r.path for r in runs], config.repo)
     by_path = {c.path: c.name for c in named}
+    if config.outside_git and _config_of_this_tree(config):
+        known = [c.name for c in named] + [a for r in runs for a in _aliases(r.path, config.repo)]
+        outside.check_clusters(config.outside_git, known, str(config.source_file or "config"))
     results: dict[str, TargetResult] = {}
+
+    def skip(name: str, reason: str) -> None:
+        if on_skip is not None and discover.selected(name, config):
+            on_skip(name, reason)
+
     for run in runs:
-        for result in _results(run, by_path[run.path], ctx):
+        for result in _results(run, by_path[run.path], ctx, skip, gaps, config.outside_git):
             results[result.name] = result
     # config include/exclude select flux targets by name too (the fixed point needs them all)
     results = {n: r for n, r in sorted(results.items()) if discover.selected(n, config)}
@@ -211,7 +243,7 @@ def _fixed_point(
                 if node.done:
                     continue
                 if node.ks is not None and any(
-                    run.lookup(r) is None for r in substitute_refs(node.ks)
+                    run.objects.get(r) is None for r in substitute_refs(node.ks)
                 ):
                     deferred.append((run, node))
                 else:
@@ -230,6 +262,18 @@ class _Outcome:
     directory: Path | None
     built: Built | None
     error: str | None
+    gap: outside.Gap | None = None
+    skipped: str | None = None
+
+
+class _External(Exception):
+    """The Kustomization's source is marked external in harness.yaml: skip, not fail."""
+
+
+class _Unmapped(BuildError):
+    def __init__(self, ref: ObjectRef) -> None:
+        super().__init__(f"unmapped source {ref}")
+        self.ref = ref
 
 
 def _build_node(run: _Run, node: _Node, config: Config, ctx: Context) -> _Outcome:
@@ -237,11 +281,21 @@ def _build_node(run: _Run, node: _Node, config: Config, ctx: Context) -> _Outcom
         return _Outcome(None, None, node.error or "invalid Kustomization")
     try:
         root, directory = _resolve_path(run, node.ks, config, ctx)
+    except _External as exc:
+        return _Outcome(None, None, None, skipped=str(exc))
+    except _Unmapped as exc:
+        return _Outcome(None, None, str(exc), gap=outside.Gap("", "source", exc.ref))
     except BuildError as exc:
         return _Outcome(None, None, str(exc))
     rules = _ignore_rules(run, node.ks.source, root, ctx)
     try:
         return _Outcome(directory, build(node.ks, directory, ctx, run.lookup, rules), None)
+    except MissingObject as exc:
+        gap = outside.Gap("", "object", exc.ref, exc.variables)
+        return _Outcome(directory, None, str(exc), gap=gap)
+    except UndeclaredKey as exc:
+        gap = outside.Gap("", "key", exc.ref, exc.variables, str(exc))
+        return _Outcome(directory, None, str(exc), gap=gap)
     except BuildError as exc:
         return _Outcome(directory, None, str(exc))
 
@@ -268,8 +322,6 @@ def _resolve_path(
 ) -> tuple[Path, Path]:
     """The source root and the directory `spec.path` names under it."""
     root = _source_root(run, ks.source, config)
-    if root is None:
-        raise BuildError(f"unmapped source {ks.source} (map it in harness.yaml `sources:`)")
     if "${" in ks.path:
         raise BuildError(
             f"spec.path {ks.path!r} holds a variable that no parent Kustomization substitutes"
@@ -283,14 +335,31 @@ def _resolve_path(
     return root, directory
 
 
-def _source_root(run: _Run, source: ObjectRef, config: Config) -> Path | None:
+def _source_root(run: _Run, source: ObjectRef, config: Config) -> Path:
+    """The bootstrap source is the repo; others come from harness.yaml (outside.py)."""
     if source == run.bootstrap:
         return config.repo
-    for key in (str(source), f"{source.namespace}/{source.name}", source.name):
-        mapped = config.sources.get(key)
-        if mapped is not None:
-            return Path(os.path.normpath(config.repo / mapped))
-    return None
+    found, mapped = run.declared.source(source, config.sources)
+    if not found:
+        raise _Unmapped(source)
+    if mapped is None:
+        raise _External(f"source {source} is external (harness.yaml outside_git)")
+    return Path(os.path.normpath(config.repo / mapped))
+
+
+def _config_of_this_tree(config: Config) -> bool:
+    """False when the config is applied to another checkout (`diff --base`): a cluster the
+    config declares may not exist at that ref, which is no typo."""
+    return config.source_file is None or config.source_file.resolve().is_relative_to(config.repo)
+
+
+def _aliases(path: Path, repo: Path) -> tuple[str, ...]:
+    """Names a cluster directory answers to in harness.yaml: its basename and its path."""
+    if path == repo:
+        return (repo.name, ".")
+    if path.is_relative_to(repo):
+        return (path.name, path.relative_to(repo).as_posix())
+    return (path.name, str(path))
 
 
 def _join(root: Path, path: str) -> Path:
@@ -311,8 +380,12 @@ def _integrate(run: _Run, node: _Node, outcome: _Outcome, ctx: Context) -> None:
     """Record a build and add what it rendered to the cluster's known objects."""
     node.done = True
     node.directory = outcome.directory
+    node.gap = outcome.gap
+    node.skipped = outcome.skipped
     if outcome.error is not None:
         node.error = outcome.error
+        return
+    if outcome.skipped is not None:
         return
     built = outcome.built
     assert built is not None
@@ -384,12 +457,28 @@ def _drop_reached(runs: Sequence[_Run], incl: Includes) -> list[_Run]:
 # -- results -------------------------------------------------------------------------------
 
 
-def _results(run: _Run, cluster: str, ctx: Context) -> list[TargetResult]:
+def _results(
+    run: _Run,
+    cluster: str,
+    ctx: Context,
+    on_skip: Callable[[str, str], None] | None = None,
+    gaps: list[outside.Gap] | None = None,
+    declared: Mapping[str, outside.ClusterDecl] | None = None,
+) -> list[TargetResult]:
     out = []
     for node in run.nodes.values():
         name = f"{cluster}/{node.key[0]}/{node.key[1]}"
+        if node.skipped is not None:
+            if on_skip is not None:
+                on_skip(name, node.skipped)
+            continue
         target = Target(name=name, kind="flux", path=node.directory or run.path, cluster=cluster)
         error = node.error
+        if node.gap is not None and error is not None:
+            gap = replace(node.gap, cluster=cluster)
+            error = gap.message(declared)
+            if gaps is not None:
+                gaps.append(gap)
         if error is None and node.key == run.root and run.entry_error and node.built is None:
             error = run.entry_error
         if error is not None or node.built is None:

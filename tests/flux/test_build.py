@@ -244,7 +244,7 @@ def test_missing_required_source_is_an_error(
     make_repo: Repo, ctx_for: Callable[..., Context]
 ) -> None:
     repo = make_repo({"app/c.yaml": TEMPLATE})
-    with pytest.raises(BuildError, match=r"substituteFrom ConfigMap/flux-system/absent not found"):
+    with pytest.raises(BuildError, match=r"ConfigMap/flux-system/absent is neither rendered"):
         run(
             ctx_for(repo),
             repo,
@@ -258,7 +258,7 @@ def test_sources_are_looked_up_in_the_kustomization_namespace(
 ) -> None:
     repo = make_repo({"app/c.yaml": TEMPLATE})
     elsewhere = {ObjectRef("ConfigMap", "other", "vars"): {"data": {"ENV": "wrong"}}}
-    with pytest.raises(BuildError, match="not found"):
+    with pytest.raises(BuildError, match="neither rendered from git nor declared"):
         run(
             ctx_for(repo),
             repo,

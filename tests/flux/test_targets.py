@@ -183,7 +183,9 @@ def test_unmapped_source_fails_only_its_target(make_repo: Repo) -> None:
     )
     results = render_flux_repo(repo)
     assert results["dev/apps/team"].error == (
-        "unmapped source GitRepository/apps/team (map it in harness.yaml `sources:`)"
+        "source GitRepository/apps/team is not this repo and harness.yaml does not map it; "
+        "add `outside_git: {dev: {sources: {GitRepository/apps/team: external}}}` to "
+        "harness.yaml (or put the path of a local checkout in place of external)"
     )
     assert results["dev/flux-system/local"].ok
     for key in ("apps/team", "team", "GitRepository/apps/team"):
@@ -218,8 +220,10 @@ def test_each_error_fails_only_its_own_target(make_repo: Repo) -> None:
         "nopath": "spec.path './does/not/exist' of GitRepository/flux-system/flux-system "
         "does not exist: does/not/exist",
         "unset": 'unset/u.yaml: variable not set (strict mode): "NOT_THERE" in ConfigMap/default/u',
-        "nocm": "substituteFrom ConfigMap/flux-system/absent not found among the objects this "
-        "cluster renders (mark it optional: true if it may be absent)",
+        "nocm": "substituteFrom ConfigMap/flux-system/absent is not rendered from git in "
+        "cluster dev; if it is created outside git, add `outside_git: {dev: {objects: "
+        "[{kind: ConfigMap, namespace: flux-system, name: absent, keys: "
+        "{ENV: placeholder-env}}]}}` to harness.yaml",
         "badname": "postBuild: '1X' var name is invalid, must match "
         "'^[_[:alpha:]][_[:alpha:][:digit:]]*$'",
         "deps": "dependsOn flux-system/ghost: no such Kustomization in this cluster",
