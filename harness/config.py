@@ -41,6 +41,7 @@ class Config:
     comment_id: str = "harness:comment"
     comment_budget: int = 65536
     source_file: Path | None = None
+    helm: bool = False
 
 
 _KNOWN = {
@@ -56,6 +57,7 @@ _KNOWN = {
     "ignore_fields",
     "suppress",
     "comment",
+    "helm",
 }
 
 
@@ -114,6 +116,7 @@ def load(repo: Path, path: Path | None = None) -> Config:
         comment_id=str(comment.get("id", "harness:comment")),
         comment_budget=budget,
         source_file=source,
+        helm=_bool(raw, "helm", False, where),
     )
 
 
@@ -142,6 +145,13 @@ def _strs(raw: dict[str, Any], key: str, default: tuple[str, ...], where: str) -
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{where}: {key} must be a list of strings")
     return tuple(value)
+
+
+def _bool(raw: dict[str, Any], key: str, default: bool, where: str) -> bool:
+    value = raw.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: {key} must be true or false")
+    return value
 
 
 def _number(raw: dict[str, Any], key: str, default: float, where: str) -> float:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from harness import discover
 from harness.config import Config, default_jobs
+from harness.flux.model import ObjectRef
 from harness.flux.targets import render_flux
 from harness.model import Snapshot, Target, TargetResult
 from harness.render import Renderer, render_paths
@@ -21,6 +23,9 @@ class RenderOptions:
     strict: bool = True
     flux: bool = True
     selection: tuple[str, ...] = ()
+    helm: bool = False
+    helm_binary: str | None = None
+    offline: bool = False
 
 
 def path_targets(config: Config, selection: Sequence[str] = ()) -> list[Target]:
@@ -46,10 +51,54 @@ def render_repo(
         on_plan(len(targets))
     results = render_paths(renderer, targets, config.repo, jobs, on_done)
     if options.flux:
+        clusters: list[Any] = []
+
+        def collect(cluster: str, bootstrap: ObjectRef, owners: Any) -> None:
+            clusters.append((cluster, bootstrap, owners))
+
         flux_results = render_flux(
-            config, renderer, jobs=jobs, strict=options.strict, on_plan=on_plan, on_done=on_done
+            config,
+            renderer,
+            jobs=jobs,
+            strict=options.strict,
+            on_plan=on_plan,
+            on_done=on_done,
+            on_cluster=collect if options.helm else None,
         )
         for name, result in flux_results.items():
             if not options.selection or discover.matches(name, options.selection):
                 results[name] = result
+        if options.helm:
+            results.update(
+                _helm(
+                    config, renderer, options, clusters, jobs, set(flux_results), on_plan, on_done
+                )
+            )
     return Snapshot(renderer=renderer.info(), results=dict(sorted(results.items())), label=label)
+
+
+def _helm(
+    config: Config,
+    renderer: Renderer,
+    options: RenderOptions,
+    clusters: list[Any],
+    jobs: int,
+    taken: set[str],
+    on_plan: OnPlan | None,
+    on_done: OnDone | None,
+) -> dict[str, TargetResult]:
+    """HelmReleases of every cluster as `helm` targets (harness/helm/stage.py)."""
+    from harness.helm import stage
+    from harness.helm.targets import ClusterObjects
+
+    return stage.render(
+        config,
+        renderer,
+        [ClusterObjects(c, b, o) for c, b, o in clusters],
+        stage.HelmOptions(binary=options.helm_binary, offline=options.offline),
+        jobs=jobs,
+        taken=taken,
+        selection=options.selection,
+        on_plan=on_plan,
+        on_done=on_done,
+    )
