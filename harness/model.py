@@ -53,6 +53,7 @@ class HelmInfo:
     source: str = ""
     url: str = ""
     digest: str = ""
+    crds: tuple[str, ...] = ()  # ids of the chart's crds/ files (Helm never deletes them)
 
 
 @dataclass(frozen=True)

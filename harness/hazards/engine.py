@@ -25,6 +25,7 @@ from harness.hazards import (
     crd_order,
     depends_on,
     duplicate_owner,
+    helm_delete,
     overlay_parity,
     ownership_race,
     prune_delete,
@@ -44,6 +45,7 @@ RULES: tuple[Rule, ...] = (
     depends_on.RULE,
     crd_order.RULE,
     overlay_parity.RULE,
+    helm_delete.RULE,
 )
 RULE_IDS = tuple(r.id for r in RULES)
 

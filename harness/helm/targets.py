@@ -170,6 +170,7 @@ def _render(job: _Job, ctx: HelmContext) -> TargetResult:
                 ),
             )
             objs = postrender.apply(parts, release, ctx.renderer)
+            crds = tuple(str(documents.identity(p.obj)) for p in parts if p.kind == "crd")
             if not version:
                 version = _local_version(chart_path)
     except (
@@ -181,7 +182,7 @@ def _render(job: _Job, ctx: HelmContext) -> TargetResult:
         sdk.SdkError,
     ) as exc:
         return TargetResult(target, error=str(exc), notes=tuple(notes))
-    target = replace(target, helm=replace(info, version=version))
+    target = replace(target, helm=replace(info, version=version, crds=crds))
     _namespace(objs, release)
     docs = tuple(documents.document_from_object(o) for o in objs)
     result = TargetResult(

@@ -166,12 +166,18 @@ def _count(n: int | None) -> str:
 
 
 def group_of(t: TargetChange) -> str:
+    if t.kind == "helm":
+        return helm_group(t)
     return t.cluster if t.kind == "flux" and t.cluster else PATHS_GROUP
 
 
 def _ordered(targets: Iterable[TargetChange]) -> list[TargetChange]:
-    """Path targets first, then clusters by name; targets by name within a group."""
-    return sorted(targets, key=lambda t: (group_of(t) != PATHS_GROUP, group_of(t), t.name))
+    """Path targets first, then clusters by name, then helm targets by cluster; targets by
+    name within a group."""
+    return sorted(
+        targets,
+        key=lambda t: (group_of(t) != PATHS_GROUP, t.kind == "helm", group_of(t), t.name),
+    )
 
 
 def _shown_targets(analysis: Analysis) -> list[TargetChange]:
@@ -487,6 +493,36 @@ def target_section(t: TargetChange) -> mb.Section:
     )
 
 
+# -- helm targets: their own section, grouped by cluster --------------------------------------
+
+
+def helm_group(t: TargetChange) -> str:
+    """The table's group of a helm target: `helm: <cluster>`, after every Flux cluster."""
+    return f"helm: {t.cluster or ''}"
+
+
+def helm_sections(targets: Sequence[TargetChange]) -> list[mb.Section]:
+    """Per cluster, a `Helm releases in <cluster>` heading, then one section per release."""
+    out: list[mb.Section] = []
+    cluster: str | None = None
+    for t in targets:
+        if t.cluster != cluster:
+            cluster = t.cluster
+            title = f"**Helm releases in {mb.escape_text(cluster or '')}**\n\n"
+            out.append(
+                mb.Section(
+                    key=f"(helm {cluster})",
+                    open=title,
+                    entries=(),
+                    close="",
+                    collapsed=title,
+                    open_continued=title,
+                )
+            )
+        out.append(target_section(t))
+    return out
+
+
 def moves_section(lines: Sequence[str]) -> mb.Section:
     """Every move, when the head could only show the first few."""
     entries = [mb.Entry((line + "\n",)) for line in lines]
@@ -504,7 +540,9 @@ def layout(
     analysis: Analysis, info: CommentInput, marker_id: str = mb.DEFAULT_MARKER_ID
 ) -> mb.Layout:
     """The whole comment as budget pieces; `markdown_budget.fit`/`split` turn it into text."""
-    sections = [target_section(t) for t in _shown_targets(analysis) if t.status != "error"]
+    shown = [t for t in _shown_targets(analysis) if t.status != "error"]
+    sections = [target_section(t) for t in shown if t.kind != "helm"]
+    sections.extend(helm_sections([t for t in shown if t.kind == "helm"]))
     moves = move_lines(analysis)
     if len(moves) > MOVE_LINES_IN_HEAD:
         sections.append(moves_section(moves))
