@@ -42,6 +42,7 @@ class Config:
     comment_budget: int = 65536
     source_file: Path | None = None
     helm: bool = False
+    helm_targets: tuple[str, ...] = ()  # `helm: [globs]`: only these helm targets
 
 
 _KNOWN = {
@@ -116,7 +117,8 @@ def load(repo: Path, path: Path | None = None) -> Config:
         comment_id=str(comment.get("id", "harness:comment")),
         comment_budget=budget,
         source_file=source,
-        helm=_bool(raw, "helm", False, where),
+        helm=raw.get("helm") not in (None, False, []),
+        helm_targets=_helm_targets(raw, where),
     )
 
 
@@ -147,11 +149,14 @@ def _strs(raw: dict[str, Any], key: str, default: tuple[str, ...], where: str) -
     return tuple(value)
 
 
-def _bool(raw: dict[str, Any], key: str, default: bool, where: str) -> bool:
-    value = raw.get(key, default)
-    if not isinstance(value, bool):
-        raise ConfigError(f"{where}: {key} must be true or false")
-    return value
+def _helm_targets(raw: dict[str, Any], where: str) -> tuple[str, ...]:
+    """`helm: true|false` or a list of helm target name globs (enables only those)."""
+    value = raw.get("helm", False)
+    if isinstance(value, bool):
+        return ()
+    if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
+        return tuple(value)
+    raise ConfigError(f"{where}: helm must be true, false or a list of helm target globs")
 
 
 def _number(raw: dict[str, Any], key: str, default: float, where: str) -> float:

@@ -1,16 +1,17 @@
 """The helm stage of a render: after the Flux targets of every cluster, their HelmReleases.
 
 pipeline.py collects each cluster's rendered objects while the Flux fixed point runs and
-hands them here; this module picks the engine and the chart cache, renders every release
-and keeps the targets the selection asks for. A helm target whose name equals a flux
-target's (a HelmRelease and a Kustomization of one name and namespace) is named
+hands them here; this module picks the engine and the chart cache, and renders the releases
+the selection asks for (config `helm: [globs]` narrows helm targets alone), deciding before
+any chart is fetched. A helm target whose name equals a flux target's (a HelmRelease and
+a Kustomization of one name and namespace) is named
 `<cluster>/<namespace>/<name>@helm`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness import discover
@@ -51,17 +52,15 @@ def render(
         repo=config.repo,
         source_map=config.sources,
     )
-    rendered = render_helm(clusters, ctx, jobs=jobs)
-    out: dict[str, TargetResult] = {}
-    for name, result in rendered.items():
-        if name in taken:
-            name = f"{name}@helm"
-            result = replace(result, target=replace(result.target, name=name))
+
+    def keep(name: str) -> bool:
+        if config.helm_targets and not discover.matches(name, config.helm_targets):
+            return False
         if not discover.selected(name, config):
-            continue
-        if selection and not discover.matches(name, selection):
-            continue
-        out[name] = result
+            return False
+        return not selection or discover.matches(name, selection)
+
+    out = render_helm(clusters, ctx, jobs=jobs, taken=taken, keep=keep)
     if on_plan is not None:
         on_plan(len(out))
     if on_done is not None:

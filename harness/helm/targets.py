@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -78,10 +78,18 @@ class HelmContext:
 
 @dataclass(frozen=True)
 class _Job:
+    name: str
     cluster: ClusterObjects
     owner: str
     obj: dict[str, Any]
     objects: Mapping[ObjectRef, Mapping[str, Any]]
+
+
+def target_name(cluster: str, obj: Mapping[str, Any], taken: Container[str]) -> str:
+    """`<cluster>/<namespace>/<name>`, or with `@helm` when a flux target has that name."""
+    meta = obj.get("metadata") or {}
+    name = f"{cluster}/{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
+    return f"{name}@helm" if name in taken else name
 
 
 def render_helm(
@@ -89,9 +97,10 @@ def render_helm(
     ctx: HelmContext,
     *,
     jobs: int,
-    on_done: Callable[[TargetResult], None] | None = None,
+    taken: Container[str] = (),
+    keep: Callable[[str], bool] = lambda _name: True,
 ) -> dict[str, TargetResult]:
-    """Helm targets of every cluster, by name."""
+    """Helm targets of every cluster, by name; only those `keep` selects are rendered."""
     work: list[_Job] = []
     for cluster in clusters:
         objects: dict[ObjectRef, Mapping[str, Any]] = {}
@@ -105,25 +114,18 @@ def render_helm(
         seen: set[ObjectRef] = set()
         for owner, obj in releases:
             ref = object_ref(obj, "default")
-            if ref not in seen:
+            name = target_name(cluster.cluster, obj, taken)
+            if ref not in seen and keep(name):
                 seen.add(ref)
-                work.append(_Job(cluster, owner, obj, objects))
+                work.append(_Job(name, cluster, owner, obj, objects))
     with parallel.pool(jobs) as pool:
         results = list(pool.map(lambda job: _render(job, ctx), work))
-    out: dict[str, TargetResult] = {}
-    for result in results:
-        out[result.name] = result
-        if on_done is not None:
-            on_done(result)
-    return out
+    return {r.name: r for r in results}
 
 
 def _render(job: _Job, ctx: HelmContext) -> TargetResult:
-    meta = job.obj.get("metadata") or {}
-    namespace = str(meta.get("namespace") or "default")
-    name = str(meta.get("name") or "")
     target = Target(
-        name=f"{job.cluster.cluster}/{namespace}/{name}",
+        name=job.name,
         kind="helm",
         path=ctx.repo,
         cluster=job.cluster.cluster,
