@@ -27,6 +27,7 @@ from harness.helm import sdk
 
 PartKind = Literal["crd", "manifest", "hook"]
 HOOK = "helm.sh/hook"
+MAX_ERROR = 600
 _SOURCE = re.compile(r"^# Source: (.+)$", re.MULTILINE)
 
 
@@ -191,5 +192,6 @@ def _is_test(obj: dict[str, Any]) -> bool:
 
 
 def _line(text: str) -> str:
-    text = text.strip()
-    return text.splitlines()[0] if text else ""
+    """Helm's multi-line errors (`file:line:col` / `executing ...` / cause) as one line."""
+    joined = " ".join(part.strip() for part in text.strip().splitlines() if part.strip())
+    return joined if len(joined) <= MAX_ERROR else joined[: MAX_ERROR - 3] + "..."

@@ -151,5 +151,5 @@ def _exact_entry(entries: list[dict[str, Any]], version: str) -> dict[str, Any] 
 
 
 def _line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    text = " ".join(p.strip() for p in str(exc).strip().splitlines() if p.strip())
+    return text or type(exc).__name__

@@ -237,6 +237,7 @@ def _with_values_files(chart: Path, request: sources.ChartRequest, tmp: Path) ->
         copy = sdk.expand(chart, tmp / "chart")
         files_root = copy
     merged: dict[str, Any] = {}
+    found = 0
     for name in request.values_files:
         path = sources.join(files_root, name)
         if not path.is_file():
@@ -250,6 +251,9 @@ def _with_values_files(chart: Path, request: sources.ChartRequest, tmp: Path) ->
         if not isinstance(loaded, dict):
             raise sources.SourceError(f"valuesFiles: {name} is not a YAML mapping")
         merged = values.merge_maps(merged, loaded)
+        found += 1
+    if not found:  # every file missing and ignored: the chart's own defaults stay
+        return chart
     (copy / "values.yaml").write_text(yamlload.dump(merged), encoding="utf-8")
     return copy
 
