@@ -166,6 +166,19 @@ def bench_helm(repo: Path, repeat: int, jobs: int, binary: str | None) -> None:
         )
     else:
         print("  `helm template` process: no helm binary (pass --helm-binary PATH); skipped")
+        # A lower bound for any per-release process: starting a Go CLI of helm's size.
+        kubectl = str(render.resolve().binary)
+        start_secs = best_of(
+            repeat,
+            lambda: [
+                subprocess.run([kubectl, "version", "--client"], capture_output=True)
+                for _ in range(10)
+            ],
+        )
+        print(
+            f"  Go CLI process start (kubectl version --client), a floor for a helm process: "
+            f"{start_secs / 10 * 1000:.1f} ms   x{start_secs / 10 / per_sdk:.1f} the SDK"
+        )
     cfg = config_mod.load(repo)
     renderer = render.resolve(flags=cfg.kubectl_flags, timeout=cfg.timeout)
     clusters: list[ClusterObjects] = []
