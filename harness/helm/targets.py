@@ -20,7 +20,7 @@ from typing import Any
 
 from harness import documents, parallel, yamlload
 from harness.flux.model import ObjectRef, SpecError, object_ref
-from harness.helm import postrender, sdk, sources, values
+from harness.helm import dependencies, postrender, sdk, sources, values
 from harness.helm.engine import Engine, EngineError, RenderRequest
 from harness.helm.fetch import Fetcher, FetchError
 from harness.helm.release import HelmRelease, is_helm_release, parse_helm_release
@@ -152,6 +152,9 @@ def _render(job: _Job, ctx: HelmContext) -> TargetResult:
         with tempfile.TemporaryDirectory(prefix="harness-helm-") as tmp:
             if isinstance(location, sources.LocalChart):
                 chart_path, version = location.path, ""
+                chart_path = dependencies.ensure(
+                    chart_path, location.root, Path(tmp), offline=ctx.fetcher.offline
+                )
             else:
                 chart_path, pinned = ctx.fetcher.archive(location)
                 version = pinned.version
@@ -181,6 +184,7 @@ def _render(job: _Job, ctx: HelmContext) -> TargetResult:
         values.ValuesError,
         EngineError,
         postrender.PostRenderError,
+        dependencies.DependencyError,
         sdk.SdkError,
     ) as exc:
         return TargetResult(target, error=str(exc), notes=tuple(notes))

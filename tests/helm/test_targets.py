@@ -255,3 +255,39 @@ def test_helm_off_by_default(make_repo: Any) -> None:
     snapshot = render_repo(cfg, render_mod.resolve(flags=cfg.kubectl_flags), RenderOptions(jobs=2))
     assert not [r for r in snapshot.results.values() if r.target.kind == "helm"]
     assert replace(cfg, helm=True).helm
+
+
+def _parent_chart(repository: str) -> dict[str, str]:
+    return {
+        "charts/parent/Chart.yaml": (
+            "apiVersion: v2\nname: parent\nversion: 0.1.0\ndependencies:\n"
+            f"  - name: demo\n    version: 1.0.0\n    repository: {repository}\n"
+        ),
+        "charts/parent/values.yaml": "demo:\n  replicas: 7\n",
+        "charts/parent/templates/cm.yaml": (
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: parent\ndata: {}\n"
+        ),
+    }
+
+
+def test_local_chart_dependencies_are_built_on_a_copy(make_repo: Any) -> None:
+    files = cluster_repo(helm_release(chart=local_chart("./charts/parent")))
+    files.update(_parent_chart("file://../demo"))
+    repo = make_repo(files)
+    objs = _objects(_render(repo)["prod/apps/web"])
+    assert objs["apps/Deployment/apps/web-web"]["spec"]["replicas"] == 7
+    assert "ConfigMap/apps/parent" in objs
+    assert not (repo / "charts" / "parent" / "charts").exists()  # the repo is never written
+
+
+def test_remote_chart_dependencies(make_repo: Any, tmp_path: Path, chart_repo: Any) -> None:
+    chart_repo.publish(package(tmp_path, "1.0.0"))
+    files = cluster_repo(helm_release(chart=local_chart("./charts/parent")))
+    files.update(_parent_chart(chart_repo.url))
+    repo = make_repo(files)
+    offline = _render(repo, offline=True)["prod/apps/web"]
+    assert offline.error == (
+        "--offline: chart dependencies demo 1.0.0 are not in charts/ and must be downloaded"
+    )
+    objs = _objects(_render(repo)["prod/apps/web"])
+    assert objs["apps/Deployment/apps/web-web"]["spec"]["replicas"] == 7
