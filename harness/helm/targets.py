@@ -204,9 +204,9 @@ def _chart_name(location: sources.ChartLocation) -> str:
 
 
 def _local_version(chart_path: Path) -> str:
-    path = chart_path / "Chart.yaml" if chart_path.is_dir() else None
-    if path is None:
-        return ""
+    if not chart_path.is_dir():
+        return sdk.archive_version(chart_path)
+    path = chart_path / "Chart.yaml"
     try:
         meta = yamlload.load(path.read_text(encoding="utf-8"))
     except (OSError, yamlload.YAMLError):

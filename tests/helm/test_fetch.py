@@ -107,6 +107,10 @@ def test_oci_pull_tag_and_range(tmp_path: Path, oci_registry: str) -> None:
     assert newest.version == "1.1.0"
     offline, _ = Fetcher(cache, offline=True).archive(OciChart(url, "1.0.0", "", True, "x"))
     assert offline == path
+    by_digest, pin = Fetcher(cache, offline=False).archive(
+        OciChart(url, "", pinned.digest, True, "x")
+    )
+    assert pin.digest == pinned.digest and sdk.archive_version(by_digest) == "1.0.0"
     with pytest.raises(FetchError, match=r"^x: oci://127\.0\.0\.1:9/charts/demo: "):
         Fetcher(cache, offline=False).archive(
             OciChart("oci://127.0.0.1:9/charts/demo", "1.0.0", "", True, "x")
