@@ -54,6 +54,7 @@ class HelmInfo:
     url: str = ""
     digest: str = ""
     crds: tuple[str, ...] = ()  # ids of the chart's crds/ files (Helm never deletes them)
+    upgrade_crds: str = "Skip"  # the HelmRelease's upgrade.crds policy
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from harness.hazards import (
     crd_order,
     depends_on,
     duplicate_owner,
+    helm_crd_upgrade,
     helm_delete,
     overlay_parity,
     ownership_race,
@@ -46,6 +47,7 @@ RULES: tuple[Rule, ...] = (
     crd_order.RULE,
     overlay_parity.RULE,
     helm_delete.RULE,
+    helm_crd_upgrade.RULE,
 )
 RULE_IDS = tuple(r.id for r in RULES)
 

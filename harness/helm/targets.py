@@ -145,6 +145,7 @@ def _render(job: _Job, ctx: HelmContext) -> TargetResult:
             owner=job.owner,
             release=release.release_name,
             namespace=release.release_namespace,
+            upgrade_crds=release.upgrade_crds,
             chart=_chart_name(location),
             version="",
             source=location.source,

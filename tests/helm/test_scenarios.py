@@ -197,3 +197,25 @@ def test_goldens_check_offline_and_lint(
     # without --helm no helm target exists
     listing = cli("render", "--repo", repo, "-q", "--no-helm")
     assert "prod/apps/web" not in listing.stdout
+
+
+@pytest.mark.parametrize(("policy", "expected"), [(None, ["warning"]), ("CreateReplace", [])])
+def test_crds_dir_change_under_upgrade_crds_skip(
+    tmp_path: Path, cli: Cli, policy: str | None, expected: list[str]
+) -> None:
+    spec: dict[str, Any] = {"upgrade": {"crds": policy}} if policy else {}
+    base = cluster_repo(helm_release(chart=local_chart(), **spec))
+    head = dict(base)
+    head["charts/demo/crds/widgets.yaml"] = base["charts/demo/crds/widgets.yaml"].replace(
+        "type: object", "type: object\n          x-kubernetes-preserve-unknown-fields: true"
+    )
+    repo = _git_repo(tmp_path, base, head)
+    _, payload = _diff(cli, repo)
+    web = _target(payload, "prod/apps/web")
+    assert [c["id"] for c in web["changed"]] == [
+        "apiextensions.k8s.io/CustomResourceDefinition/widgets.demo.example.com"
+    ]
+    found = [f for f in payload["findings"] if f["rule"] == "helm-crd-upgrade"]
+    assert [f["severity"] for f in found] == expected
+    if found:
+        assert "upgrade.crds: Skip" in found[0]["message"]
