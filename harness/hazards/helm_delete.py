@@ -1,6 +1,8 @@
 """helm-delete (diff; the prune-delete class for helm targets): a document leaves a
-HelmRelease's rendered output and no other target of the cluster renders it, so the next
-`helm upgrade` deletes it.
+HelmRelease's rendered output, so the next `helm upgrade` deletes it; also when another
+target of the cluster now renders it (moving an object out of a release is not a handover:
+Helm deletes it, and the new owner re-creates it only on its own next apply, or cannot
+adopt it at all when it is another release).
 
 Helm deletes what the new release manifest no longer holds, unless the object is annotated
 `helm.sh/resource-policy: keep`. CRDs from a chart's `crds/` directory are never deleted by
@@ -36,12 +38,14 @@ class HelmDelete:
             cluster = base.target.cluster or ""
             kept = {d.id for d in head.documents}
             for doc in base.documents:
-                if doc.id in kept or _rendered_elsewhere(ctx, cluster, name, doc.id):
+                if doc.id in kept:
                     continue
-                out.append(self._finding(ctx, base, doc))
+                out.append(self._finding(ctx, base, doc, _rendered_by(ctx, cluster, name, doc.id)))
         return out
 
-    def _finding(self, ctx: DiffContext, base: TargetResult, doc: Document) -> Finding:
+    def _finding(
+        self, ctx: DiffContext, base: TargetResult, doc: Document, others: list[str]
+    ) -> Finding:
         cluster = base.target.cluster or ""
         info = base.target.helm
         release = base.name.split("/", 1)[-1].removesuffix("@helm")
@@ -59,6 +63,14 @@ class HelmDelete:
             message = (
                 f"{where}, but it is annotated {KEEP}: keep: Helm leaves it in the cluster, "
                 "orphaned; delete it by hand if it should go."
+            )
+        elif others:
+            severity, clause = consequence([*ctx.base_graphs.values()], doc)
+            message = (
+                f"{where} for {', '.join(others)}: the next helm upgrade deletes it"
+                f"{', and ' + clause if clause else ''}, before the new owner re-creates it "
+                "(another release cannot adopt it at all); annotate it "
+                f"{KEEP}: keep in the chart one release before moving it."
             )
         else:
             severity, clause = consequence([*ctx.base_graphs.values()], doc)
@@ -78,13 +90,16 @@ class HelmDelete:
         )
 
 
-def _rendered_elsewhere(ctx: DiffContext, cluster: str, name: str, doc_id: DocId) -> bool:
-    for other in ctx.head.results.values():
-        if other.name == name or other.target.cluster != cluster or not other.ok:
-            continue
-        if any(d.id == doc_id for d in other.documents):
-            return True
-    return False
+def _rendered_by(ctx: DiffContext, cluster: str, name: str, doc_id: DocId) -> list[str]:
+    """Other head targets of the cluster rendering the identity, by name."""
+    return [
+        other.name
+        for other in ctx.head.results.values()
+        if other.name != name
+        and other.target.cluster == cluster
+        and other.ok
+        and any(d.id == doc_id for d in other.documents)
+    ]
 
 
 RULE = HelmDelete()

@@ -220,3 +220,15 @@ def test_crds_dir_change_under_upgrade_crds_skip(
     assert [f["severity"] for f in found] == expected
     if found:
         assert "upgrade.crds: Skip" in found[0]["message"]
+
+
+def test_crd_moved_out_of_the_chart_into_a_kustomization(tmp_path: Path, cli: Cli) -> None:
+    base = cluster_repo(helm_release(chart=local_chart()))
+    head = cluster_repo(helm_release(chart=local_chart()), gadget_crd=False)
+    head["infra/kustomization.yaml"] = base["infra/kustomization.yaml"] + "- gadget-crd.yaml\n"
+    head["infra/gadget-crd.yaml"] = base["charts/demo/templates/crd-gadget.yaml"]
+    repo = _git_repo(tmp_path, base, head)
+    _, payload = _diff(cli, repo)
+    [finding] = [f for f in payload["findings"] if f["rule"] == "helm-delete"]
+    assert finding["severity"] == "error"
+    assert "for prod/flux-system/infra: the next helm upgrade deletes it" in finding["message"]
