@@ -69,10 +69,9 @@ def render_repo(
             if not options.selection or discover.matches(name, options.selection):
                 results[name] = result
         if options.helm:
+            taken = {t.name for t in path_targets(config)} | set(flux_results)
             results.update(
-                _helm(
-                    config, renderer, options, clusters, jobs, set(flux_results), on_plan, on_done
-                )
+                _helm(config, renderer, options, clusters, jobs, taken, on_plan, on_done)
             )
     return Snapshot(renderer=renderer.info(), results=dict(sorted(results.items())), label=label)
 
