@@ -200,7 +200,9 @@ def test_goldens_check_offline_and_lint(
     assert "prod/apps/web" not in listing.stdout
 
 
-@pytest.mark.parametrize(("policy", "expected"), [(None, ["warning"]), ("CreateReplace", [])])
+@pytest.mark.parametrize(
+    ("policy", "expected"), [(None, ["warning"]), ("Create", ["warning"]), ("CreateReplace", [])]
+)
 def test_crds_dir_change_under_upgrade_crds_skip(
     tmp_path: Path, cli: Cli, policy: str | None, expected: list[str]
 ) -> None:
@@ -219,7 +221,7 @@ def test_crds_dir_change_under_upgrade_crds_skip(
     found = [f for f in payload["findings"] if f["rule"] == "helm-crd-upgrade"]
     assert [f["severity"] for f in found] == expected
     if found:
-        assert "upgrade.crds: Skip" in found[0]["message"]
+        assert f"upgrade.crds: {policy or 'Skip'}" in found[0]["message"]
 
 
 def test_crd_moved_out_of_the_chart_into_a_kustomization(tmp_path: Path, cli: Cli) -> None:
@@ -232,3 +234,10 @@ def test_crd_moved_out_of_the_chart_into_a_kustomization(tmp_path: Path, cli: Cl
     [finding] = [f for f in payload["findings"] if f["rule"] == "helm-delete"]
     assert finding["severity"] == "error"
     assert "for prod/flux-system/infra: the next helm upgrade deletes it" in finding["message"]
+
+
+def test_bad_helm_binary_is_one_error_line(tmp_path: Path, cli: Cli) -> None:
+    repo = write_tree(tmp_path / "gitops", cluster_repo(helm_release(chart=local_chart())))
+    res = cli("render", "--repo", repo, "-q", "--helm-binary", tmp_path / "no-helm")
+    assert res.code == 2
+    assert res.stderr.strip() == f"error: --helm-binary {tmp_path / 'no-helm'}: no such executable"
