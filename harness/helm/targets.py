@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Callable, Container, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -190,7 +190,7 @@ def _render(job: _Job, ctx: HelmContext) -> TargetResult:
     ) as exc:
         return TargetResult(target, error=str(exc), notes=tuple(notes))
     target = replace(target, helm=replace(info, version=version, crds=crds))
-    _namespace(objs, release)
+    _namespace(objs, release, job.objects.values())
     docs = tuple(documents.document_from_object(o) for o in objs)
     result = TargetResult(
         target, documents=docs, duplicates=documents.duplicates(docs), notes=tuple(notes)
@@ -263,10 +263,13 @@ def _with_values_files(chart: Path, request: sources.ChartRequest, tmp: Path) ->
     return copy
 
 
-def _namespace(objs: list[dict[str, Any]], release: HelmRelease) -> None:
-    """Namespaced objects without one land in the release namespace (Helm's apply)."""
+def _namespace(
+    objs: list[dict[str, Any]], release: HelmRelease, cluster: Iterable[Mapping[str, Any]]
+) -> None:
+    """Namespaced objects without one land in the release namespace (Helm's apply); kinds
+    are cluster-scoped when built in, or by a CRD of the chart or of the cluster's objects."""
     scoped = set(CLUSTER_SCOPED)
-    for obj in objs:
+    for obj in [*objs, *cluster]:
         if obj.get("kind") == "CustomResourceDefinition":
             spec = obj.get("spec") or {}
             if isinstance(spec, dict) and spec.get("scope") == "Cluster":

@@ -18,6 +18,7 @@ from harness.model import TargetResult
 from harness.pipeline import RenderOptions, render_repo
 from tests.conftest import write_tree
 from tests.helm.charts import (
+    GADGET_CRD,
     cluster_repo,
     dump,
     flux_ks,
@@ -291,3 +292,21 @@ def test_remote_chart_dependencies(make_repo: Any, tmp_path: Path, chart_repo: A
     )
     objs = _objects(_render(repo)["prod/apps/web"])
     assert objs["apps/Deployment/apps/web-web"]["spec"]["replicas"] == 7
+
+
+def test_release_namespace_only_on_namespaced_objects(make_repo: Any) -> None:
+    crd = yaml.safe_load(
+        GADGET_CRD.replace("gadget", "fence")
+        .replace("Gadget", "Fence")
+        .replace("Namespaced", "Cluster")
+    )
+    files = cluster_repo(helm_release(chart=local_chart()), config=[crd])
+    files["charts/demo/templates/fence.yaml"] = (
+        "apiVersion: demo.example.com/v1\nkind: Fence\nmetadata:\n  name: fence\n---\n"
+        "apiVersion: demo.example.com/v1\nkind: Gadget\nmetadata:\n  name: gadget\n---\n"
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: cr\n"
+    )
+    objs = _objects(_render(make_repo(files))["prod/apps/web"])
+    assert "demo.example.com/Fence/fence" in objs  # cluster-scoped by the cluster's CRD
+    assert "demo.example.com/Gadget/apps/gadget" in objs  # namespaced by the chart's CRD
+    assert "rbac.authorization.k8s.io/ClusterRole/cr" in objs
