@@ -109,6 +109,29 @@ StrictOpt = Annotated[
     ),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+HelmOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--helm/--no-helm",
+        help="Render every HelmRelease of every cluster as a `helm` target (config `helm:`; "
+        "default off).",
+    ),
+]
+HelmBinaryOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--helm-binary",
+        help="Render charts with this `helm` binary (`helm template`) instead of the in-process "
+        "Helm SDK (default: $HARNESS_HELM).",
+    ),
+]
+OfflineOpt = Annotated[
+    bool,
+    typer.Option(
+        "--offline",
+        help="Take remote charts only from the chart cache; a chart not cached fails its target.",
+    ),
+]
 
 
 COMMON_PARAMETERS = [
@@ -122,6 +145,9 @@ COMMON_PARAMETERS = [
         ("timeout", TimeoutOpt, None),
         ("strict", StrictOpt, None),
         ("quiet", QuietOpt, False),
+        ("helm", HelmOpt, None),
+        ("helm_binary", HelmBinaryOpt, None),
+        ("offline", OfflineOpt, False),
     )
 ]
 

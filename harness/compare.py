@@ -148,8 +148,8 @@ def _count(result: TargetResult | None) -> int | None:
 
 
 def compare(base: Snapshot, head: Snapshot) -> Comparison:
-    """Targets in reading order: path targets first, then flux targets, each by name."""
+    """Targets in reading order: path targets, then flux targets, then helm targets, by name."""
     names = set(base.results) | set(head.results)
     diffs = [compare_target(n, base.results.get(n), head.results.get(n)) for n in names]
-    diffs.sort(key=lambda t: (t.kind != "path", t.name))
+    diffs.sort(key=lambda t: (t.kind != "path", t.kind == "helm", t.name))
     return Comparison(base=base, head=head, targets=tuple(diffs))

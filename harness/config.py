@@ -44,6 +44,8 @@ class Config:
     source_file: Path | None = None
     # objects and sources that exist in the cluster but not in git (flux/outside.py)
     outside_git: dict[str, outside.ClusterDecl] = field(default_factory=dict)
+    helm: bool = False
+    helm_targets: tuple[str, ...] = ()  # `helm: [globs]`: only these helm targets
 
 
 _KNOWN = {
@@ -60,6 +62,7 @@ _KNOWN = {
     "suppress",
     "comment",
     "outside_git",
+    "helm",
 }
 
 
@@ -119,6 +122,8 @@ def load(repo: Path, path: Path | None = None) -> Config:
         comment_budget=budget,
         source_file=source,
         outside_git=outside.parse(raw.get("outside_git"), where),
+        helm=raw.get("helm") not in (None, False, []),
+        helm_targets=_helm_targets(raw, where),
     )
 
 
@@ -147,6 +152,16 @@ def _strs(raw: dict[str, Any], key: str, default: tuple[str, ...], where: str) -
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{where}: {key} must be a list of strings")
     return tuple(value)
+
+
+def _helm_targets(raw: dict[str, Any], where: str) -> tuple[str, ...]:
+    """`helm: true|false` or a list of helm target name globs (enables only those)."""
+    value = raw.get("helm", False)
+    if isinstance(value, bool):
+        return ()
+    if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
+        return tuple(value)
+    raise ConfigError(f"{where}: helm must be true, false or a list of helm target globs")
 
 
 def _number(raw: dict[str, Any], key: str, default: float, where: str) -> float:

@@ -290,4 +290,4 @@ def to_snapshot(golden: GoldenSet, repo: Path) -> Snapshot:
 
 
 def _kind(kind: str) -> Any:
-    return kind if kind in ("path", "flux") else "path"
+    return kind if kind in ("path", "flux", "helm") else "path"

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-TargetKind = Literal["path", "flux"]
+TargetKind = Literal["path", "flux", "helm"]
 
 
 @dataclass(frozen=True, order=True)
@@ -41,13 +41,32 @@ class Document:
 
 
 @dataclass(frozen=True)
+class HelmInfo:
+    """A `helm` target's release and chart: which Flux target renders the HelmRelease, the
+    release name and namespace, and the chart, its version and source (harness/helm)."""
+
+    owner: str = ""
+    release: str = ""
+    namespace: str = ""
+    chart: str = ""
+    version: str = ""
+    source: str = ""
+    url: str = ""
+    digest: str = ""
+    crds: tuple[str, ...] = ()  # ids of the chart's crds/ files (Helm never deletes them)
+    upgrade_crds: str = "Skip"  # the HelmRelease's upgrade.crds policy
+
+
+@dataclass(frozen=True)
 class Target:
-    """Something harness renders: a kustomization directory or a Flux Kustomization."""
+    """Something harness renders: a kustomization directory, a Flux Kustomization, or a
+    HelmRelease (`helm`)."""
 
     name: str
     kind: TargetKind
     path: Path
     cluster: str | None = None
+    helm: HelmInfo | None = None
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from harness import discover
 from harness.config import Config, default_jobs
+from harness.flux.model import ObjectRef
 from harness.flux.targets import render_flux
 from harness.model import Snapshot, Target, TargetResult
 from harness.render import Renderer, render_paths
@@ -21,6 +23,9 @@ class RenderOptions:
     strict: bool = True
     flux: bool = True
     selection: tuple[str, ...] = ()
+    helm: bool = False
+    helm_binary: str | None = None
+    offline: bool = False
 
 
 def path_targets(config: Config, selection: Sequence[str] = ()) -> list[Target]:
@@ -47,6 +52,11 @@ def render_repo(
     results = render_paths(renderer, targets, config.repo, jobs, on_done)
     skipped: dict[str, str] = {}
     if options.flux:
+        clusters: list[Any] = []
+
+        def collect(cluster: str, bootstrap: ObjectRef, owners: Any) -> None:
+            clusters.append((cluster, bootstrap, owners))
+
         flux_results = render_flux(
             config,
             renderer,
@@ -55,10 +65,16 @@ def render_repo(
             on_plan=on_plan,
             on_done=on_done,
             on_skip=skipped.__setitem__,
+            on_cluster=collect if options.helm else None,
         )
         for name, result in flux_results.items():
             if not options.selection or discover.matches(name, options.selection):
                 results[name] = result
+        if options.helm:
+            taken = {t.name for t in path_targets(config)} | set(flux_results)
+            results.update(
+                _helm(config, renderer, options, clusters, jobs, taken, on_plan, on_done)
+            )
     if options.selection:
         skipped = {n: r for n, r in skipped.items() if discover.matches(n, options.selection)}
     return Snapshot(
@@ -66,4 +82,31 @@ def render_repo(
         results=dict(sorted(results.items())),
         label=label,
         skipped=dict(sorted(skipped.items())),
+    )
+
+
+def _helm(
+    config: Config,
+    renderer: Renderer,
+    options: RenderOptions,
+    clusters: list[Any],
+    jobs: int,
+    taken: set[str],
+    on_plan: OnPlan | None,
+    on_done: OnDone | None,
+) -> dict[str, TargetResult]:
+    """HelmReleases of every cluster as `helm` targets (harness/helm/stage.py)."""
+    from harness.helm import stage
+    from harness.helm.targets import ClusterObjects
+
+    return stage.render(
+        config,
+        renderer,
+        [ClusterObjects(c, b, o) for c, b, o in clusters],
+        stage.HelmOptions(binary=options.helm_binary, offline=options.offline),
+        jobs=jobs,
+        taken=taken,
+        selection=options.selection,
+        on_plan=on_plan,
+        on_done=on_done,
     )

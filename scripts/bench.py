@@ -9,7 +9,10 @@ For each repo, best wall time of `--repeat` runs of:
   3. harness rendering the same path targets in-process (renderer + document split + sha256);
   4. harness rendering path and Flux targets in-process (kustomize runs counted);
   5. `harness check` as a user runs it (process start, render, compare, hazards).
-Ratios are against (1) and (2). `--synthetic N` adds a generated repo of N app directories
+Ratios are against (1) and (2). `--helm` adds the helm section (bench_helm): per-release cost
+of the in-process Helm SDK against a `helm template` process (`--helm-binary PATH` or
+$HARNESS_HELM; skipped without one), and the example with and without helm targets.
+`--synthetic N` adds a generated repo of N app directories
 (8 ConfigMaps each) plus one directory listing them all. Timing lives here, never in tests.
 """
 
@@ -30,6 +33,9 @@ sys.path.insert(0, str(HERE))
 
 from harness import config as config_mod  # noqa: E402
 from harness import discover, render  # noqa: E402
+from harness.flux.targets import render_flux  # noqa: E402
+from harness.helm import stage  # noqa: E402
+from harness.helm.targets import ClusterObjects  # noqa: E402
 from harness.pipeline import RenderOptions, render_repo  # noqa: E402
 
 HARNESS = (sys.executable, "-m", "harness")
@@ -131,6 +137,77 @@ def synthetic_repo(root: Path, apps: int) -> Path:
     return root
 
 
+# -- helm targets -------------------------------------------------------------------------------
+
+
+def bench_helm(repo: Path, repeat: int, jobs: int, binary: str | None) -> None:
+    """Per-release cost: in-process SDK vs one `helm template` process; then the repo's render
+    with and without its helm targets (both in-process, fresh renderer each run)."""
+    from harness.helm import engine as engine_mod
+
+    chart = repo / "charts" / "whoami"
+    request = engine_mod.RenderRequest("whoami", "media", {"replicas": 3})
+    releases = 50
+    sdk_engine = engine_mod.SdkEngine()
+
+    def many(engine: engine_mod.Engine, n: int) -> Callable[[], None]:
+        return lambda: [engine.render(chart, request) for _ in range(n)] and None
+
+    print(f"\n== helm: {chart.relative_to(repo)} (best of {repeat})")
+    per_sdk = best_of(repeat, many(sdk_engine, releases)) / releases
+    print(f"  in-process SDK, per release        {per_sdk * 1000:8.2f} ms")
+    chosen = binary or os.environ.get("HARNESS_HELM")
+    if chosen:
+        proc_engine = engine_mod.resolve(chosen, 60)
+        per_proc = best_of(repeat, many(proc_engine, 10)) / 10
+        print(
+            f"  `helm template` process, per release {per_proc * 1000:6.2f} ms   "
+            f"x{per_proc / per_sdk:6.1f} the SDK"
+        )
+    else:
+        print("  `helm template` process: no helm binary (pass --helm-binary PATH); skipped")
+        # A lower bound for any per-release process: starting a Go CLI of helm's size.
+        kubectl = str(render.resolve().binary)
+        start_secs = best_of(
+            repeat,
+            lambda: [
+                subprocess.run([kubectl, "version", "--client"], capture_output=True)
+                for _ in range(10)
+            ],
+        )
+        print(
+            f"  Go CLI process start (kubectl version --client), a floor for a helm process: "
+            f"{start_secs / 10 * 1000:.1f} ms   x{start_secs / 10 / per_sdk:.1f} the SDK"
+        )
+    cfg = config_mod.load(repo)
+    renderer = render.resolve(flags=cfg.kubectl_flags, timeout=cfg.timeout)
+    clusters: list[ClusterObjects] = []
+    start = time.perf_counter()
+    render_flux(
+        cfg,
+        renderer,
+        jobs=jobs,
+        strict=cfg.strict,
+        on_cluster=lambda c, b, o: clusters.append(ClusterObjects(c, b, o)),
+    )
+    flux_secs = time.perf_counter() - start
+    results: dict[str, object] = {}
+
+    def helm_stage() -> None:
+        fresh = render.resolve(flags=cfg.kubectl_flags, timeout=cfg.timeout)
+        results.update(
+            stage.render(cfg, fresh, clusters, stage.HelmOptions(), jobs=jobs, taken=set())
+        )
+
+    stage_secs = best_of(repeat, helm_stage)
+    count = max(len(results), 1)
+    print(f"  {repo.name}: Flux targets (one run)        {flux_secs:8.3f}s")
+    print(
+        f"  {repo.name}: helm stage, {len(results)} targets       {stage_secs:8.3f}s   "
+        f"({stage_secs / count * 1000:.0f} ms per release, post-renderer kustomize run included)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -139,6 +216,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--synthetic", type=int, default=0, metavar="N")
+    parser.add_argument("--helm", action="store_true", help="also the helm section")
+    parser.add_argument("--helm-binary", default=None, help="a helm binary to compare with")
     args = parser.parse_args()
     repos = args.repos or ([] if args.synthetic else [HERE / "examples" / "homelab"])
     for repo in repos:
@@ -146,6 +225,9 @@ def main() -> None:
     if args.synthetic:
         with tempfile.TemporaryDirectory() as tmp:
             bench(synthetic_repo(Path(tmp), args.synthetic), args.repeat, args.jobs)
+    if args.helm:
+        example = HERE / "examples" / "homelab"
+        bench_helm(example, args.repeat, args.jobs, args.helm_binary)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,9 @@ class Common:
     timeout: float | None = None
     strict: bool | None = None
     quiet: bool = False
+    helm: bool | None = None
+    helm_binary: str | None = None
+    offline: bool = False
 
 
 def hazard_gate(code: int, hazards: HazardReport | None, fail_on: str | None) -> int:
@@ -57,6 +60,8 @@ def load_config(common: Common) -> Config:
         cfg = replace(cfg, jobs=common.jobs)
     if common.strict is not None:
         cfg = replace(cfg, strict=common.strict)
+    if common.helm is not None:
+        cfg = replace(cfg, helm=common.helm)
     return cfg
 
 
@@ -76,7 +81,14 @@ def render_snapshot(
     selection: tuple[str, ...] = (),
     label: str = "",
 ) -> Snapshot:
-    options = RenderOptions(jobs=cfg.jobs, strict=cfg.strict, selection=selection)
+    options = RenderOptions(
+        jobs=cfg.jobs,
+        strict=cfg.strict,
+        selection=selection,
+        helm=cfg.helm,
+        helm_binary=common.helm_binary,
+        offline=common.offline,
+    )
     with render_progress(common.quiet) as (on_plan, on_done):
         snapshot = render_repo(
             cfg, renderer, options, label=label, on_plan=on_plan, on_done=on_done

@@ -52,6 +52,10 @@ from harness.flux.sourceignore import Rules
 from harness.model import Target, TargetResult
 from harness.render import Renderer
 
+# (cluster name, its bootstrap source, (flux target name, rendered objects) per built
+# Kustomization): what helm targets need of a cluster (harness/helm/targets.py)
+ClusterHook = Callable[[str, ObjectRef, tuple[tuple[str, tuple[dict[str, Any], ...]], ...]], None]
+
 BOOTSTRAP_NAME = "flux-system"
 BOOTSTRAP_SOURCE = ObjectRef("GitRepository", BOOTSTRAP_NAME, BOOTSTRAP_NAME)
 Key = tuple[str, str]
@@ -114,6 +118,7 @@ def render_flux(
     on_done: Callable[[TargetResult], None] | None = None,
     on_skip: Callable[[str, str], None] | None = None,
     gaps: list[outside.Gap] | None = None,
+    on_cluster: ClusterHook | None = None,
 ) -> dict[str, TargetResult]:
     """All flux targets of the repo; an empty dict when it has no cluster.
 
@@ -158,6 +163,8 @@ def render_flux(
     for run in runs:
         for result in _results(run, by_path[run.path], ctx, skip, gaps, config.outside_git):
             results[result.name] = result
+        if on_cluster is not None:
+            on_cluster(by_path[run.path], run.bootstrap, _owned(run, by_path[run.path]))
     # config include/exclude select flux targets by name too (the fixed point needs them all)
     results = {n: r for n, r in sorted(results.items()) if discover.selected(n, config)}
     if on_plan is not None:
@@ -455,6 +462,14 @@ def _drop_reached(runs: Sequence[_Run], incl: Includes) -> list[_Run]:
 
 
 # -- results -------------------------------------------------------------------------------
+
+
+def _owned(run: _Run, cluster: str) -> tuple[tuple[str, tuple[dict[str, Any], ...]], ...]:
+    return tuple(
+        (f"{cluster}/{node.key[0]}/{node.key[1]}", node.built.objects)
+        for node in run.nodes.values()
+        if node.built is not None
+    )
 
 
 def _results(

@@ -26,6 +26,8 @@ from harness.hazards import (
     crd_order,
     depends_on,
     duplicate_owner,
+    helm_crd_upgrade,
+    helm_delete,
     introduced,
     overlay_parity,
     ownership_race,
@@ -46,6 +48,8 @@ RULES: tuple[Rule, ...] = (
     depends_on.RULE,
     crd_order.RULE,
     overlay_parity.RULE,
+    helm_delete.RULE,
+    helm_crd_upgrade.RULE,
 )
 RULE_IDS = tuple(r.id for r in RULES)
 

@@ -10,7 +10,7 @@ from harness.compare import Comparison, TargetDiff
 from harness.config import Config
 from harness.goldens import doc_fields
 from harness.hazards.engine import HazardReport
-from harness.model import RendererInfo, Snapshot, TargetResult
+from harness.model import HelmInfo, RendererInfo, Snapshot, TargetResult
 from harness.report.findings import finding_dict, suppressed_dict
 from harness.report.text import summary_line
 
@@ -26,6 +26,18 @@ def renderer(info: RendererInfo) -> dict[str, Any]:
     return {"name": info.name, "version": info.version}
 
 
+def helm_fields(info: HelmInfo) -> dict[str, Any]:
+    """A `helm` target's chart fields (schema: docs/json-schemas.md, helm targets)."""
+    return {
+        "chart": info.chart,
+        "version": info.version,
+        "source": info.source,
+        "release": info.release,
+        "namespace": info.namespace,
+        "owner": info.owner,
+    }
+
+
 def target(result: TargetResult) -> dict[str, Any]:
     out: dict[str, Any] = {
         "name": result.name,
@@ -33,6 +45,8 @@ def target(result: TargetResult) -> dict[str, Any]:
     }
     if result.target.cluster is not None:
         out["cluster"] = result.target.cluster
+    if result.target.helm is not None:
+        out.update(helm_fields(result.target.helm))
     if result.ok:
         out["documents"] = len(result.documents)
         out["sha256"] = result.sha256

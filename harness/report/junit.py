@@ -45,9 +45,9 @@ def clean(text: str, limit: int = MAX_TEXT) -> str:
 
 
 def classname(kind: str, cluster: str | None) -> str:
-    """`harness.path`, `harness.flux.dev`: CI views group testcases by this."""
+    """`harness.path`, `harness.flux.dev`, `harness.helm.dev`: CI views group by this."""
     parts = ["harness", kind]
-    if kind == "flux" and cluster:
+    if kind in ("flux", "helm") and cluster:
         parts.append(cluster.replace(".", "_"))
     return ".".join(parts)
 

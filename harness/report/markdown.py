@@ -183,12 +183,18 @@ def _count(n: int | None) -> str:
 
 
 def group_of(t: TargetChange) -> str:
+    if t.kind == "helm":
+        return helm_group(t)
     return t.cluster if t.kind == "flux" and t.cluster else PATHS_GROUP
 
 
 def _ordered(targets: Iterable[TargetChange]) -> list[TargetChange]:
-    """Path targets first, then clusters by name; targets by name within a group."""
-    return sorted(targets, key=lambda t: (group_of(t) != PATHS_GROUP, group_of(t), t.name))
+    """Path targets first, then clusters by name, then helm targets by cluster; targets by
+    name within a group."""
+    return sorted(
+        targets,
+        key=lambda t: (group_of(t) != PATHS_GROUP, t.kind == "helm", group_of(t), t.name),
+    )
 
 
 def _shown_targets(analysis: Analysis) -> list[TargetChange]:
@@ -582,6 +588,36 @@ def target_section(t: TargetChange) -> mb.Section:
     )
 
 
+# -- helm targets: their own section, grouped by cluster --------------------------------------
+
+
+def helm_group(t: TargetChange) -> str:
+    """The table's group of a helm target: `helm: <cluster>`, after every Flux cluster."""
+    return f"helm: {t.cluster or ''}"
+
+
+def helm_sections(targets: Sequence[TargetChange]) -> list[mb.Section]:
+    """Per cluster, a `Helm releases in <cluster>` heading, then one section per release."""
+    out: list[mb.Section] = []
+    cluster: str | None = None
+    for t in targets:
+        if t.cluster != cluster:
+            cluster = t.cluster
+            title = f"**Helm releases in {mb.escape_text(cluster or '')}**\n\n"
+            out.append(
+                mb.Section(
+                    key=f"(helm {cluster})",
+                    open=title,
+                    entries=(),
+                    close="",
+                    collapsed=title,
+                    open_continued=title,
+                )
+            )
+        out.append(target_section(t))
+    return out
+
+
 def moves_section(lines: Sequence[str]) -> mb.Section:
     """Every move, when the head could only show the first few."""
     entries = [mb.Entry((line + "\n",)) for line in lines]
@@ -596,7 +632,13 @@ def moves_section(lines: Sequence[str]) -> mb.Section:
 
 
 def _target_sections(analysis: Analysis, info: CommentInput) -> list[mb.Section]:
-    return [target_section(t) for t in _shown_targets(analysis) if t.status != "error"]
+    shown = [t for t in _shown_targets(analysis) if t.status != "error"]
+    return [target_section(t) for t in shown if t.kind != "helm"]
+
+
+def _helm_sections(analysis: Analysis, info: CommentInput) -> list[mb.Section]:
+    shown = [t for t in _shown_targets(analysis) if t.status != "error"]
+    return helm_sections([t for t in shown if t.kind == "helm"])
 
 
 def _moves_sections(analysis: Analysis, info: CommentInput) -> list[mb.Section]:
@@ -607,6 +649,7 @@ def _moves_sections(analysis: Analysis, info: CommentInput) -> list[mb.Section]:
 # Collapsed detail sections after the head, in order (see HEAD_BLOCKS).
 DETAIL_SECTIONS: list[Callable[[Analysis, CommentInput], list[mb.Section]]] = [
     _target_sections,
+    _helm_sections,
     _moves_sections,
 ]
 

@@ -18,7 +18,7 @@ from harness.report.console import stderr, stdout
 if TYPE_CHECKING:
     from harness.hazards.engine import HazardReport
 
-KIND_ORDER = ("path", "flux")
+KIND_ORDER = ("path", "flux", "helm")
 
 
 def _plural(n: int, word: str) -> str:
