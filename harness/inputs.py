@@ -12,7 +12,8 @@ that side's tree exists (a git ref's temporary checkout is gone once it is rende
 - for a Flux target, the Kustomization object that declares it (owner labels aside) and the
   ConfigMaps/Secrets its `postBuild.substituteFrom` names, as rendered on that side.
 
-It is an over-approximation: anything that could change the build counts, so an unchanged
+Helm targets are never digested: a chart comes from a repository that may answer differently
+on every run. It is an over-approximation: anything that could change the build counts, so an unchanged
 digest means the same inputs. Only failed targets are digested (nothing else is asked).
 When the render cache's input-closure digest exists, `target_digest` is what to replace.
 """
@@ -60,7 +61,11 @@ def same_inputs(base: Digests, head: Digests) -> frozenset[str]:
 def target_digest(
     repo: Path, snapshot: Snapshot, result: TargetResult, includes: Includes | None = None
 ) -> str | None:
-    """sha256 over the target's inputs; None when its directory cannot be read."""
+    """sha256 over the target's inputs; None when its directory cannot be read, and for helm
+    targets, whose inputs include remote charts (a chart repository failing on both sides is
+    an error of this run, not a pre-existing one)."""
+    if result.target.kind == "helm":
+        return None
     includes = includes or Includes()
     root = Path(os.path.normpath(result.target.path))
     if not root.is_dir():
