@@ -36,6 +36,8 @@ def run(common: Common, output: str = "text", fail_on: str = "error") -> int:
         goldens=cfg.goldens,
         sources=cfg.sources,
         suppressions=cfg.suppress,
+        preinstalled=cfg.preinstalled,
+        config_file=cfg.source_file.name if cfg.source_file else "harness.yaml",
     )
     code = exit_code(snapshot, report, fail_on)
     if output == "json":

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.compare import Comparison
-from harness.config import Config, Suppression
+from harness.config import Config, Preinstalled, Suppression
 from harness.errors import ConfigError, HarnessError
 from harness.hazards import (
     crd_order,
@@ -33,6 +33,7 @@ from harness.hazards import (
 )
 from harness.hazards.context import DiffContext, LintContext, Rule
 from harness.hazards.finding import SEVERITIES, Finding, at_least
+from harness.hazards.preinstalled import Inventory, Provision
 from harness.model import Snapshot
 
 RULES: tuple[Rule, ...] = (
@@ -73,6 +74,7 @@ class HazardReport:
     suppressed: tuple[Suppressed, ...] = ()
     gates: tuple[Gate, ...] = ()
     unchecked: tuple[str, ...] = field(default=())
+    preinstalled: tuple[Provision, ...] = ()
 
     def at_least(self, threshold: str) -> list[Finding]:
         return [f for f in self.findings if at_least(f.severity, threshold)]
@@ -153,11 +155,13 @@ def _report(
     kept, silenced = suppress(_unique(findings), suppressions)
     gates: tuple[Gate, ...] = ()
     unchecked: tuple[str, ...] = ()
+    provisions: tuple[Provision, ...] = ()
     if gates_from is not None:
         hazards = sum(1 for f in kept if f.rule == substitution.RULE.id)
         gates = (Gate("substitution", substitution.assertions(gates_from), hazards),)
         unchecked = tuple(sorted(set(substitution.analyse(gates_from).unchecked)))
-    return HazardReport(tuple(kept), tuple(silenced), gates, unchecked)
+        provisions = gates_from.preinstalled.provisions
+    return HazardReport(tuple(kept), tuple(silenced), gates, unchecked, provisions)
 
 
 def lint(
@@ -168,9 +172,18 @@ def lint(
     sources: dict[str, str] | None = None,
     suppressions: Sequence[Suppression] = (),
     rules: Sequence[Rule] = RULES,
+    preinstalled: Sequence[Preinstalled] = (),
+    config_file: str = "harness.yaml",
 ) -> HazardReport:
     """`harness lint`: the lint rules over one render."""
-    ctx = LintContext(snapshot, repo=repo, goldens=goldens, sources=dict(sources or {}))
+    ctx = LintContext(
+        snapshot,
+        repo=repo,
+        goldens=goldens,
+        sources=dict(sources or {}),
+        preinstalled_entries=tuple(preinstalled),
+        config_file=config_file,
+    )
     return _report(lint_findings(ctx, rules), suppressions, ctx)
 
 
@@ -185,17 +198,32 @@ def diff(
     comparison: Comparison | None = None,
     rules: Sequence[Rule] = RULES,
     new_lint: bool = True,
+    preinstalled: Sequence[Preinstalled] = (),
 ) -> HazardReport:
-    """`diff`/`check`/`comment`: diff rules, plus lint findings the change introduces."""
+    """`diff`/`check`/`comment`: diff rules, plus lint findings the change introduces.
+
+    What exists before Flux is read once, from the head's repo and config, for every side."""
     src = dict(sources or {})
-    head_ctx = LintContext(head, repo=head_repo, goldens=goldens, sources=src)
+    head_ctx = LintContext(
+        head,
+        repo=head_repo,
+        goldens=goldens,
+        sources=src,
+        preinstalled_entries=tuple(preinstalled),
+    )
+    inventory: Inventory = head_ctx.preinstalled
     ctx = DiffContext(base=base, head=head, head_lint=head_ctx, comparison=comparison)
     findings: list[Finding] = []
     for rule in rules:
         findings.extend(_run(rule, "diff", ctx))
     if new_lint:
-        before = {f.id for f in lint_findings(LintContext(base, sources=src), rules)}
-        bare = {f.id: f for f in lint_findings(LintContext(head, sources=src), rules)}
+        before = {
+            f.id for f in lint_findings(LintContext(base, sources=src, inventory=inventory), rules)
+        }
+        bare = {
+            f.id: f
+            for f in lint_findings(LintContext(head, sources=src, inventory=inventory), rules)
+        }
         new = set(bare) - before
         if new:
             full = {f.id: f for f in lint_findings(head_ctx, rules)} if head_repo else {}
@@ -212,4 +240,5 @@ def diff_for(cfg: Config, base: Snapshot, head: Snapshot, head_repo: Path | None
         goldens=cfg.goldens,
         sources=cfg.sources,
         suppressions=cfg.suppress,
+        preinstalled=cfg.preinstalled,
     )

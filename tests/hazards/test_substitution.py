@@ -66,10 +66,10 @@ def test_missing_postbuild_is_an_error_naming_variable_and_file(tmp_path: Path) 
     assert "substitution:prod:platform:K3S_API_HOST:literal" in found
 
 
-def test_unknown_literal_without_postbuild_is_a_warning() -> None:
+def test_unknown_literal_without_postbuild_is_info() -> None:
     dash = cm("dash", "monitoring", json='{"ds": "${DS_PROMETHEUS}"}')
     found = _lint(_snap(ks("platform"), source=(dash,), rendered=(dash,)))
-    assert found["substitution:dev:platform:DS_PROMETHEUS:literal"].severity == "warning"
+    assert found["substitution:dev:platform:DS_PROMETHEUS:literal"].severity == "info"
 
 
 def test_unset_variable_names_the_cluster_whose_values_lack_it() -> None:
