@@ -157,7 +157,10 @@ def _report(
     unchecked: tuple[str, ...] = ()
     provisions: tuple[Provision, ...] = ()
     if gates_from is not None:
-        hazards = sum(1 for f in kept if f.rule == substitution.RULE.id)
+        # info findings are latent (a literal `${}` nothing substitutes), not hazards
+        hazards = sum(
+            1 for f in kept if f.rule == substitution.RULE.id and at_least(f.severity, "warning")
+        )
         gates = (Gate("substitution", substitution.assertions(gates_from), hazards),)
         unchecked = tuple(sorted(set(substitution.analyse(gates_from).unchecked)))
         provisions = gates_from.preinstalled.provisions

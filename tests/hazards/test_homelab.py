@@ -68,9 +68,7 @@ def test_unmodified_example_lints_clean_of_errors(repo: Path) -> None:
     assert lines[-2].startswith("lint: 0 errors, ")
     assert lines[-1].startswith("substitution gate: ") and lines[-1].endswith(", 0 hazards")
     assert "sole-namespace-declarer:platform/cilium:Namespace/kube-system" in result.stdout
-    data = json.loads(
-        run_harness("lint", "--repo", repo, "-o", "json", "--fail-on", "info").stdout
-    )
+    data = json.loads(run_harness("lint", "--repo", repo, "-o", "json", "--fail-on", "info").stdout)
     assert data["schema"] == "harness.lint/v1" and data["summary"]["exit_code"] == 1
     assert data["summary"]["errors"] == 0 and data["gates"]["substitution"]["hazards"] == 0
 
