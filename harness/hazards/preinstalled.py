@@ -80,7 +80,6 @@ class Inventory:
     """Every provision found; lookups answer with the provision (its `how` is the reason)."""
 
     provisions: tuple[Provision, ...] = ()
-    unreadable: tuple[str, ...] = ()
 
     def crd(
         self, cluster: str, group: str, kind: str, releases: Iterable[tuple[str, str]] = ()
@@ -240,7 +239,6 @@ class _Scanner:
         self.flux_paths = {p for p in flux_paths if p not in ("", ".")}
         self.clusters = list(clusters)
         self.out: list[Provision] = []
-        self.unreadable: list[str] = []
         self.bootstrap_targets: list[str] = []
 
     def scoped(self, rel: str) -> tuple[str, ...] | None:
@@ -365,15 +363,24 @@ class _Scanner:
         found = _manifest_contents(_objects(docs))
         self.add_found(rel, found, source, f"{source} {rel} ({when})")
 
-    def add_found(self, rel: str, found: _Found, source: str, how: str, scope: str = "") -> None:
+    def add_found(
+        self,
+        rel: str,
+        found: _Found,
+        source: str,
+        how: str,
+        scope: str = "",
+        names: frozenset[str] = frozenset(),
+    ) -> None:
         clusters = self.scoped(scope or rel)
-        if found.crds or found.namespaces:
+        if found.crds or found.namespaces or names:
             self.out.append(
                 Provision(
                     source=source,
                     file=rel,
                     how=how,
                     crds=frozenset(found.crds),
+                    names=names,
                     namespaces=frozenset(found.namespaces),
                     clusters=clusters,
                 )
@@ -399,13 +406,17 @@ class _Scanner:
                 for item in value:
                     if not isinstance(item, dict) or not isinstance(item.get("contents"), str):
                         continue
-                    label = str(item.get("name") or "unnamed")
+                    label = str(item.get("name") or "")
                     found = _manifest_contents(_objects(load_documents(item["contents"])))
+                    # An inline manifest named after what it installs (`cilium`): its
+                    # operator's CRDs are judged by that name, like a release's.
                     self.add_found(
                         rel,
                         found,
                         "Talos inline manifest",
-                        f"Talos inline manifest {label!r} in {rel} (applied by Talos at boot)",
+                        f"Talos inline manifest {label or 'unnamed'!r} in {rel} (applied by "
+                        "Talos at boot)",
+                        names=frozenset({label} - {""}),
                     )
             elif key == "extraManifests" and isinstance(value, list):
                 for url in value:
@@ -570,4 +581,4 @@ def scan(
         if p not in seen:
             seen.add(p)
             unique.append(p)
-    return Inventory(tuple(unique), tuple(scanner.unreadable))
+    return Inventory(tuple(unique))
