@@ -103,7 +103,8 @@ class Rule(Protocol):
 
     id: str
     summary: str
-    modes: tuple[str, ...]  # "lint" and/or "diff": where the rule can report anything
+    # Optionally `modes: tuple[str, ...]`, "lint" and/or "diff": where the rule can report
+    # anything (lint's per-rule summary lists the lint ones); absent means both.
 
     def check_snapshot(self, ctx: LintContext) -> list[Finding]: ...
 

@@ -24,7 +24,9 @@ from harness.report.json_out import emit, renderer
 from harness.report.text import print_errors
 
 # The rules that can report anything on one render (diff-only rules have no lint part).
-LINT_RULES = tuple((r.id, r.summary) for r in RULES if "lint" in r.modes)
+LINT_RULES = tuple(
+    (r.id, r.summary) for r in RULES if "lint" in getattr(r, "modes", ("lint", "diff"))
+)
 
 
 def summary_line(report: HazardReport, fail_on: str) -> str:

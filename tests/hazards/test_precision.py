@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from harness.hazards.engine import RULES
+from harness.report.lint_text import LINT_RULES as LINT_RULE_SUMMARIES
 from tests import gitkit
 from tests.conftest import Result, write_tree
 from tests.hazards import layouts
@@ -23,7 +23,7 @@ from tests.hazards import layouts
 Cli = Callable[..., Result]
 Expected = dict[str, dict[str, str]]
 
-LINT_RULES = [r.id for r in RULES if "lint" in r.modes]
+LINT_RULES = [rule for rule, _summary in LINT_RULE_SUMMARIES]
 
 
 def _repo(tmp_path: Path, files: dict[str, str], name: str = "repo") -> Path:
