@@ -98,6 +98,7 @@ class _Pair:
     documents: set[DocId] = field(default_factory=set)
     kinds: set[str] = field(default_factory=set)
     why: str = ""  # deadlock reason or preinstalled `how`
+    guessed: bool = False  # the provider is a HelmRelease judged by name
 
 
 class CrdOrder:
@@ -159,7 +160,7 @@ class CrdOrder:
                 return None
             provider = tuple(sorted(holders))
             via = f"CustomResourceDefinition objects in {and_list([display(k) for k in provider])}"
-            return self._across(graph, key, provider, via)
+            return self._across(graph, key, provider, via, guessed=False)
         likely = [r for r in releases if r.installs(group)]
         if not likely or any(r.key in deps for r in likely):
             return None
@@ -173,16 +174,18 @@ class CrdOrder:
         if found is not None:
             return None
         provider = tuple(sorted({r.key for r in likely}))
-        via = f"most likely {and_list(sorted({str(r.id) for r in likely}))}"
-        return self._across(graph, key, provider, via)
+        via = and_list(sorted({str(r.id) for r in likely}))
+        return self._across(graph, key, provider, via, guessed=True)
 
-    def _across(self, graph: ClusterGraph, key: Key, provider: tuple[Key, ...], via: str) -> _Pair:
+    def _across(
+        self, graph: ClusterGraph, key: Key, provider: tuple[Key, ...], via: str, guessed: bool
+    ) -> _Pair:
         """A provider in other Kustomizations: a deadlock when none can apply before `key`."""
         reasons = [_blocked(graph, p, key) for p in provider]
         if all(reasons):
             why = "; ".join(r for r in reasons if r)
-            return _Pair("warning", "deadlock", provider, via, why=why)
-        return _Pair("info", "unordered", provider, via)
+            return _Pair("warning", "deadlock", provider, via, why=why, guessed=guessed)
+        return _Pair("info", "unordered", provider, via, guessed=guessed)
 
     def _finding(self, cluster: str, key: Key, pair: _Pair) -> Finding:
         ks = display(key)
@@ -192,6 +195,7 @@ class CrdOrder:
         listed = and_list([str(d) for d in docs], 4)
         providers = [display(k) for k in pair.provider]
         where = and_list(providers)
+        come = "most likely come" if pair.guessed else "come"
         if pair.relation == "same":
             message = (
                 f"{ks} applies {listed} ({kinds}) whose CRDs are most likely installed by "
@@ -210,14 +214,14 @@ class CrdOrder:
             )
         elif pair.relation == "deadlock":
             message = (
-                f"{ks} applies {listed} ({kinds}) whose CRDs come from {pair.via}, but "
+                f"{ks} applies {listed} ({kinds}) whose CRDs {come} from {pair.via}, but "
                 f"{pair.why}: on a cluster without these CRDs neither ever becomes ready (no "
                 f"retry gets past `no matches for kind {first}`); move the custom resources to a "
                 f"Kustomization that dependsOn {where}."
             )
         else:
             message = (
-                f"{ks} applies {listed} ({kinds}) whose CRDs come from {pair.via} in {where}, "
+                f"{ks} applies {listed} ({kinds}) whose CRDs {come} from {pair.via} in {where}, "
                 f"which {ks} does not dependsOn: on a fresh cluster its first applies fail with "
                 f"`no matches for kind {first}` until {where} has installed them (Flux retries, "
                 f"a slow first bootstrap); add dependsOn {where} for a clean bootstrap."

@@ -571,6 +571,13 @@ def scan(
                 rel = ctx.source_index.rel_path(node)
                 if rel is not None:
                     flux_paths.add(rel)
+    repo = ctx.repo.resolve()
+    for result in ctx.snapshot.results.values():
+        if result.target.kind == "flux":  # also the synthesised roots, whose spec is unknown
+            try:
+                flux_paths.add(result.target.path.resolve().relative_to(repo).as_posix())
+            except ValueError:
+                continue
     skip = {ctx.goldens.resolve()} if ctx.goldens is not None else set()
     scanner = _Scanner(ctx.repo, skip, flux_paths, sorted(ctx.graphs))
     _bootstrap_targets(ctx, scanner)
