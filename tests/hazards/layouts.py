@@ -205,7 +205,7 @@ storage:
 """
 
 
-def _app(
+def add_app(
     files: Files,
     ns: str,
     app: str,
@@ -236,7 +236,7 @@ def home_ops(*, bootstrap: bool = True) -> Files:
         "kubernetes/flux/cluster/kustomization.yaml": kustomization("./ks.yaml"),
         "kubernetes/flux/cluster/ks.yaml": flux_ks("cluster-apps", "./kubernetes/apps"),
     }
-    _app(
+    add_app(
         files,
         "kube-system",
         "cilium",
@@ -259,7 +259,7 @@ def home_ops(*, bootstrap: bool = True) -> Files:
         ),
         declare_ns=False,
     )
-    _app(
+    add_app(
         files,
         "cert-manager",
         "cert-manager",
@@ -282,7 +282,7 @@ def home_ops(*, bootstrap: bool = True) -> Files:
             ),
         ),
     )
-    _app(
+    add_app(
         files,
         "external-secrets",
         "external-secrets",
@@ -304,7 +304,7 @@ def home_ops(*, bootstrap: bool = True) -> Files:
             ),
         ),
     )
-    _app(
+    add_app(
         files,
         "network",
         "envoy-gateway",
@@ -336,7 +336,7 @@ def home_ops(*, bootstrap: bool = True) -> Files:
             ),
         ),
     )
-    _app(
+    add_app(
         files,
         "observability",
         "kube-prometheus-stack",
@@ -358,7 +358,7 @@ def home_ops(*, bootstrap: bool = True) -> Files:
             ),
         ),
     )
-    _app(
+    add_app(
         files,
         "observability",
         "gatus",
@@ -373,7 +373,7 @@ def home_ops(*, bootstrap: bool = True) -> Files:
         ),
     )
     files["kubernetes/apps/observability/gatus/app/resources/config.yaml"] = GATUS_CONFIG
-    _app(
+    add_app(
         files,
         "default",
         "echo",

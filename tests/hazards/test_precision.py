@@ -20,6 +20,8 @@ from tests import gitkit
 from tests.conftest import Result, write_tree
 from tests.hazards import layouts
 
+pytestmark = pytest.mark.slow  # renders whole layouts with the real kubectl
+
 Cli = Callable[..., Result]
 Expected = dict[str, dict[str, str]]
 
@@ -236,3 +238,53 @@ def test_lint_text_summary_lists_every_lint_rule_first(
     assert result.code == 0, result.stdout + result.stderr
     first = [line.split()[0] for line in result.stdout.splitlines()[: len(LINT_RULES)]]
     assert first == LINT_RULES
+
+
+def test_diff_reports_only_the_new_deadlock_in_a_bootstrapped_repo(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """What exists before Flux is known to `diff` too: a new app using bootstrap CRDs is not
+    news, a new HelmRelease beside its own custom resources (not bootstrapped) is."""
+    repo = _repo(tmp_path, layouts.home_ops())
+    files: dict[str, str] = {}
+    layouts.add_app(
+        files,
+        "kube-system",
+        "snapshot-controller",
+        (
+            "helmrelease.yaml",
+            layouts.oci_release(
+                "snapshot-controller", "oci://ghcr.io/piraeusdatastore/snapshot-controller", "4.1.0"
+            ),
+        ),
+        (
+            "volumesnapshotclass.yaml",
+            layouts.custom("snapshot.storage.k8s.io/v1", "VolumeSnapshotClass", "csi-ceph"),
+        ),
+        declare_ns=False,
+    )
+    layouts.add_app(
+        files,
+        "default",
+        "echo2",
+        (
+            "externalsecret.yaml",
+            layouts.custom("external-secrets.io/v1", "ExternalSecret", "echo2"),
+        ),
+        declare_ns=False,
+    )
+    write_tree(
+        repo,
+        {k: v for k, v in files.items() if not k.endswith("/kustomization.yaml") or "/app/" in k},
+    )
+    for ns, app in (("kube-system", "snapshot-controller"), ("default", "echo2")):
+        index = repo / f"kubernetes/apps/{ns}/kustomization.yaml"
+        index.write_text(index.read_text() + f"  - ./{app}/ks.yaml\n")
+    result = cli("diff", "--repo", repo, "--base", "HEAD", "-o", "json")
+    assert result.code in (0, 1), result.stdout + result.stderr
+    found = {
+        f["id"]: f["severity"]
+        for f in json.loads(result.stdout)["findings"]
+        if f["rule"] == "crd-order"
+    }
+    assert found == {"crd-order:cluster:snapshot-controller": "error"}
