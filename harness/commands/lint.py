@@ -38,6 +38,7 @@ def run(common: Common, output: str = "text", fail_on: str = "error") -> int:
         suppressions=cfg.suppress,
         preinstalled=cfg.preinstalled,
         config_file=cfg.source_file.name if cfg.source_file else "harness.yaml",
+        strict=cfg.strict,
     )
     code = exit_code(snapshot, report, fail_on)
     if output == "json":

@@ -33,6 +33,7 @@ class LintContext:
     preinstalled_entries: tuple[Preinstalled, ...] = ()
     config_file: str = "harness.yaml"
     inventory: Inventory | None = None
+    strict: bool = True  # StrictPostBuildSubstitutions: an unset variable fails the build
 
     @cached_property
     def graphs(self) -> dict[str, ClusterGraph]:

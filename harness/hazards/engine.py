@@ -177,6 +177,7 @@ def lint(
     rules: Sequence[Rule] = RULES,
     preinstalled: Sequence[Preinstalled] = (),
     config_file: str = "harness.yaml",
+    strict: bool = True,
 ) -> HazardReport:
     """`harness lint`: the lint rules over one render."""
     ctx = LintContext(
@@ -186,6 +187,7 @@ def lint(
         sources=dict(sources or {}),
         preinstalled_entries=tuple(preinstalled),
         config_file=config_file,
+        strict=strict,
     )
     return _report(lint_findings(ctx, rules), suppressions, ctx)
 
@@ -202,6 +204,7 @@ def diff(
     rules: Sequence[Rule] = RULES,
     new_lint: bool = True,
     preinstalled: Sequence[Preinstalled] = (),
+    strict: bool = True,
 ) -> HazardReport:
     """`diff`/`check`/`comment`: diff rules, plus lint findings the change introduces.
 
@@ -213,6 +216,7 @@ def diff(
         goldens=goldens,
         sources=src,
         preinstalled_entries=tuple(preinstalled),
+        strict=strict,
     )
     inventory: Inventory = head_ctx.preinstalled
     ctx = DiffContext(base=base, head=head, head_lint=head_ctx, comparison=comparison)
@@ -221,11 +225,16 @@ def diff(
         findings.extend(_run(rule, "diff", ctx))
     if new_lint:
         before = {
-            f.id for f in lint_findings(LintContext(base, sources=src, inventory=inventory), rules)
+            f.id
+            for f in lint_findings(
+                LintContext(base, sources=src, inventory=inventory, strict=strict), rules
+            )
         }
         bare = {
             f.id: f
-            for f in lint_findings(LintContext(head, sources=src, inventory=inventory), rules)
+            for f in lint_findings(
+                LintContext(head, sources=src, inventory=inventory, strict=strict), rules
+            )
         }
         new = set(bare) - before
         if new:
@@ -244,4 +253,5 @@ def diff_for(cfg: Config, base: Snapshot, head: Snapshot, head_repo: Path | None
         sources=cfg.sources,
         suppressions=cfg.suppress,
         preinstalled=cfg.preinstalled,
+        strict=cfg.strict,
     )

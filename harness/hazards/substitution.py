@@ -142,17 +142,24 @@ class _Analyser:
                     f" ({and_list(elsewhere)} define it for {ks} but {cluster}'s "
                     f"{sources or 'values'} do not)"
                 )
+            effect = "strict substitution fails the whole Kustomization"
+            if not self.ctx.strict:
+                severity = "warning"
+                effect = "without strict substitution Flux renders it as an empty string"
             message = (
-                f"${{{name}}} {where} is not defined for {ks} in {cluster}{cross}: strict "
-                f"substitution fails the whole Kustomization; add {name} to "
-                f"{sources or 'postBuild.substitute'} or write a default "
+                f"${{{name}}} {where} is not defined for {ks} in {cluster}{cross}: {effect}; "
+                f"add {name} to {sources or 'postBuild.substitute'} or write a default "
                 f"(${{{name}:=value}})."
             )
         elif check == "script":
+            effect = f'strict mode fails the Kustomization (variable not set: "{name}")'
+            if not self.ctx.strict:
+                severity = "warning"
+                effect = "the script gets an empty string instead (strict mode is off)"
             message = (
                 f"shell variable ${{{name}}} {where} is not escaped: {ks} substitutes, so "
-                f"Flux evaluates it before the script ever runs and strict mode fails the "
-                f'Kustomization (variable not set: "{name}"); write $${{{name}}}.'
+                f"Flux evaluates it before the script ever runs and {effect}; write "
+                f"$${{{name}}}."
             )
         else:
             severity = "warning"
