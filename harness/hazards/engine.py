@@ -205,6 +205,7 @@ def diff(
     new_lint: bool = True,
     preinstalled: Sequence[Preinstalled] = (),
     strict: bool = True,
+    config_file: str = "harness.yaml",
 ) -> HazardReport:
     """`diff`/`check`/`comment`: diff rules, plus lint findings the change introduces.
 
@@ -216,6 +217,7 @@ def diff(
         goldens=goldens,
         sources=src,
         preinstalled_entries=tuple(preinstalled),
+        config_file=config_file,
         strict=strict,
     )
     inventory: Inventory = head_ctx.preinstalled
@@ -254,4 +256,5 @@ def diff_for(cfg: Config, base: Snapshot, head: Snapshot, head_repo: Path | None
         suppressions=cfg.suppress,
         preinstalled=cfg.preinstalled,
         strict=cfg.strict,
+        config_file=cfg.source_file.name if cfg.source_file else "harness.yaml",
     )
