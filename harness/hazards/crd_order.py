@@ -2,7 +2,8 @@
 
 Flux applies one Kustomization in one server-side apply (CRDs and Namespaces first), so a
 plain CRD object in the same Kustomization is fine, and so is one in a Kustomization this
-one (transitively) dependsOn. Severity follows what happens on a cluster without the CRD:
+one (transitively) dependsOn or that declares this one (its apply creates the CRD before the
+Kustomization object). Severity follows what happens on a cluster without the CRD:
 
 - error: the CRD only comes from a HelmRelease in the *same* Kustomization: the whole apply
   fails with `no matches for kind`, so the HelmRelease never installs the CRD (the deadlock
@@ -154,7 +155,9 @@ class CrdOrder:
         group, kind = doc_id.group, doc_id.kind
         holders = crds.get((group, kind))
         if holders:
-            if key in holders or holders & deps:
+            # A plain CRD in a Kustomization that declares this one is applied (first stage)
+            # before this Kustomization object even exists.
+            if key in holders or holders & deps or holders & set(_declarers(graph, key)):
                 return None
             if inventory.crd(cluster, group, kind) is not None:
                 return None

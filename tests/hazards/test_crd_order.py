@@ -106,6 +106,14 @@ def test_plain_crds_builtins_and_unknown_groups() -> None:
     assert found["crd-order:dev:apps:config"].documents == ("example.com/Widget/x/w",)
 
 
+def test_plain_crd_in_the_declaring_kustomization_is_applied_first() -> None:
+    snap = snapshot(
+        flux("dev", ROOT, ks("apps"), crd("example.com", "Widget", "widgets")),
+        flux("dev", "apps", obj("Widget", "w", "x", "example.com/v1")),
+    )
+    assert RULE.check_snapshot(lint_ctx(snap)) == []
+
+
 def _declared(snap: Any, *entries: Preinstalled) -> LintContext:
     return LintContext(snap, preinstalled_entries=entries, config_file="harness.yaml")
 
