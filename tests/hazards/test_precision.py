@@ -238,6 +238,13 @@ def test_lint_text_summary_lists_every_lint_rule_first(
     assert result.code == 0, result.stdout + result.stderr
     first = [line.split()[0] for line in result.stdout.splitlines()[: len(LINT_RULES)]]
     assert first == LINT_RULES
+    if layout == "home_ops":
+        assert "preinstalled before Flux (3 sources):" in result.stdout
+        assert (
+            "  bootstrap/helmfile/apps.yaml (bootstrap helmfile): releases kube-system/cilium, "
+            "kube-system/coredns, cert-manager/cert-manager and external-secrets/external-secrets"
+        ) in result.stdout
+        assert "crd-order                5 info" in result.stdout
 
 
 def test_diff_reports_only_the_new_deadlock_in_a_bootstrapped_repo(
