@@ -325,12 +325,17 @@ def lint(
     ] = LintOutput.text,
     fail_on: Annotated[
         Severity,
-        typer.Option("--fail-on", help="Lowest finding severity that makes the exit code 1."),
+        typer.Option(
+            "--fail-on",
+            help="Lowest finding severity that makes the exit code 1 (error: applying fails or "
+            "deletes something; warning: misbehaves under a plausible condition; info: latent).",
+        ),
     ] = Severity.error,
     html: HtmlOpt = None,
 ) -> int:
-    """Render everything and report hazards: prune, ordering, substitution, parity (exit 0 ok,
-    1 findings at --fail-on or worse, 2 render error)."""
+    """Render everything and report hazards: prune, ordering, substitution, parity; CRDs
+    installed before Flux (bootstrap helmfiles, Talos/k3s, `preinstalled:`) are known (exit 0
+    ok, 1 findings at --fail-on or worse, 2 render error)."""
     from harness.commands import lint as cmd
 
     return cmd.run(c, output.value, fail_on.value, html)

@@ -24,6 +24,18 @@ class Suppression:
 
 
 @dataclass(frozen=True)
+class Preinstalled:
+    """A `preinstalled:` entry: CRDs (`group` or `group/Kind`), Helm releases
+    (`namespace/name`) and Namespaces that exist before Flux's first reconcile."""
+
+    reason: str
+    crds: tuple[str, ...] = ()
+    helmreleases: tuple[str, ...] = ()
+    namespaces: tuple[str, ...] = ()
+    clusters: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Config:
     """Resolved settings; paths are absolute."""
 
@@ -46,6 +58,7 @@ class Config:
     outside_git: dict[str, outside.ClusterDecl] = field(default_factory=dict)
     helm: bool = False
     helm_targets: tuple[str, ...] = ()  # `helm: [globs]`: only these helm targets
+    preinstalled: tuple[Preinstalled, ...] = ()
 
 
 _KNOWN = {
@@ -63,6 +76,7 @@ _KNOWN = {
     "comment",
     "outside_git",
     "helm",
+    "preinstalled",
 }
 
 
@@ -124,6 +138,7 @@ def load(repo: Path, path: Path | None = None) -> Config:
         outside_git=outside.parse(raw.get("outside_git"), where),
         helm=raw.get("helm") not in (None, False, []),
         helm_targets=_helm_targets(raw, where),
+        preinstalled=_preinstalled(raw, where),
     )
 
 
@@ -197,6 +212,51 @@ def _suppressions(raw: dict[str, Any], where: str) -> tuple[Suppression, ...]:
                 reason=reason,
                 id=str(item.get("id", "")),
                 target=str(item.get("target", "")),
+            )
+        )
+    return tuple(out)
+
+
+_PREINSTALLED_KEYS = ("crds", "helmreleases", "namespaces")
+
+
+def _preinstalled(raw: dict[str, Any], where: str) -> tuple[Preinstalled, ...]:
+    """`preinstalled: [{crds|helmreleases|namespaces: [...], reason, clusters?}]`."""
+    items = raw.get("preinstalled") or []
+    if not isinstance(items, list):
+        raise ConfigError(f"{where}: preinstalled must be a list")
+    out = []
+    for i, item in enumerate(items):
+        here = f"{where}: preinstalled[{i}]"
+        if not isinstance(item, dict):
+            raise ConfigError(f"{here} must be a mapping")
+        unknown = sorted(set(item) - {*_PREINSTALLED_KEYS, "reason", "clusters"})
+        if unknown:
+            raise ConfigError(f"{here}: unknown key(s): {', '.join(unknown)}")
+        reason = item.get("reason")
+        if not isinstance(reason, str) or not reason.strip():
+            raise ConfigError(f"{here} needs a reason")
+        values = {k: _strs(item, k, (), here) for k in (*_PREINSTALLED_KEYS, "clusters")}
+        if not any(values[k] for k in _PREINSTALLED_KEYS):
+            raise ConfigError(f"{here} needs crds, helmreleases or namespaces")
+        for crd in values["crds"]:
+            group, _sep, kind = crd.partition("/")
+            if not group or "." not in group or (_sep and not kind) or "/" in kind:
+                raise ConfigError(
+                    f"{here}: crds entry {crd!r} must be an API group (cert-manager.io) "
+                    "or group/Kind (cert-manager.io/ClusterIssuer)"
+                )
+        for release in values["helmreleases"]:
+            namespace, _sep, name = release.partition("/")
+            if not namespace or not name or "/" in name:
+                raise ConfigError(f"{here}: helmreleases entry {release!r} must be namespace/name")
+        out.append(
+            Preinstalled(
+                reason=reason.strip(),
+                crds=values["crds"],
+                helmreleases=values["helmreleases"],
+                namespaces=values["namespaces"],
+                clusters=values["clusters"],
             )
         )
     return tuple(out)

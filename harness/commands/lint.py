@@ -40,6 +40,9 @@ def run(
         goldens=cfg.goldens,
         sources=cfg.sources,
         suppressions=cfg.suppress,
+        preinstalled=cfg.preinstalled,
+        config_file=cfg.source_file.name if cfg.source_file else "harness.yaml",
+        strict=cfg.strict,
     )
     code = exit_code(snapshot, report, fail_on)
     if output == "html" or html is not None:

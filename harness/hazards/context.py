@@ -14,6 +14,8 @@ from harness.hazards.model import ClusterGraph, Key, graphs
 from harness.model import Document, Snapshot
 
 if TYPE_CHECKING:
+    from harness.config import Preinstalled
+    from harness.hazards.preinstalled import Inventory
     from harness.hazards.sources import SourceIndex
 
 
@@ -28,6 +30,10 @@ class LintContext:
     goldens: Path | None = None
     sources: dict[str, str] = field(default_factory=dict)
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    preinstalled_entries: tuple[Preinstalled, ...] = ()
+    config_file: str = "harness.yaml"
+    inventory: Inventory | None = None
+    strict: bool = True  # StrictPostBuildSubstitutions: an unset variable fails the build
 
     @cached_property
     def graphs(self) -> dict[str, ClusterGraph]:
@@ -39,6 +45,15 @@ class LintContext:
         from harness.hazards.sources import SourceIndex
 
         return SourceIndex(self)
+
+    @cached_property
+    def preinstalled(self) -> Inventory:
+        """What exists before Flux (preinstalled.py): given, or scanned on first use."""
+        if self.inventory is not None:
+            return self.inventory
+        from harness.hazards.preinstalled import scan
+
+        return scan(self, self.preinstalled_entries, self.config_file)
 
 
 @dataclass(frozen=True)
@@ -89,6 +104,8 @@ class Rule(Protocol):
 
     id: str
     summary: str
+    # Optionally `modes: tuple[str, ...]`, "lint" and/or "diff": where the rule can report
+    # anything (lint's per-rule summary lists the lint ones); absent means both.
 
     def check_snapshot(self, ctx: LintContext) -> list[Finding]: ...
 

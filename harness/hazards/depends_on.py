@@ -20,6 +20,7 @@ from harness.model import DocId
 class DependsOn:
     id = "depends-on"
     summary = "dependsOn names a missing Kustomization, loops, or misses a writer it reads"
+    modes: tuple[str, ...] = ("lint", "diff")
 
     def check_snapshot(self, ctx: LintContext) -> list[Finding]:
         out: list[Finding] = []

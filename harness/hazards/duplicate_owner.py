@@ -15,6 +15,7 @@ from harness.hazards.model import display
 class DuplicateOwner:
     id = "duplicate-owner"
     summary = "one object rendered by two Flux Kustomizations of one cluster"
+    modes: tuple[str, ...] = ("lint",)
 
     def check_snapshot(self, ctx: LintContext) -> list[Finding]:
         out: list[Finding] = []
@@ -30,7 +31,7 @@ class DuplicateOwner:
                     Finding(
                         id=f"{self.id}:{cluster}:{doc_id}",
                         rule=self.id,
-                        severity="error",
+                        severity="warning",
                         cluster=cluster,
                         kustomizations=tuple(names),
                         documents=(str(doc_id),),

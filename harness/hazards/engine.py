@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.compare import Comparison
-from harness.config import Config, Suppression
+from harness.config import Config, Preinstalled, Suppression
 from harness.errors import ConfigError, HarnessError
 from harness.hazards import (
     crd_order,
@@ -37,6 +37,7 @@ from harness.hazards import (
 )
 from harness.hazards.context import DiffContext, LintContext, Rule
 from harness.hazards.finding import SEVERITIES, Finding, at_least
+from harness.hazards.preinstalled import Inventory, Provision
 from harness.model import Snapshot
 
 RULES: tuple[Rule, ...] = (
@@ -79,6 +80,7 @@ class HazardReport:
     suppressed: tuple[Suppressed, ...] = ()
     gates: tuple[Gate, ...] = ()
     unchecked: tuple[str, ...] = field(default=())
+    preinstalled: tuple[Provision, ...] = ()
 
     def at_least(self, threshold: str) -> list[Finding]:
         return [f for f in self.findings if at_least(f.severity, threshold)]
@@ -159,11 +161,16 @@ def _report(
     kept, silenced = suppress(_unique(findings), suppressions)
     gates: tuple[Gate, ...] = ()
     unchecked: tuple[str, ...] = ()
+    provisions: tuple[Provision, ...] = ()
     if gates_from is not None:
-        hazards = sum(1 for f in kept if f.rule == substitution.RULE.id)
+        # info findings are latent (a literal `${}` nothing substitutes), not hazards
+        hazards = sum(
+            1 for f in kept if f.rule == substitution.RULE.id and at_least(f.severity, "warning")
+        )
         gates = (Gate("substitution", substitution.assertions(gates_from), hazards),)
         unchecked = tuple(sorted(set(substitution.analyse(gates_from).unchecked)))
-    return HazardReport(tuple(kept), tuple(silenced), gates, unchecked)
+        provisions = gates_from.preinstalled.provisions
+    return HazardReport(tuple(kept), tuple(silenced), gates, unchecked, provisions)
 
 
 def lint(
@@ -174,9 +181,20 @@ def lint(
     sources: dict[str, str] | None = None,
     suppressions: Sequence[Suppression] = (),
     rules: Sequence[Rule] = RULES,
+    preinstalled: Sequence[Preinstalled] = (),
+    config_file: str = "harness.yaml",
+    strict: bool = True,
 ) -> HazardReport:
     """`harness lint`: the lint rules over one render."""
-    ctx = LintContext(snapshot, repo=repo, goldens=goldens, sources=dict(sources or {}))
+    ctx = LintContext(
+        snapshot,
+        repo=repo,
+        goldens=goldens,
+        sources=dict(sources or {}),
+        preinstalled_entries=tuple(preinstalled),
+        config_file=config_file,
+        strict=strict,
+    )
     return _report(lint_findings(ctx, rules), suppressions, ctx)
 
 
@@ -191,17 +209,35 @@ def diff(
     comparison: Comparison | None = None,
     rules: Sequence[Rule] = RULES,
     new_lint: bool = True,
+    preinstalled: Sequence[Preinstalled] = (),
+    strict: bool = True,
+    config_file: str = "harness.yaml",
 ) -> HazardReport:
-    """`diff`/`check`/`comment`: diff rules, plus lint findings the change introduces."""
+    """`diff`/`check`/`comment`: diff rules, plus lint findings the change introduces.
+
+    What exists before Flux is read once, from the head's repo and config, for every side."""
     src = dict(sources or {})
-    head_ctx = LintContext(head, repo=head_repo, goldens=goldens, sources=src)
+    head_ctx = LintContext(
+        head,
+        repo=head_repo,
+        goldens=goldens,
+        sources=src,
+        preinstalled_entries=tuple(preinstalled),
+        config_file=config_file,
+        strict=strict,
+    )
+    inventory: Inventory = head_ctx.preinstalled
     ctx = DiffContext(base=base, head=head, head_lint=head_ctx, comparison=comparison)
     findings: list[Finding] = []
     for rule in rules:
         findings.extend(_run(rule, "diff", ctx))
     if new_lint:
-        before = lint_findings(LintContext(base, sources=src), rules)
-        bare = _unique(lint_findings(LintContext(head, sources=src), rules))
+        before = lint_findings(
+            LintContext(base, sources=src, inventory=inventory, strict=strict), rules
+        )
+        bare = _unique(
+            lint_findings(LintContext(head, sources=src, inventory=inventory, strict=strict), rules)
+        )
         new = introduced.introduced(before, bare, introduced.renames(base, head))
         if new:
             full = {f.id: f for f in lint_findings(head_ctx, rules)} if head_repo else {}
@@ -218,4 +254,7 @@ def diff_for(cfg: Config, base: Snapshot, head: Snapshot, head_repo: Path | None
         goldens=cfg.goldens,
         sources=cfg.sources,
         suppressions=cfg.suppress,
+        preinstalled=cfg.preinstalled,
+        strict=cfg.strict,
+        config_file=cfg.source_file.name if cfg.source_file else "harness.yaml",
     )

@@ -60,6 +60,7 @@ def _cluster_values(ctx: LintContext) -> dict[str, dict[str, set[str]]]:
 class OverlayParity:
     id = "overlay-parity"
     summary = "clusters differ only in substituted values; no cluster renders another's"
+    modes: tuple[str, ...] = ("lint",)
 
     def check_snapshot(self, ctx: LintContext) -> list[Finding]:
         values = _cluster_values(ctx)
@@ -98,7 +99,7 @@ class OverlayParity:
         return Finding(
             id=f"{self.id}:{pair}:{ks}:{doc_id}",
             rule=self.id,
-            severity="warning",
+            severity="info",
             cluster=pair,
             kustomizations=(ks,),
             documents=(str(doc_id),),
@@ -198,7 +199,7 @@ class OverlayParity:
                             Finding(
                                 id=f"{self.id}:{cluster}:{display(key)}:{doc.id}:{field}",
                                 rule=self.id,
-                                severity="error",
+                                severity="warning",
                                 cluster=cluster,
                                 kustomizations=(display(key),),
                                 documents=(str(doc.id),),
@@ -231,7 +232,7 @@ class OverlayParity:
                     Finding(
                         id=f"{self.id}:{','.join(clusters)}:{var}:shared",
                         rule=self.id,
-                        severity="error",
+                        severity="warning",
                         cluster=",".join(clusters),
                         kustomizations=(),
                         documents=(),

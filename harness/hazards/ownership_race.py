@@ -27,6 +27,7 @@ PROCEDURES = (
 class OwnershipRace:
     id = "ownership-race"
     summary = "a document moving between Kustomizations may be pruned before it is adopted"
+    modes: tuple[str, ...] = ("diff",)
 
     def check_snapshot(self, ctx: LintContext) -> list[Finding]:
         return []
@@ -53,7 +54,9 @@ class OwnershipRace:
         protection = _protection(base, head, old, new, doc)
         if protection is not None:
             return self._finding(cluster, old, new, doc, "info", f"{move}; safe: {protection}.")
-        _severity, clause = consequence([*ctx.head_graphs.values()], doc)
+        severity, clause = consequence([*ctx.head_graphs.values()], doc)
+        # Pruned then recreated by the new owner: data, Namespaces and CRDs do not come back.
+        severity = "error" if severity == "error" else "warning"
         if doc.id.group == "" and doc.id.kind == "Namespace":
             clause = f", and that is `kubectl delete namespace {doc.id.name}`: {clause}"
         elif clause:
@@ -85,7 +88,7 @@ class OwnershipRace:
             old,
             new,
             doc,
-            "error",
+            severity,
             f"{move} while {state}: "
             f"{a} may {verb} it before {b} adopts it{gate}{note}{clause}; "
             + PROCEDURES.format(a=a, b=new_names(new))

@@ -26,6 +26,7 @@ from harness.model import DocId, Document
 class PruneDelete:
     id = "prune-delete"
     summary = "a document no Kustomization renders any more is deleted by Flux's prune"
+    modes: tuple[str, ...] = ("diff",)
 
     def check_snapshot(self, ctx: LintContext) -> list[Finding]:
         return []
@@ -197,7 +198,7 @@ def consequence(graphs: list[ClusterGraph], doc: Document) -> tuple[Severity, st
         return "error", f"with it goes {data}"
     if doc_id.group == "helm.toolkit.fluxcd.io" and doc_id.kind == "HelmRelease":
         return "warning", "helm-controller uninstalls the release and everything it installed"
-    return "warning", ""
+    return "info", ""
 
 
 RULE = PruneDelete()

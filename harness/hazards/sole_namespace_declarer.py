@@ -34,6 +34,7 @@ def _minimal(targets: list[TargetResult]) -> list[TargetResult]:
 class SoleNamespaceDeclarer:
     id = "sole-namespace-declarer"
     summary = "a shared Namespace declared by one component: moving it moves ownership"
+    modes: tuple[str, ...] = ("lint", "diff")
 
     def check_snapshot(self, ctx: LintContext) -> list[Finding]:
         paths = [r for r in ctx.snapshot.results.values() if r.target.kind == "path" and r.ok]
@@ -62,7 +63,7 @@ class SoleNamespaceDeclarer:
             objects = sorted({d.id for r in users for d in r.documents if d.id.namespace == name})
             owners = sorted({display(k) for g in ctx.graphs.values() for k, _d in g.find(ns_id)})
             system = k8s.SYSTEM_NAMESPACES.get(name)
-            severity: Severity = "warning" if system else "info"
+            severity: Severity = "info"  # latent: only a later move or removal bites
             tail = f" (for {name} that takes {system})" if system else ""
             held = f" (today: {and_list(owners)})" if owners else ""
             out.append(
@@ -111,7 +112,11 @@ class SoleNamespaceDeclarer:
                 )
                 if not users:
                     continue
-                unordered = [k for k in users if not head.depends(k, owner)]
+                # A Namespace that exists before Flux (system ones, bootstrap) needs no order.
+                exists = ns_id.name in k8s.SYSTEM_NAMESPACES or (
+                    ctx.head_lint.preinstalled.namespace(cluster, ns_id.name) is not None
+                )
+                unordered = [] if exists else [k for k in users if not head.depends(k, owner)]
                 order = ""
                 if unordered:
                     order = (
@@ -123,7 +128,7 @@ class SoleNamespaceDeclarer:
                     Finding(
                         id=f"{self.id}:{cluster}:{display(owner)}:{ns_id}",
                         rule=self.id,
-                        severity="warning" if unordered else "info",
+                        severity="info",
                         cluster=cluster,
                         kustomizations=tuple(display(k) for k in [*sorted(before), owner, *users]),
                         documents=(str(ns_id),),

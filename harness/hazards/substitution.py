@@ -8,9 +8,11 @@ substitution is still analysed. Hazards:
 - `script`: the same, for a `${...}` inside a script (cloud-init, a command, a lowercase
   shell-style name): it was meant for the shell and must be escaped `$${...}`.
 - `default`: a script's `${x:-y}` that Flux silently replaces by its default.
-- `literal`: `${...}` in a Kustomization without postBuild ships as literal text; an error
-  when the name is a variable the cluster's substitution sources define (clearly meant to be
-  substituted), else a warning (it breaks once substitution is added).
+- `literal`: `${...}` in a Kustomization without postBuild ships as literal text: an error
+  when a whole field value names a variable the cluster's substitution sources define
+  (clearly meant to be substituted; nothing expands it), a warning when such a name sits in a
+  multi-line value (a config file the application may expand itself), else info (latent: it
+  breaks once substitution is added).
 - `inherited`: a cluster whose value is the shared base default while another cluster
   overrides it (the overlay forgot the knob).
 An assertion is one (cluster, Kustomization, variable) checked, plus one per variable whose
@@ -140,17 +142,24 @@ class _Analyser:
                     f" ({and_list(elsewhere)} define it for {ks} but {cluster}'s "
                     f"{sources or 'values'} do not)"
                 )
+            effect = "strict substitution fails the whole Kustomization"
+            if not self.ctx.strict:
+                severity = "warning"
+                effect = "without strict substitution Flux renders it as an empty string"
             message = (
-                f"${{{name}}} {where} is not defined for {ks} in {cluster}{cross}: strict "
-                f"substitution fails the whole Kustomization; add {name} to "
-                f"{sources or 'postBuild.substitute'} or write a default "
+                f"${{{name}}} {where} is not defined for {ks} in {cluster}{cross}: {effect}; "
+                f"add {name} to {sources or 'postBuild.substitute'} or write a default "
                 f"(${{{name}:=value}})."
             )
         elif check == "script":
+            effect = f'strict mode fails the Kustomization (variable not set: "{name}")'
+            if not self.ctx.strict:
+                severity = "warning"
+                effect = "the script gets an empty string instead (strict mode is off)"
             message = (
                 f"shell variable ${{{name}}} {where} is not escaped: {ks} substitutes, so "
-                f"Flux evaluates it before the script ever runs and strict mode fails the "
-                f'Kustomization (variable not set: "{name}"); write $${{{name}}}.'
+                f"Flux evaluates it before the script ever runs and {effect}; write "
+                f"$${{{name}}}."
             )
         else:
             severity = "warning"
@@ -202,20 +211,33 @@ class _Analyser:
         )
         for name, refs in sorted(groups.items()):
             where = self._where(node, refs[0])
-            if name in known:
-                severity: Severity = "error"
+            fields = [r for r in refs if not r.multiline]
+            severity: Severity
+            if name in known and fields:
+                # A whole field value no application expands: the object gets the placeholder.
+                where = self._where(node, fields[0])
+                severity = "error"
                 message = (
                     f"${{{name}}} {where} ships literally: {node.display} {why}, so nothing "
                     f"substitutes it although {name} is one of the cluster's variables; add "
                     "postBuild.substituteFrom (e.g. the ConfigMap that defines it) to "
                     f"{node.display}, escaping shell variables as $${{...}}."
                 )
-            else:
+            elif name in known:
                 severity = "warning"
                 message = (
-                    f"${{{name}}} {where} ships literally because {node.display} {why}: "
-                    "harmless today, but it fails strict substitution (or is replaced) as soon "
-                    f"as substitution is added; escape it as $${{{name}}} to say it is literal."
+                    f"${{{name}}} {where} ships literally: {node.display} {why}, and {name} is "
+                    "one of the cluster's variables; unless the application expands it itself, "
+                    f"add postBuild.substituteFrom to {node.display} (escaping shell variables "
+                    f"as $${{...}}), else escape it as $${{{name}}} to say it is literal."
+                )
+            else:
+                severity = "info"
+                message = (
+                    f"${{{name}}} {where} ships literally because {node.display} {why} (the "
+                    "application presumably expands it itself): harmless today, but it fails "
+                    "strict substitution (or is replaced) as soon as substitution is added; "
+                    f"escape it as $${{{name}}} to say it is literal."
                 )
             self._add(
                 f"{graph.cluster}:{node.display}:{name}:literal",
@@ -369,6 +391,7 @@ def _doc_label(doc: SourceDoc) -> str:
 class Substitution:
     id = "substitution"
     summary = "every ${VAR} defined, defaulted or escaped; none shipped literally"
+    modes: tuple[str, ...] = ("lint",)
 
     def check_snapshot(self, ctx: LintContext) -> list[Finding]:
         return list(analyse(ctx).findings)

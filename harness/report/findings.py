@@ -14,6 +14,7 @@ from rich.markup import escape
 
 from harness.hazards.engine import Gate, HazardReport, Suppressed
 from harness.hazards.finding import SEVERITIES, Finding, and_list
+from harness.hazards.preinstalled import Provision
 
 LINT_SCHEMA = "harness.lint/v1"
 STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
@@ -54,6 +55,83 @@ def gates_dict(gates: Sequence[Gate]) -> dict[str, Any]:
     return {
         g.name: {"assertions": g.assertions, "hazards": g.hazards, "line": g.line} for g in gates
     }
+
+
+def provision_dict(p: Provision) -> dict[str, Any]:
+    return {
+        "source": p.source,
+        "file": p.file,
+        "how": p.how,
+        "crds": sorted(f"{g}/{k}" if k else g for g, k in p.crds),
+        "release": f"{p.release[0]}/{p.release[1]}" if p.release else None,
+        "namespaces": sorted(p.namespaces),
+        "clusters": list(p.clusters) if p.clusters is not None else None,
+    }
+
+
+def rule_tallies(
+    report: HazardReport, rules: Sequence[tuple[str, str]]
+) -> list[tuple[str, str, dict[str, int], int]]:
+    """(rule, summary, counts per severity, suppressed) for each (rule id, summary) given."""
+    out = []
+    for rule, summary in rules:
+        counts: dict[str, int] = {
+            str(s): sum(1 for f in report.findings if f.rule == rule and f.severity == s)
+            for s in SEVERITIES
+        }
+        silenced = sum(1 for s in report.suppressed if s.finding.rule == rule)
+        out.append((rule, summary, counts, silenced))
+    return out
+
+
+def tally_text(counts: dict[str, int], suppressed: int = 0) -> str:
+    """`1 error, 5 info`, or `ok`; `(+2 suppressed)` appended."""
+    text = ", ".join(_plural(n, s) for s in SEVERITIES if (n := counts.get(s, 0))) or "ok"
+    return text + (f" (+{suppressed} suppressed)" if suppressed else "")
+
+
+def print_rule_summary(
+    out: Console, report: HazardReport, rules: Sequence[tuple[str, str]]
+) -> None:
+    """One line per rule, before the details: what it checks and what it found."""
+    rows = rule_tallies(report, rules)
+    width = max((len(r) for r, *_rest in rows), default=0)
+    texts = [tally_text(c, n) for _r, _s, c, n in rows]
+    twidth = max((len(t) for t in texts), default=0)
+    for (rule, summary, counts, _n), text in zip(rows, texts, strict=True):
+        worst = next((s for s in SEVERITIES if counts.get(s)), "")
+        style = STYLE.get(worst, "green")
+        out.print(
+            f"{escape(rule):<{width}}  [{style}]{escape(text):<{twidth}}[/{style}]  "
+            f"[dim]{escape(summary)}[/dim]"
+        )
+
+
+def print_preinstalled(out: Console, provisions: Sequence[Provision]) -> None:
+    """What crd-order took as existing before Flux, one line per file."""
+    if not provisions:
+        return
+    by_file: dict[str, list[Provision]] = {}
+    for p in provisions:
+        by_file.setdefault(p.file, []).append(p)
+    out.print(
+        f"preinstalled before Flux ({len(by_file)} source{'s' if len(by_file) != 1 else ''}):"
+    )
+    for file, items in by_file.items():
+        parts = []
+        releases = [f"{p.release[0]}/{p.release[1]}" for p in items if p.release]
+        if releases:
+            parts.append(f"releases {and_list(releases, 6)}")
+        crds = sorted({f"{g}/{k}" if k else g for p in items for g, k in p.crds})
+        if crds:
+            parts.append(f"CRDs {and_list(crds, 6)}")
+        namespaces = sorted({n for p in items for n in p.namespaces if not p.release})
+        if namespaces:
+            parts.append(f"Namespaces {and_list(namespaces, 6)}")
+        scope = {c for p in items for c in (p.clusters or ())}
+        where = f" [{', '.join(sorted(scope))}]" if scope else ""
+        head = f"  {escape(file)} ({escape(items[0].source)}){escape(where)}"
+        out.print(f"{head}: {escape('; '.join(parts))}")
 
 
 def report_dict(report: HazardReport) -> dict[str, Any]:

@@ -6,12 +6,27 @@ from typing import Any
 
 from rich.markup import escape
 
-from harness.hazards.engine import HazardReport
+from harness.hazards.engine import RULES, HazardReport
 from harness.model import Snapshot
 from harness.report.console import stdout
-from harness.report.findings import LINT_SCHEMA, counts_line, print_findings, report_dict
+from harness.report.findings import (
+    LINT_SCHEMA,
+    counts_line,
+    print_findings,
+    print_preinstalled,
+    print_rule_summary,
+    provision_dict,
+    report_dict,
+    rule_tallies,
+    tally_text,
+)
 from harness.report.json_out import emit, renderer
 from harness.report.text import print_errors
+
+# The rules that can report anything on one render (diff-only rules have no lint part).
+LINT_RULES = tuple(
+    (r.id, r.summary) for r in RULES if "lint" in getattr(r, "modes", ("lint", "diff"))
+)
 
 
 def summary_line(report: HazardReport, fail_on: str) -> str:
@@ -21,6 +36,10 @@ def summary_line(report: HazardReport, fail_on: str) -> str:
 def print_lint(snapshot: Snapshot, report: HazardReport, fail_on: str) -> None:
     print_errors(snapshot.results.values())
     out = stdout()
+    print_rule_summary(out, report, LINT_RULES)
+    print_preinstalled(out, report.preinstalled)
+    if report.findings or report.suppressed:
+        out.print("")
     print_findings(out, report)
     for target in report.unchecked:
         out.print(f"[dim]note: {escape(target)}: source unknown, substitution not checked[/dim]")
@@ -45,7 +64,20 @@ def lint_payload(
             "exit_code": exit_code,
             "line": summary_line(report, fail_on),
         },
+        "rules": [
+            {
+                "rule": rule,
+                "summary": summary,
+                "errors": counts["error"],
+                "warnings": counts["warning"],
+                "info": counts["info"],
+                "suppressed": silenced,
+                "line": f"{rule}: {tally_text(counts, silenced)}",
+            }
+            for rule, summary, counts, silenced in rule_tallies(report, LINT_RULES)
+        ],
         **report_dict(report),
+        "preinstalled": [provision_dict(p) for p in report.preinstalled],
         "unchecked": list(report.unchecked),
         "errors": [{"target": r.name, "message": r.error} for r in snapshot.errors()],
     }

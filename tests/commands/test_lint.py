@@ -49,13 +49,30 @@ def test_clean_repo_exits_0_with_the_gate_line(make_repo: Repo, cli: Cli) -> Non
     ]
 
 
-def test_error_finding_exits_1_and_json_lists_it(make_repo: Repo, cli: Cli) -> None:
-    repo = _repo(make_repo, twice=True)
-    text = cli("lint", "--repo", repo)
+def test_findings_at_fail_on_exit_1_summary_first_and_json_lists_them(
+    make_repo: Repo, cli: Cli
+) -> None:
+    repo = _repo(make_repo, twice=True)  # two Kustomizations render one ConfigMap: a warning
+    assert cli("lint", "--repo", repo).code == 0
+    text = cli("lint", "--repo", repo, "--fail-on", "warning")
     assert text.code == 1, text.stdout + text.stderr
-    assert "duplicate-owner (2 errors)" in text.stdout
-    assert "error   duplicate-owner:dev:ConfigMap/apps/settings" in text.stdout
-    data = json.loads(cli("lint", "--repo", repo, "--output", "json").stdout)
+    lines = text.stdout.splitlines()
+    # one line per lint rule first (diff-only rules have no lint part), then the details
+    assert [line.split()[0] for line in lines[:6]] == [
+        "sole-namespace-declarer",
+        "duplicate-owner",
+        "substitution",
+        "depends-on",
+        "crd-order",
+        "overlay-parity",
+    ]
+    assert lines[1].split()[1:3] == ["2", "warnings"] and lines[2].split()[1] == "ok"
+    assert "duplicate-owner (2 warnings)" in text.stdout
+    assert "warning duplicate-owner:dev:ConfigMap/apps/settings" in text.stdout
+    assert text.stdout.index("duplicate-owner (2 warnings)") > text.stdout.index("crd-order")
+    data = json.loads(
+        cli("lint", "--repo", repo, "--output", "json", "--fail-on", "warning").stdout
+    )
     assert data["schema"] == "harness.lint/v1"
     finding = data["findings"][0]
     assert set(finding) == {
@@ -69,6 +86,10 @@ def test_error_finding_exits_1_and_json_lists_it(make_repo: Repo, cli: Cli) -> N
     }
     assert finding["kustomizations"] == ["apps", "apps-copy"]
     assert data["summary"]["exit_code"] == 1 and data["suppressed"] == []
+    rules = {r["rule"]: r for r in data["rules"]}
+    assert rules["duplicate-owner"]["warnings"] == 2
+    assert rules["duplicate-owner"]["line"] == "duplicate-owner: 2 warnings"
+    assert rules["crd-order"]["line"] == "crd-order: ok" and data["preinstalled"] == []
     assert data["gates"]["substitution"] == {
         "assertions": 0,
         "hazards": 0,
@@ -90,14 +111,15 @@ def test_suppression_with_reason_and_fail_on(make_repo: Repo, cli: Cli) -> None:
     assert bad.code == 2 and "needs a reason" in bad.stderr
 
 
-def test_fail_on_warning(make_repo: Repo, cli: Cli) -> None:
-    repo = _repo(make_repo)  # no postBuild: ${DS_PROMETHEUS} ships literally (a warning)
+def test_fail_on_info(make_repo: Repo, cli: Cli) -> None:
+    repo = _repo(make_repo)  # no postBuild: ${DS_PROMETHEUS} ships literally (latent: info)
     (repo / "apps/cm.yaml").write_text(configmap("settings", "apps", v="${DS_PROMETHEUS}"))
     assert cli("lint", "--repo", repo).code == 0
-    warned = cli("lint", "--repo", repo, "--fail-on", "warning")
+    assert cli("lint", "--repo", repo, "--fail-on", "warning").code == 0
+    warned = cli("lint", "--repo", repo, "--fail-on", "info")
     assert warned.code == 1
-    assert "warning substitution:dev:apps:DS_PROMETHEUS:literal" in warned.stdout
-    assert "substitution gate: 1 assertions, 1 hazards" in warned.stdout
+    assert "info    substitution:dev:apps:DS_PROMETHEUS:literal" in warned.stdout
+    assert "substitution gate: 1 assertions, 0 hazards" in warned.stdout  # info is latent
 
 
 def test_render_error_exits_2(make_repo: Repo, cli: Cli) -> None:

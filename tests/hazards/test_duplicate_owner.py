@@ -15,5 +15,5 @@ def test_two_owners_in_one_cluster_only() -> None:
     )
     (f,) = RULE.check_snapshot(lint_ctx(snap))
     assert f.id == "duplicate-owner:dev:ConfigMap/x/shared"
-    assert f.severity == "error" and f.kustomizations == ("a", "b")
+    assert f.severity == "warning" and f.kustomizations == ("a", "b")
     assert "different content" in f.message

@@ -68,9 +68,7 @@ def test_unmodified_example_lints_clean_of_errors(repo: Path) -> None:
     assert lines[-2].startswith("lint: 0 errors, ")
     assert lines[-1].startswith("substitution gate: ") and lines[-1].endswith(", 0 hazards")
     assert "sole-namespace-declarer:platform/cilium:Namespace/kube-system" in result.stdout
-    data = json.loads(
-        run_harness("lint", "--repo", repo, "-o", "json", "--fail-on", "warning").stdout
-    )
+    data = json.loads(run_harness("lint", "--repo", repo, "-o", "json", "--fail-on", "info").stdout)
     assert data["schema"] == "harness.lint/v1" and data["summary"]["exit_code"] == 1
     assert data["summary"]["errors"] == 0 and data["gates"]["substitution"]["hazards"] == 0
 
@@ -139,6 +137,6 @@ def test_dev_literal_copied_into_a_prod_rendered_value(repo: Path) -> None:
     )
     report = lint(repo)
     (f,) = [f for f in report.findings if f.rule == "overlay-parity"]
-    assert f.severity == "error" and f.cluster == "prod"
+    assert f.severity == "warning" and f.cluster == "prod"
     assert "192.168.1.10 (dev's K3S_API_HOST)" in f.message
     assert "spec.values.k8sServiceHost" in f.message

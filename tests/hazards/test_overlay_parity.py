@@ -51,7 +51,7 @@ def test_a_non_substituted_difference_is_reported_with_its_field() -> None:
         f.id
         == "overlay-parity:dev,prod:platform:helm.toolkit.fluxcd.io/HelmRelease/kube-system/cilium"
     )
-    assert f.severity == "warning" and "spec.values.replicas: dev: 1, prod: 3" in f.message
+    assert f.severity == "info" and "spec.values.replicas: dev: 1, prod: 3" in f.message
 
 
 def test_a_document_in_one_cluster_only_is_reported() -> None:
@@ -64,7 +64,7 @@ def test_a_document_in_one_cluster_only_is_reported() -> None:
     assert "only in dev, not in prod" in f.message
 
 
-def test_dev_literal_rendered_into_prod_is_an_error() -> None:
+def test_dev_literal_rendered_into_prod_is_a_warning() -> None:
     literal = helmrelease("cilium", "kube-system", k8sServiceHost="192.168.1.10", replicas=1)
     found = _lint(_snap(_hr("192.168.1.10"), _hr("192.168.1.10"), source=literal))
     (f,) = found.values()
@@ -72,15 +72,15 @@ def test_dev_literal_rendered_into_prod_is_an_error() -> None:
         "overlay-parity:prod:platform:helm.toolkit.fluxcd.io/HelmRelease/kube-system/cilium:"
         "spec.values.k8sServiceHost"
     )
-    assert f.severity == "error" and "dev's K3S_API_HOST" in f.message
+    assert f.severity == "warning" and "dev's K3S_API_HOST" in f.message
     assert "${K3S_API_HOST}" in f.message and "192.168.2.10" in f.message
 
 
-def test_two_clusters_sharing_an_address_variable_is_an_error() -> None:
+def test_two_clusters_sharing_an_address_variable_is_a_warning() -> None:
     snap = _snap(_hr("192.168.1.10"), _hr("192.168.1.10"), prod_host="192.168.1.10")
     found = _lint(snap)
     f = found["overlay-parity:dev,prod:K3S_API_HOST:shared"]
-    assert f.severity == "error" and "both set K3S_API_HOST to 192.168.1.10" in f.message
+    assert f.severity == "warning" and "both set K3S_API_HOST to 192.168.1.10" in f.message
 
 
 def test_distinctive_values() -> None:

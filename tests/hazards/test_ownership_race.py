@@ -58,7 +58,7 @@ def test_unprotected_split_is_an_error_naming_kube_system_and_both_procedures() 
     hr = found[
         "ownership-race:dev:platform:cilium:helm.toolkit.fluxcd.io/HelmRelease/kube-system/cilium"
     ]
-    assert hr.severity == "error" and "uninstalls" in hr.message
+    assert hr.severity == "warning" and "uninstalls" in hr.message
 
 
 def test_depends_on_new_owner_makes_it_safe() -> None:
@@ -107,7 +107,8 @@ def test_removed_old_owner_garbage_collects_unless_it_had_prune_false() -> None:
         flux("dev", "apps-wave-0", cm("app", "x")),
     )
     (f,) = RULE.check_diff(diff_ctx(base, head))
-    assert f.severity == "error" and "apps is removed with prune: true" in f.message
+    # a ConfigMap pruned then recreated: a brief gap, not a loss
+    assert f.severity == "warning" and "apps is removed with prune: true" in f.message
     assert "garbage-collect it before apps-wave-0 adopts it" in f.message
     base = snapshot(flux("dev", ROOT, ks("apps", prune=False)), flux("dev", "apps", cm("app", "x")))
     (g,) = RULE.check_diff(diff_ctx(base, head))

@@ -32,7 +32,7 @@ def test_namespace_deleted_with_contents_and_system_note() -> None:
     assert list(found) == ["prune-delete:dev:apps:Namespace/kube-system"]
 
 
-def test_crd_pvc_statefulset_are_errors_and_others_warnings() -> None:
+def test_crd_pvc_statefulset_are_errors_and_others_info() -> None:
     pvc = obj("PersistentVolumeClaim", "data", "db")
     sts = obj("StatefulSet", "db", "db", "apps/v1")
     widget = crd("example.com", "Widget", "widgets")
@@ -45,7 +45,7 @@ def test_crd_pvc_statefulset_are_errors_and_others_warnings() -> None:
         "prune-delete:dev:apps:apiextensions.k8s.io/CustomResourceDefinition/widgets.example.com": (
             "error"
         ),
-        "prune-delete:dev:apps:ConfigMap/db/plain": "warning",
+        "prune-delete:dev:apps:ConfigMap/db/plain": "info",
     }
     crd_msg = found[
         "prune-delete:dev:apps:apiextensions.k8s.io/CustomResourceDefinition/widgets.example.com"
@@ -82,7 +82,7 @@ def test_removed_kustomization_garbage_collects_unless_parent_keeps_it() -> None
         found[
             f"prune-delete:dev:{ROOT}:kustomize.toolkit.fluxcd.io/Kustomization/flux-system/apps"
         ].severity
-        == "warning"
+        == "info"
     )
 
 

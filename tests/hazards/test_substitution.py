@@ -66,10 +66,10 @@ def test_missing_postbuild_is_an_error_naming_variable_and_file(tmp_path: Path) 
     assert "substitution:prod:platform:K3S_API_HOST:literal" in found
 
 
-def test_unknown_literal_without_postbuild_is_a_warning() -> None:
+def test_unknown_literal_without_postbuild_is_info() -> None:
     dash = cm("dash", "monitoring", json='{"ds": "${DS_PROMETHEUS}"}')
     found = _lint(_snap(ks("platform"), source=(dash,), rendered=(dash,)))
-    assert found["substitution:dev:platform:DS_PROMETHEUS:literal"].severity == "warning"
+    assert found["substitution:dev:platform:DS_PROMETHEUS:literal"].severity == "info"
 
 
 def test_unset_variable_names_the_cluster_whose_values_lack_it() -> None:
@@ -114,6 +114,21 @@ def test_scripts_must_escape_shell_variables() -> None:
     g = found["substitution:dev:platform:home:default"]
     assert g.severity == "warning" and "$${home:-/root}" in g.message
     assert not any("ESCAPED" in i for i in found)
+
+
+def test_without_strict_mode_unset_variables_misbehave_instead_of_failing() -> None:
+    from harness.hazards.context import LintContext
+
+    script = "#cloud-config\nruncmd:\n  - echo ${HOSTNAME}\n"
+    vm = obj("VirtualMachine", "unifi", "vms", "kubevirt.io/v1", spec={"userData": script})
+    snap = _snap(source=(vm, CILIUM_SRC), dev_vars={"A": "1"}, prod_vars={"A": "2"})
+    strict = by_id(RULE.check_snapshot(LintContext(snap)))
+    assert strict["substitution:dev:platform:K3S_API_HOST:unset"].severity == "error"
+    lax = by_id(RULE.check_snapshot(LintContext(snap, strict=False)))
+    unset = lax["substitution:dev:platform:K3S_API_HOST:unset"]
+    assert unset.severity == "warning" and "empty string" in unset.message
+    script_finding = lax["substitution:dev:platform:HOSTNAME:script"]
+    assert script_finding.severity == "warning" and "strict mode is off" in script_finding.message
 
 
 def test_missing_non_optional_source_defers_to_the_target_error() -> None:

@@ -1,0 +1,193 @@
+"""preinstalled: what exists before Flux, read from bootstrap files, Talos/k3s and the config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.config import Preinstalled, load
+from harness.errors import ConfigError
+from harness.hazards.context import LintContext
+from harness.hazards.preinstalled import Inventory, load_documents, neutralise, scan
+from tests.conftest import write_tree
+from tests.hazards import layouts
+from tests.hazards.snap import flux, ks, path, snapshot
+
+CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+"""
+
+
+def _scan(repo: Path, *results: object, entries: tuple[Preinstalled, ...] = ()) -> Inventory:
+    snap = snapshot(*results) if results else snapshot()  # type: ignore[arg-type]
+    return scan(LintContext(snap, repo=repo), entries)
+
+
+def test_gotmpl_text_is_read_as_yaml() -> None:
+    text = layouts.RELEASE_GOTMPL + "values:\n  - '{{ .Release.Name }}'\n"
+    assert "{{" not in neutralise(text)
+    (doc,) = load_documents(text)
+    assert doc == {"chart": "TEMPLATED", "version": "TEMPLATED", "values": ["TEMPLATED"]}
+    assert load_documents("a: [unclosed\n---\nb: 1\n") == [{"b": 1}]
+
+
+def test_helmfiles_installed_and_crds_only(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path, {k: v for k, v in layouts.home_ops().items() if "helmfile" in k})
+    inv = _scan(repo)
+    cilium = inv.release("cluster", "kube-system", "cilium")
+    assert cilium is not None and cilium.file == "bootstrap/helmfile/apps.yaml"
+    assert "installs release kube-system/cilium" in cilium.how
+    kps = inv.release("cluster", "observability", "kube-prometheus-stack")
+    assert kps is not None and "--include-crds" in kps.how
+    # CRDs judged by release name (known installer), also for a group no HelmRelease names
+    assert inv.crd("cluster", "monitoring.coreos.com", "ServiceMonitor") is kps
+    assert inv.crd("cluster", "cert-manager.io", "Certificate") is not None
+    assert inv.crd("cluster", "example.com", "Widget") is None
+    # the templates/ directory and the bases file hold no releases
+    assert {p.file for p in inv.provisions} == {
+        "bootstrap/helmfile/apps.yaml",
+        "bootstrap/helmfile/crds.yaml",
+    }
+
+
+def test_release_args_inherited_from_a_template(tmp_path: Path) -> None:
+    repo = write_tree(
+        tmp_path,
+        {
+            "helmfile.yaml.gotmpl": (
+                "templates:\n  crds:\n    args: [--include-crds]\n"
+                "releases:\n  - name: snapshot-controller\n    namespace: kube-system\n"
+                "    chart: piraeus/snapshot-controller\n    inherit:\n      - template: crds\n"
+                "  - name: old\n    namespace: x\n    installed: false\n"
+                "  - name: '{{ .Values.name }}'\n"
+            )
+        },
+    )
+    (p,) = _scan(repo).provisions
+    assert p.release == ("kube-system", "snapshot-controller") and "--include-crds" in p.how
+    assert _scan(repo).crd("c", "snapshot.storage.k8s.io", "VolumeSnapshotClass") == p
+
+
+def test_bootstrap_manifests_outside_the_flux_tree_only(tmp_path: Path) -> None:
+    repo = write_tree(
+        tmp_path,
+        {
+            "bootstrap/crds/widgets.yaml": CRD,
+            "clusters/dev/bootstrap/crds.yaml": CRD.replace("example.com", "flux.example.com"),
+        },
+    )
+    root = flux("dev", "flux-system", ks("flux-system", path="./clusters/dev"))
+    inv = _scan(repo, root)
+    widget = inv.crd("dev", "example.com", "Widget")
+    assert widget is not None and widget.how.startswith("bootstrap manifest bootstrap/crds")
+    # inside the Flux tree: Flux applies it, ordering rules apply as usual
+    assert inv.crd("dev", "flux.example.com", "Widget") is None
+
+
+def test_bootstrap_kustomize_target_and_its_namespaces(tmp_path: Path) -> None:
+    target = path(
+        "bootstrap/kustomize",
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "external-secrets"}},
+    )
+    inv = _scan(tmp_path, target)
+    ns = inv.namespace("any", "external-secrets")
+    assert ns is not None and "kustomize directory bootstrap/kustomize" in ns.how
+
+
+def test_talos_inline_and_extra_manifests(tmp_path: Path) -> None:
+    contents = CRD + "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: cilium-secrets\n"
+    indented = "".join(f"          {line}\n" for line in contents.splitlines())
+    repo = write_tree(
+        tmp_path,
+        {
+            "talos/talconfig.yaml": (
+                "clusterName: home\ncontrolPlane:\n  inlineManifests:\n    - name: cilium\n"
+                f"      contents: |\n{indented}"
+                "  extraManifests:\n"
+                "    - https://github.com/kubernetes-sigs/gateway-api/releases/download/"
+                "v1.3.0/experimental-install.yaml\n"
+            )
+        },
+    )
+    inv = _scan(repo)
+    widget = inv.crd("c", "example.com", "Widget")
+    assert widget is not None and "Talos inline manifest 'cilium'" in widget.how
+    assert inv.namespace("c", "cilium-secrets") is widget
+    assert inv.crd("c", "cilium.io", "CiliumLoadBalancerIPPool") is widget  # judged by name
+    gateway = inv.crd("c", "gateway.networking.k8s.io", "HTTPRoute")
+    assert gateway is not None and "not fetched" in gateway.how
+
+
+def test_k3s_auto_deploy_manifests(tmp_path: Path) -> None:
+    chart = (
+        "apiVersion: helm.cattle.io/v1\nkind: HelmChart\nmetadata:\n  name: traefik\n"
+        "  namespace: kube-system\nspec:\n  chart: traefik\n  targetNamespace: traefik\n"
+    )
+    repo = write_tree(
+        tmp_path,
+        {"k3s/server/manifests/traefik.yaml": chart, "ansible/k3s/manifests/crd.yaml.j2": CRD},
+    )
+    inv = _scan(repo)
+    traefik = inv.release("c", "traefik", "traefik")
+    assert traefik is not None and "HelmChart installs release traefik/traefik" in traefik.how
+    assert inv.crd("c", "traefik.io", "IngressRoute") is traefik
+    assert inv.crd("c", "example.com", "Widget") is not None
+
+
+def test_files_below_a_cluster_directory_apply_to_that_cluster(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path, {"bootstrap/prod/crds.yaml": CRD})
+    two = (flux("dev", "flux-system", ks("a")), flux("prod", "flux-system", ks("a")))
+    inv = _scan(repo, *two)
+    assert inv.crd("prod", "example.com", "Widget") is not None
+    assert inv.crd("dev", "example.com", "Widget") is None
+
+
+def test_config_entries(tmp_path: Path) -> None:
+    entries = (
+        Preinstalled(reason="talos", crds=("cert-manager.io", "example.com/Widget")),
+        Preinstalled(reason="script", helmreleases=("kube-system/cilium",), clusters=("dev",)),
+    )
+    inv = _scan(tmp_path, entries=entries)
+    assert inv.crd("x", "cert-manager.io", "Certificate") is not None
+    assert inv.crd("x", "example.com", "Gadget") is None
+    assert inv.crd("dev", "cilium.io", "CiliumNetworkPolicy") is not None
+    assert inv.crd("prod", "cilium.io", "CiliumNetworkPolicy") is None
+    assert "declared preinstalled in harness.yaml: script" in inv.provisions[1].how
+
+
+def test_config_key_is_validated(tmp_path: Path) -> None:
+    (tmp_path / "harness.yaml").write_text(
+        "preinstalled:\n  - crds: [cert-manager.io, snapshot.storage.k8s.io/VolumeSnapshot]\n"
+        "    helmreleases: kube-system/cilium\n    clusters: [dev]\n    reason: bootstrap\n"
+    )
+    (entry,) = load(tmp_path).preinstalled
+    assert entry.crds == ("cert-manager.io", "snapshot.storage.k8s.io/VolumeSnapshot")
+    assert entry.helmreleases == ("kube-system/cilium",) and entry.clusters == ("dev",)
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("preinstalled: {crds: [a.io]}", "preinstalled must be a list"),
+        ("preinstalled: [{crds: [a.io]}]", "preinstalled[0] needs a reason"),
+        ("preinstalled: [{reason: r}]", "needs crds, helmreleases or namespaces"),
+        ("preinstalled: [{crds: [certmanager], reason: r}]", "must be an API group"),
+        ("preinstalled: [{crds: [a.io/], reason: r}]", "must be an API group"),
+        ("preinstalled: [{helmreleases: [cilium], reason: r}]", "must be namespace/name"),
+        ("preinstalled: [{crd: [a.io], reason: r}]", "unknown key(s): crd"),
+        ("preinstalled: [{crds: [1], reason: r}]", "crds must be a list of strings"),
+    ],
+)
+def test_bad_config_entries_are_one_clear_error(tmp_path: Path, text: str, error: str) -> None:
+    (tmp_path / "harness.yaml").write_text(text + "\n")
+    with pytest.raises(ConfigError, match=None) as info:
+        load(tmp_path)
+    assert error in str(info.value) and "harness.yaml" in str(info.value)
