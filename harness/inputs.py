@@ -13,8 +13,8 @@ that side's tree exists (a git ref's temporary checkout is gone once it is rende
   ConfigMaps/Secrets its `postBuild.substituteFrom` names, as rendered on that side.
 
 Helm targets are never digested: a chart comes from a repository that may answer differently
-on every run. It is an over-approximation: anything that could change the build counts, so an unchanged
-digest means the same inputs. Only failed targets are digested (nothing else is asked).
+on every run. It is an over-approximation: anything that could change the build counts, so an
+unchanged digest means the same inputs. Only failed targets are digested (nothing else is asked).
 When the render cache's input-closure digest exists, `target_digest` is what to replace.
 """
 
