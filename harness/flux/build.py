@@ -34,7 +34,8 @@ from harness.flux.model import (
     substitution_disabled,
 )
 from harness.flux.sourceignore import Pattern, Rules, SourceIgnores
-from harness.model import DocId
+from harness.incremental import Seam
+from harness.model import DocId, Document
 from harness.render import Renderer
 from harness.substitute import SubstitutionError, envsubst, validate_variable_names
 
@@ -60,6 +61,8 @@ class Built:
     objects: tuple[dict[str, Any], ...]
     raw: tuple[dict[str, Any], ...]
     notes: tuple[str, ...] = ()
+    # the target's documents when already made (a cache hit, or made to be stored)
+    documents: tuple[Document, ...] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,6 +75,8 @@ class Context:
     repo: Path
     strict: bool
     ignores: SourceIgnores = dataclasses.field(default_factory=SourceIgnores)
+    # confinement and the render cache (flux/cached.py); None builds unconfined, uncached
+    seam: Seam | None = None
 
     def relative(self, message: str) -> str:
         """Messages name repo files relative to the repo root, never temp mirror paths."""
@@ -152,16 +157,18 @@ def build(
     ctx: Context,
     lookup: Lookup,
     rules: Rules | None = None,
+    plan: generator.Plan | None = None,
 ) -> Built:
     """Build `ks` from `directory` (its resolved spec.path); BuildError on any failure.
 
     `rules` are the source's ignore rules: the build sees the artifact source-controller
-    makes, not the whole tree.
+    makes, not the whole tree. `plan` is the generator's plan when the caller made it.
     """
-    try:
-        plan = generator.plan(ks, directory, ctx.workspace, rules)
-    except generator.GeneratorError as exc:
-        raise BuildError(ctx.relative(str(exc))) from None
+    if plan is None:
+        try:
+            plan = generator.plan(ks, directory, ctx.workspace, rules)
+        except generator.GeneratorError as exc:
+            raise BuildError(ctx.relative(str(exc))) from None
     notes: list[str] = []
     if plan.empty:
         return Built((), (), ("no manifests in the directory: empty build (0 objects)",))

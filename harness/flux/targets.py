@@ -29,7 +29,8 @@ from harness import discover, documents, parallel
 from harness.config import Config
 from harness.flux import clusters as clusters_mod
 from harness.flux import generator
-from harness.flux.build import BuildError, Built, Context, build, substitute_refs
+from harness.flux.build import BuildError, Built, Context, substitute_refs
+from harness.flux.cached import ElidedSecret, build_flux
 from harness.flux.includes import Includes
 from harness.flux.model import (
     FluxKustomization,
@@ -41,6 +42,7 @@ from harness.flux.model import (
     parse_kustomization,
 )
 from harness.flux.sourceignore import Rules
+from harness.incremental import Seam
 from harness.model import Target, TargetResult
 from harness.render import Renderer
 
@@ -80,7 +82,10 @@ class _Run:
     entry_sources: dict[ObjectRef, dict[str, Any]] = field(default_factory=dict)
 
     def lookup(self, ref: ObjectRef) -> Mapping[str, Any] | None:
-        return self.objects.get(ref)
+        found = self.objects.get(ref)
+        if isinstance(found, ElidedSecret):  # a cache hit stored it without its values
+            return found.materialize()
+        return found
 
     def ancestors(self, key: Key) -> list[Key]:
         chain: list[Key] = []
@@ -99,6 +104,7 @@ def render_flux(
     strict: bool,
     on_plan: Callable[[int], None] | None = None,
     on_done: Callable[[TargetResult], None] | None = None,
+    seam: Seam | None = None,
 ) -> dict[str, TargetResult]:
     """All flux targets of the repo; an empty dict when it has no cluster.
 
@@ -111,7 +117,8 @@ def render_flux(
     if not dirs:
         return {}
     with generator.workspace(config.repo) as ws, parallel.pool(jobs) as pool:
-        ctx = Context(renderer, ws, incl, config.repo, strict)
+        seam = seam or Seam.for_run(renderer, None)  # confinement always, cache when given
+        ctx = Context(renderer, ws, incl, config.repo, strict, seam=seam)
         runs = [_Run(path=d, explicit=explicit) for d in dirs]
         list(pool.map(lambda run: _start(run, ctx), runs))
         runs = [r for r in runs if r.explicit or r.has_flux or r.entry_error]
@@ -155,7 +162,7 @@ def _start(run: _Run, ctx: Context) -> None:
     synthetic = _synthetic_root(run.path, ctx.repo)
     rules = ctx.ignores.rules(ctx.repo, BOOTSTRAP_SOURCE.kind)
     try:
-        entry = build(synthetic, run.path, ctx, lambda _ref: None, rules)
+        entry = build_flux(synthetic, run.path, ctx, lambda _ref: None, rules, ctx.repo)
     except BuildError as exc:
         run.entry_error = str(exc)
         entry = None
@@ -241,7 +248,8 @@ def _build_node(run: _Run, node: _Node, config: Config, ctx: Context) -> _Outcom
         return _Outcome(None, None, str(exc))
     rules = _ignore_rules(run, node.ks.source, root, ctx)
     try:
-        return _Outcome(directory, build(node.ks, directory, ctx, run.lookup, rules), None)
+        built = build_flux(node.ks, directory, ctx, run.lookup, rules, root)
+        return _Outcome(directory, built, None)
     except BuildError as exc:
         return _Outcome(directory, None, str(exc))
 
@@ -395,7 +403,9 @@ def _results(run: _Run, cluster: str, ctx: Context) -> list[TargetResult]:
         if error is not None or node.built is None:
             out.append(TargetResult(target, error=error or "not built", notes=tuple(node.notes)))
             continue
-        docs = tuple(documents.document_from_object(o) for o in node.built.objects)
+        docs = node.built.documents
+        if docs is None:
+            docs = tuple(documents.document_from_object(o) for o in node.built.objects)
         result = TargetResult(
             target,
             documents=docs,
