@@ -39,7 +39,10 @@ class Seam:
         cache: cache_mod.RenderCache | None,
         blob_index: Mapping[str, str] | None = None,
     ) -> Seam:
-        return cls(renderer, cache, Walker(), Blobs(blob_index))
+        seam = cls(renderer, cache, Walker(), Blobs(blob_index))
+        if cache is not None:
+            seam.identity()  # the version check runs once, before the render threads
+        return seam
 
     def identity(self) -> str:
         """Renderer name, version and flags; not its path, so CI runners share entries."""
