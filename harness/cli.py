@@ -370,7 +370,7 @@ def comment(
 
 
 cache_app = typer.Typer(
-    help="Inspect and trim the render cache (see README, \"Render cache\").",
+    help='Inspect and trim the render cache (see README, "Render cache").',
     no_args_is_help=True,
 )
 app.add_typer(cache_app, name="cache")
