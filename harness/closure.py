@@ -144,6 +144,7 @@ class Walker:
     def __init__(self) -> None:
         self._parsed: dict[Path, Any] = {}
         self._real: dict[Path, Path] = {}
+        self._parts: dict[tuple[Path, Path], _Part] = {}
         self._lock = threading.Lock()
 
     def closure(
@@ -158,8 +159,46 @@ class Walker:
         `generated` is `(file name, content)` of a kustomization file Flux writes into
         `directory` in place of the one on disk. Raises EscapeError.
         """
-        walk = _Walk(self, Path(os.path.normpath(root)), directory, generated)
-        return walk.run()
+        root = Path(os.path.abspath(root))
+        start = Path(os.path.abspath(directory))
+        top = _Walk(self, root, start, None)
+        top._confine(start, None, top.rel(start))
+        entries: set[tuple[str, str]] = {("start", top.rel(start))}
+        remote: set[str] = set()
+        gen: list[tuple[str, str]] = []
+        queue, seen = [start], set()
+        while queue:
+            here = queue.pop(0)
+            if here in seen:
+                continue
+            seen.add(here)
+            if here == start and generated is not None:
+                part = self._part(root, here, generated)
+            else:
+                memo = self._parts.get((root, here))
+                part = memo if memo is not None else self._part(root, here, None)
+                self._parts[(root, here)] = part
+            if part.error is not None:
+                raise EscapeError(part.error)
+            entries |= part.entries
+            remote.update(part.remote)
+            gen.extend(part.generated)
+            queue.extend(part.children)
+        return Closure(root, tuple(sorted(entries)), tuple(sorted(remote)), tuple(gen))
+
+    def _part(self, root: Path, directory: Path, generated: tuple[str, str] | None) -> _Part:
+        """What one kustomization directory reads itself (memoised: bases are shared)."""
+        walk = _Walk(self, root, directory, generated)
+        try:
+            walk.kustomization(directory)
+        except EscapeError as exc:
+            return _Part(frozenset(), (), (), (), str(exc))
+        return _Part(
+            frozenset(walk.entries),
+            tuple(walk.remote),
+            tuple(walk.children),
+            tuple(walk.gen),
+        )
 
     def parsed(self, path: Path) -> Any:
         found = self._parsed.get(path, _UNSET)
@@ -172,13 +211,29 @@ class Walker:
         return found
 
     def real(self, path: Path) -> Path:
+        """`os.path.realpath` for normalised absolute paths, one lstat per new component."""
         found = self._real.get(path)
         if found is None:
-            found = self._real[path] = Path(os.path.realpath(path))
+            parent = path.parent
+            if parent == path:
+                found = path
+            else:
+                candidate = self.real(parent) / path.name
+                found = Path(os.path.realpath(candidate)) if candidate.is_symlink() else candidate
+            self._real[path] = found
         return found
 
 
 _UNSET: Any = object()
+
+
+@dataclass(frozen=True)
+class _Part:
+    entries: frozenset[tuple[str, str]]
+    remote: tuple[str, ...]
+    children: tuple[Path, ...]
+    generated: tuple[tuple[str, str], ...]
+    error: str | None = None
 
 
 class _Walk:
@@ -192,23 +247,12 @@ class _Walk:
         self.w = walker
         self.root = root
         self.real_root = walker.real(root)
-        self.start = Path(os.path.normpath(directory))
+        self.start = directory
         self.generated = generated
         self.entries: set[tuple[str, str]] = set()
         self.remote: list[str] = []
         self.gen: list[tuple[str, str]] = []
-        self.seen_dirs: set[Path] = set()
-
-    def run(self) -> Closure:
-        self._confine(self.start, None, self.rel(self.start))
-        self.entries.add(("start", self.rel(self.start)))
-        self.kustomization(self.start)
-        return Closure(
-            root=self.root,
-            entries=tuple(sorted(self.entries)),
-            remote=tuple(sorted(set(self.remote))),
-            generated=tuple(self.gen),
-        )
+        self.children: list[Path] = []  # kustomization directories this one reads
 
     # -- paths ----------------------------------------------------------------------------
 
@@ -268,9 +312,6 @@ class _Walk:
     # -- kustomization files ---------------------------------------------------------------
 
     def kustomization(self, directory: Path) -> None:
-        if directory in self.seen_dirs:
-            return
-        self.seen_dirs.add(directory)
         rel = self.rel(directory)
         data: Any
         if directory == self.start and self.generated is not None:
@@ -300,7 +341,7 @@ class _Walk:
                 if path is None:
                     continue
                 if path.is_dir():
-                    self.kustomization(path)
+                    self.children.append(path)
                 else:
                     self.file(path)
         for field in PATH_FIELDS:
@@ -334,7 +375,7 @@ class _Walk:
                 if path is None:
                     continue
                 if path.is_dir():
-                    self.kustomization(path)
+                    self.children.append(path)
                     continue
                 self.file(path)
                 self.plugin_config(directory, path)

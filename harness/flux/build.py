@@ -157,18 +157,16 @@ def build(
     ctx: Context,
     lookup: Lookup,
     rules: Rules | None = None,
-    plan: generator.Plan | None = None,
 ) -> Built:
     """Build `ks` from `directory` (its resolved spec.path); BuildError on any failure.
 
     `rules` are the source's ignore rules: the build sees the artifact source-controller
-    makes, not the whole tree. `plan` is the generator's plan when the caller made it.
+    makes, not the whole tree.
     """
-    if plan is None:
-        try:
-            plan = generator.plan(ks, directory, ctx.workspace, rules)
-        except generator.GeneratorError as exc:
-            raise BuildError(ctx.relative(str(exc))) from None
+    try:
+        plan = generator.plan(ks, directory, ctx.workspace, rules)
+    except generator.GeneratorError as exc:
+        raise BuildError(ctx.relative(str(exc))) from None
     notes: list[str] = []
     if plan.empty:
         return Built((), (), ("no manifests in the directory: empty build (0 objects)",))

@@ -25,7 +25,6 @@ from typing import Any
 from harness import cache as cache_mod
 from harness import documents, yamlload
 from harness.closure import EscapeError
-from harness.discover import kustomization_file
 from harness.flux import generator
 from harness.flux.build import BuildError, Built, Context, Lookup, build, variables
 from harness.flux.model import (
@@ -52,26 +51,24 @@ def build_flux(
     if seam is None:
         return build(ks, directory, ctx, lookup, rules)
     try:
-        plan = generator.plan(ks, directory, ctx.workspace, rules)
+        # what Flux would generate, without writing the mirror or decoding the listed files
+        # yet: a cache hit needs neither (its key covers every listed file's content)
+        plan = generator.plan(ks, directory, ctx.workspace, rules, mirror=False, check=False)
     except generator.GeneratorError as exc:
         raise BuildError(ctx.relative(str(exc))) from None
     if plan.empty:
-        return build(ks, directory, ctx, lookup, rules, plan=plan)
-    generated: tuple[str, str] | None = None
-    if plan.generated:
-        kfile = kustomization_file(plan.directory)
-        if kfile is not None:
-            generated = (kfile.name, kfile.read_text(encoding="utf-8"))
+        return build(ks, directory, ctx, lookup, rules)
+    generated = (plan.file_name, plan.content) if plan.generated else None
     try:
         closure = seam.walker.closure(directory, root, generated=generated)
     except EscapeError as exc:
         raise BuildError(str(exc)) from None
     cache = seam.cache
     if cache is None:
-        return build(ks, directory, ctx, lookup, rules, plan=plan)
+        return build(ks, directory, ctx, lookup, rules)
     if not closure.cacheable:
         cache.skip()
-        return build(ks, directory, ctx, lookup, rules, plan=plan)
+        return build(ks, directory, ctx, lookup, rules)
     digest = cache_mod.key(
         "flux",
         seam.identity(),
@@ -86,7 +83,7 @@ def build_flux(
         found = _from_payload(payload, _Rebuild(lambda: build(ks, directory, ctx, lookup, rules)))
         if found is not None:
             return found
-    built = build(ks, directory, ctx, lookup, rules, plan=plan)
+    built = build(ks, directory, ctx, lookup, rules)
     docs = tuple(documents.document_from_object(o) for o in built.objects)
     built = dataclasses.replace(built, documents=docs)
     cache.put(digest, _payload(built))

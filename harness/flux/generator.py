@@ -56,14 +56,18 @@ class Plan:
     generated: bool
     empty: bool = False
     resources: tuple[str, ...] = ()
+    # the generated kustomization file (name, text); with `mirror=False` nothing is written
+    file_name: str = ""
+    content: str = ""
 
 
-def scan(directory: Path, rules: Rules | None = None) -> list[str]:
+def scan(directory: Path, rules: Rules | None = None, check: bool = True) -> list[str]:
     """Resources Flux lists for a directory without a kustomization file.
 
     Walks recursively in lexical order (Go's filepath.Walk); a subdirectory holding a
     kustomization file is one resource and is not descended into; only `.yaml`/`.yml`
-    files count, and each must decode as Kubernetes objects. With `rules`, what the source
+    files count, and each must decode as Kubernetes objects (unless `check` is off: the
+    render cache knows a listing it has a result for decoded). With `rules`, what the source
     artifact lacks is not there: excluded files are skipped, and an excluded directory is
     entered only when a `!` pattern may bring something inside it back.
     """
@@ -87,7 +91,8 @@ def scan(directory: Path, rules: Rules | None = None) -> list[str]:
             elif path.suffix in (".yaml", ".yml") and path.is_file():
                 if rules is not None and rules.exclusion(path, False) is not None:
                     continue
-                _check_decodes(path)
+                if check:
+                    _check_decodes(path)
                 found.append(path.relative_to(directory).as_posix())
 
     walk(directory)
@@ -254,12 +259,21 @@ def workspace(anchor: Path) -> Iterator[Workspace]:
         ws.close()
 
 
-def plan(ks: FluxKustomization, directory: Path, ws: Workspace, rules: Rules | None = None) -> Plan:
+def plan(
+    ks: FluxKustomization,
+    directory: Path,
+    ws: Workspace,
+    rules: Rules | None = None,
+    *,
+    mirror: bool = True,
+    check: bool = True,
+) -> Plan:
     """Where to run kustomize for `ks` at `directory` (generating a kustomization if needed).
 
     A directory with its own kustomization file and a Kustomization without overrides is
     built in place, so the run is shared with the path target of that directory. A
     kustomization file the source artifact lacks (`rules`) is not there, as for Flux.
+    `mirror=False` only computes the generated file (for the render cache's key).
     """
     kfile = _kustomization_file(directory, rules)
     if kfile is not None and not ks.has_overrides and kfile == kustomization_file(directory):
@@ -276,7 +290,7 @@ def plan(ks: FluxKustomization, directory: Path, ws: Workspace, rules: Rules | N
             raise GeneratorError(f"{kfile}: kustomization must be a mapping")
         name = kfile.name
     else:
-        resources = scan(directory, rules)
+        resources = scan(directory, rules, check)
         if not resources and not ks.components:
             return Plan(directory, generated=True, empty=True)
         base = {"apiVersion": KUSTOMIZE_API, "kind": "Kustomization"}
@@ -285,4 +299,5 @@ def plan(ks: FluxKustomization, directory: Path, ws: Workspace, rules: Rules | N
         name = "kustomization.yaml"
     content = yamlload.dump(edit(base, ks, directory))
     listed = tuple(base.get("resources") or ()) if kfile is None else ()
-    return Plan(ws.mirror(directory, name, content), generated=True, resources=listed)
+    where = ws.mirror(directory, name, content) if mirror else directory
+    return Plan(where, generated=True, resources=listed, file_name=name, content=content)
