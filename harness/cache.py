@@ -15,6 +15,7 @@ size cap is kept by deleting the least recently used entries (a hit touches its 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -57,9 +58,22 @@ def default_max_bytes() -> int:
     return DEFAULT_MAX_BYTES
 
 
+@functools.cache
+def code_fingerprint() -> str:
+    """sha256 of harness's own source: a changed harness never reuses an older one's renders,
+    even an editable install whose version string did not move."""
+    package = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        h.update(path.relative_to(package).as_posix().encode() + b"\0")
+        with contextlib.suppress(OSError):
+            h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
 def key(*parts: str) -> str:
     """sha256 of the parts, each length-prefixed so no two part lists collide."""
-    h = hashlib.sha256(f"{FORMAT}\0harness {__version__}\0".encode())
+    h = hashlib.sha256(f"{FORMAT}\0harness {__version__} {code_fingerprint()}\0".encode())
     for part in parts:
         data = part.encode("utf-8", "surrogateescape")
         h.update(b"%d:" % len(data))

@@ -401,8 +401,8 @@ class _Walk:
             home = globals_["chartHome"]
         home_path = self.resolve(directory, home, kfile, "helmGlobals.chartHome")
         for chart in charts:
-            if chart.get("repo"):
-                self.remote.append(f"helm:{chart.get('repo')}/{chart.get('name')}")
+            # inflated by the `helm` binary kustomize runs, whose version is not in the key
+            self.remote.append(f"helm:{chart.get('repo') or home}/{chart.get('name')}")
             refs = _strings([chart.get("valuesFile")]) + _strings(
                 chart.get("additionalValuesFiles")
             )
@@ -437,8 +437,22 @@ class _Walk:
                 path = self.resolve(directory, home, config, f"{config.name} chartHome")
                 if path is not None:
                     self.tree(path, config)
-            if doc.get("repo"):
-                self.remote.append(f"helm:{doc.get('repo')}/{doc.get('name')}")
+            if doc.get("kind") == "HelmChartInflationGenerator":
+                self.remote.append(f"helm:{doc.get('repo') or 'local'}/{doc.get('name')}")
+            if _is_function(doc):
+                self.remote.append(f"function:{config.name}")
+
+
+def _is_function(doc: dict[str, Any]) -> bool:
+    """A KRM function (container or exec plugin): its output is not a function of the tree."""
+    meta = doc.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    if isinstance(annotations, dict) and any(
+        k in annotations for k in ("config.kubernetes.io/function", "config.k8s.io/function")
+    ):
+        return True
+    api = str(doc.get("apiVersion") or "")
+    return bool(api) and api != "builtin" and not api.startswith("builtin/")
 
 
 def _strings(value: Any) -> list[str]:

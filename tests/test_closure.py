@@ -132,8 +132,26 @@ def test_every_field_kustomize_reads(tmp_path: Path) -> None:
             "app/mycharts/local-chart/templates/cm.yaml",
         ]
     )
-    assert closure.remote == ("https://example.com/remote.yaml",)
+    # Helm inflation runs the helm binary, whose version is not in the key: never cached
+    assert closure.remote == ("helm:mycharts/local-chart", "https://example.com/remote.yaml")
     assert not closure.cacheable
+
+
+def test_krm_functions_and_exec_plugins_are_not_cacheable(tmp_path: Path) -> None:
+    root = write_tree(
+        tmp_path,
+        {
+            "app/kustomization.yaml": "transformers:\n  - fn.yaml\n  - builtin.yaml\n",
+            "app/fn.yaml": (
+                "apiVersion: example.com/v1\nkind: Mutate\nmetadata:\n  name: m\n"
+                "  annotations:\n    config.kubernetes.io/function: |\n"
+                "      container:\n        image: example/mutate\n"
+            ),
+            "app/builtin.yaml": "apiVersion: builtin\nkind: LabelTransformer\nlabels: {a: b}\n",
+        },
+    )
+    closure = Walker().closure(root / "app", root)
+    assert closure.remote == ("function:fn.yaml",)
 
 
 @pytest.mark.parametrize(
