@@ -265,3 +265,22 @@ def test_diff_renders_unchanged_targets_once(tmp_path: Path, kubectl: Path) -> N
     assert changed_only.code == full.code == 0
     assert changed_only.stdout == full.stdout
     assert '"apps/b"' in full.stdout
+
+
+def test_no_cache_touches_no_cache_dir_and_the_default_is_the_environment(
+    tmp_path: Path, cli: Callable[..., Result]
+) -> None:
+    repo = write_tree(
+        tmp_path / "repo",
+        {"a/kustomization.yaml": kustomization("cm.yaml"), "a/cm.yaml": configmap("a")},
+    )
+    explicit = tmp_path / "explicit"
+    res = cli("render", "--repo", repo, "--no-cache", "--cache-dir", explicit)
+    assert res.code == 0
+    assert not explicit.exists()
+    assert cache.Store(Path(os.environ["HARNESS_CACHE_DIR"])).info().entries == 0
+    res = cli("render", "--repo", repo)
+    assert res.code == 0
+    assert cache.Store(Path(os.environ["HARNESS_CACHE_DIR"])).info().entries == 1
+    res = cli("render", "--repo", repo, "--cache-dir", explicit)
+    assert cache.Store(explicit).info().entries == 1
