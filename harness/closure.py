@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,7 +144,6 @@ class Walker:
         self._parsed: dict[Path, Any] = {}
         self._real: dict[Path, Path] = {}
         self._parts: dict[tuple[Path, Path], _Part] = {}
-        self._lock = threading.Lock()
 
     def closure(
         self,
@@ -162,7 +160,7 @@ class Walker:
         root = Path(os.path.abspath(root))
         start = Path(os.path.abspath(directory))
         top = _Walk(self, root, start, None)
-        top._confine(start, None, top.rel(start))
+        top.confine(start, None, top.rel(start))
         entries: set[tuple[str, str]] = {("start", top.rel(start))}
         remote: set[str] = set()
         gen: list[tuple[str, str]] = []
@@ -262,7 +260,7 @@ class _Walk:
         except ValueError:
             return str(path)
 
-    def _confine(self, path: Path, via: Path | None, ref: str, field: str = "") -> None:
+    def confine(self, path: Path, via: Path | None, ref: str, field: str = "") -> None:
         """`path` (already normalised) must stay inside the root, symlinks resolved."""
         where = f"{self.rel(via)}: " if via is not None else ""
         what = f"{field} '{ref}'" if field else f"'{ref}'"
@@ -284,7 +282,7 @@ class _Walk:
         if not path.exists() and _host_like(ref):
             self.remote.append(ref)
             return None
-        self._confine(path, via, ref, field)
+        self.confine(path, via, ref, field)
         return path
 
     def file(self, path: Path) -> None:
@@ -306,7 +304,7 @@ class _Walk:
             dirnames.sort()
             for name in sorted(filenames):
                 child = here / name
-                self._confine(child, via, self.rel(child))
+                self.confine(child, via, self.rel(child))
                 self.entries.add(("file", self.rel(child)))
 
     # -- kustomization files ---------------------------------------------------------------
@@ -328,7 +326,7 @@ class _Walk:
             if not names:
                 return  # kustomize fails here; nothing more is read
             kfile = directory / names[0]
-            self._confine(kfile, None, self.rel(kfile))
+            self.confine(kfile, None, self.rel(kfile))
             self.entries.add(("file", self.rel(kfile)))
             data = self.w.parsed(kfile)
         if isinstance(data, dict):
