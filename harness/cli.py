@@ -132,6 +132,22 @@ OfflineOpt = Annotated[
         help="Take remote charts only from the chart cache; a chart not cached fails its target.",
     ),
 ]
+NoCacheOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-cache",
+        help="Render every target; read and write no render cache (confinement still applies).",
+    ),
+]
+CacheDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--cache-dir",
+        file_okay=False,
+        help="Render cache directory (default: $HARNESS_CACHE_DIR, else "
+        "$XDG_CACHE_HOME/harness, else ~/.cache/harness).",
+    ),
+]
 
 
 COMMON_PARAMETERS = [
@@ -148,6 +164,8 @@ COMMON_PARAMETERS = [
         ("helm", HelmOpt, None),
         ("helm_binary", HelmBinaryOpt, None),
         ("offline", OfflineOpt, False),
+        ("no_cache", NoCacheOpt, False),
+        ("cache_dir", CacheDirOpt, None),
     )
 ]
 
@@ -532,6 +550,52 @@ def graph(
         layout=layout.value,
     )
     return cmd.run(c, options)
+
+
+cache_app = typer.Typer(
+    help='Inspect and trim the render cache (see README, "Render cache").',
+    no_args_is_help=True,
+)
+app.add_typer(cache_app, name="cache")
+CacheDirOnlyOpt = Annotated[
+    Path | None,
+    typer.Option("--cache-dir", file_okay=False, help="Cache directory (default as for check)."),
+]
+
+
+@cache_app.command("info")
+def cache_info(cache_dir: CacheDirOnlyOpt = None, output: OutputOpt = Output.text) -> None:
+    """Where the cache is, how many entries, how big, and its size cap."""
+    from harness.commands import cache as cmd
+
+    _run(lambda: cmd.info(cache_dir, output.value))
+
+
+@cache_app.command("clear")
+def cache_clear(cache_dir: CacheDirOnlyOpt = None) -> None:
+    """Delete every cache entry."""
+    from harness.commands import cache as cmd
+
+    _run(lambda: cmd.clear(cache_dir))
+
+
+@cache_app.command("prune")
+def cache_prune(
+    cache_dir: CacheDirOnlyOpt = None,
+    max_size: Annotated[
+        float | None,
+        typer.Option(
+            "--max-size",
+            min=0,
+            help="Keep at most this many MiB, least recently used go first "
+            "(default: $HARNESS_CACHE_MAX_MB, else 1024).",
+        ),
+    ] = None,
+) -> None:
+    """Delete least recently used entries until the cache fits its size cap."""
+    from harness.commands import cache as cmd
+
+    _run(lambda: cmd.prune(cache_dir, max_size))
 
 
 def _version(value: bool) -> None:

@@ -196,3 +196,30 @@ def interrupt_on_sigterm() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def blob_index(git_root: Path, checkout: Checkout) -> dict[str, str]:
+    """Blob ids of the regular files of a checkout (absolute path -> id), from `git ls-tree`.
+
+    Lets the render cache digest a ref's files without reading them. Empty (so files are
+    read) when a checkout may differ from the blobs: `.gitattributes` anywhere (filters,
+    eol conversion) or `core.autocrlf` set.
+    """
+    try:
+        autocrlf = git(git_root, "config", "--get", "core.autocrlf").strip().lower()
+    except GitError:
+        autocrlf = ""
+    if autocrlf in ("true", "input"):
+        return {}
+    out = git(git_root, "ls-tree", "-r", "-z", "--full-tree", "--end-of-options", checkout.sha)
+    index: dict[str, str] = {}
+    for record in out.split("\0"):
+        meta, sep, rel = record.partition("\t")
+        if not sep:
+            continue
+        mode, _kind, oid = meta.split(" ", 2)
+        if rel == ".gitattributes" or rel.endswith("/.gitattributes"):
+            return {}
+        if mode in ("100644", "100755"):
+            index[str(checkout.root / rel)] = oid
+    return index

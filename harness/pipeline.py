@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from harness import discover
+from harness import discover, incremental
+from harness.cache import RenderCache
 from harness.config import Config, default_jobs
 from harness.flux.model import ObjectRef
 from harness.flux.targets import render_flux
 from harness.model import Snapshot, Target, TargetResult
-from harness.render import Renderer, render_paths
+from harness.render import Renderer
 
 OnDone = Callable[[TargetResult], None]
 OnPlan = Callable[[int], None]
@@ -26,6 +27,10 @@ class RenderOptions:
     helm: bool = False
     helm_binary: str | None = None
     offline: bool = False
+    # the render cache (None: `--no-cache`, everything renders) and, for a git checkout,
+    # the blob ids of its files (absolute path -> id) so digests need not read them
+    cache: RenderCache | None = field(default=None, compare=False)
+    blob_index: Mapping[str, str] | None = field(default=None, compare=False)
 
 
 def path_targets(config: Config, selection: Sequence[str] = ()) -> list[Target]:
@@ -49,7 +54,8 @@ def render_repo(
     targets = path_targets(config, options.selection)
     if on_plan is not None:
         on_plan(len(targets))
-    results = render_paths(renderer, targets, config.repo, jobs, on_done)
+    seam = incremental.Seam.for_run(renderer, options.cache, options.blob_index)
+    results = incremental.render_paths(seam, targets, config.repo, jobs, on_done)
     skipped: dict[str, str] = {}
     if options.flux:
         clusters: list[Any] = []
@@ -66,6 +72,7 @@ def render_repo(
             on_done=on_done,
             on_skip=skipped.__setitem__,
             on_cluster=collect if options.helm else None,
+            seam=seam,
         )
         for name, result in flux_results.items():
             if not options.selection or discover.matches(name, options.selection):

@@ -27,6 +27,14 @@ def _no_ambient_renderer(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HARNESS_KUBECTL", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _private_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every test starts cold with its own render cache, never the user's."""
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path_factory.mktemp("harness-cache")))
+
+
 @pytest.fixture(scope="session")
 def kubectl() -> Path:
     return render.resolve().binary

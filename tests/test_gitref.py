@@ -148,3 +148,18 @@ def test_remove_tree_handles_read_only_directories_and_missing_paths(tmp_path: P
     gitref.remove_tree(victim)
     assert not victim.exists()
     gitref.remove_tree(victim)  # already gone: fine
+
+
+def test_blob_index_gives_the_checkout_files_their_git_ids(repo: Path) -> None:
+    from harness.closure import git_blob_id
+
+    os.symlink("cm.yaml", repo / "examples" / "app" / "link.yaml")
+    commit_all(repo, "a symlink")
+    with gitref.checkout(repo / "examples" / "app", "HEAD") as co:
+        index = gitref.blob_index(repo, co)
+        files = [co.repo / "cm.yaml", co.repo / "kustomization.yaml", co.root / "README.md"]
+        assert {str(f): git_blob_id(f.read_bytes()) for f in files} == index
+    (repo / ".gitattributes").write_text("*.yaml text eol=crlf\n")
+    commit_all(repo, "attributes")
+    with gitref.checkout(repo / "examples" / "app", "HEAD") as co:
+        assert gitref.blob_index(repo, co) == {}  # the checkout may differ from the blobs

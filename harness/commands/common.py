@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
+from harness import cache as cache_mod
 from harness import config as config_mod
 from harness import render
 from harness.config import Config
@@ -40,6 +42,8 @@ class Common:
     helm: bool | None = None
     helm_binary: str | None = None
     offline: bool = False
+    no_cache: bool = False
+    cache_dir: Path | None = None
 
 
 def hazard_gate(code: int, hazards: HazardReport | None, fail_on: str | None) -> int:
@@ -74,13 +78,26 @@ def renderer_for(common: Common, cfg: Config) -> render.Renderer:
     )
 
 
+def cache_settings(common: Common) -> cache_mod.Settings:
+    """`--no-cache` / `--cache-dir` as typed; the store's defaults come from the environment."""
+    return cache_mod.Settings(enabled=not common.no_cache, directory=common.cache_dir)
+
+
 def render_snapshot(
     common: Common,
     cfg: Config,
     renderer: render.Renderer,
     selection: tuple[str, ...] = (),
     label: str = "",
+    *,
+    cache: cache_mod.RenderCache | None = None,
+    blob_index: Mapping[str, str] | None = None,
 ) -> Snapshot:
+    """Render through the cache: `cache` when the verb shares one between renders (diff),
+    else one opened (and pruned to its cap) for this render."""
+    own = cache is None
+    if own:
+        cache = cache_mod.open_cache(cache_settings(common))
     options = RenderOptions(
         jobs=cfg.jobs,
         strict=cfg.strict,
@@ -88,11 +105,17 @@ def render_snapshot(
         helm=cfg.helm,
         helm_binary=common.helm_binary,
         offline=common.offline,
+        cache=cache,
+        blob_index=blob_index,
     )
-    with render_progress(common.quiet) as (on_plan, on_done):
-        snapshot = render_repo(
-            cfg, renderer, options, label=label, on_plan=on_plan, on_done=on_done
-        )
+    try:
+        with render_progress(common.quiet) as (on_plan, on_done):
+            snapshot = render_repo(
+                cfg, renderer, options, label=label, on_plan=on_plan, on_done=on_done
+            )
+    finally:
+        if own and cache is not None:
+            cache.close()
     print_skipped(snapshot)
     return snapshot
 

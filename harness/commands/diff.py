@@ -8,10 +8,12 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from harness import cache as cache_mod
 from harness import gate, gitref, goldens, inputs
 from harness.analyze import Analysis, Origin, analyze, ignore_patterns
 from harness.commands.common import (
     Common,
+    cache_settings,
     hazard_gate,
     load_config,
     render_snapshot,
@@ -57,18 +59,29 @@ def _rebase(path: Path, old_root: Path, new_root: Path) -> Path:
 
 
 def _side(
-    common: Common, cfg: Config, renderer: Renderer, ref: str | None
+    common: Common,
+    cfg: Config,
+    renderer: Renderer,
+    ref: str | None,
+    cache: cache_mod.RenderCache | None = None,
 ) -> tuple[Snapshot, Origin, dict[str, str]]:
     """Render a ref from a temporary checkout (gone when this returns), or the working tree;
-    with the input digests of its failed targets, taken while the tree exists."""
+    with the input digests of its failed targets, taken while the tree exists.
+
+    Both sides share `cache`: a target whose inputs are the same on both is rendered once.
+    A ref's file digests come from its git blob ids.
+    """
     if ref is None:
         origin = Origin("worktree", "working tree", path=str(cfg.repo))
-        snapshot = render_snapshot(common, cfg, renderer, label=origin.label)
+        snapshot = render_snapshot(common, cfg, renderer, label=origin.label, cache=cache)
         return snapshot, origin, inputs.side_digests(cfg.repo, snapshot)
     with gitref.checkout(cfg.repo, ref) as checkout:
         origin = Origin("git", checkout.label, ref=ref, sha=checkout.sha)
         at = config_at(cfg, checkout.repo)
-        snapshot = render_snapshot(common, at, renderer, label=origin.label)
+        blobs = gitref.blob_index(gitref.toplevel(cfg.repo), checkout) if cache else None
+        snapshot = render_snapshot(
+            common, at, renderer, label=origin.label, cache=cache, blob_index=blobs
+        )
         return snapshot, origin, inputs.side_digests(at.repo, snapshot)
 
 
@@ -158,9 +171,15 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
     if options.goldens:
         base = goldens.to_snapshot(goldens.load(cfg.goldens), cfg.repo)
         base_origin = Origin("goldens", f"goldens ({cfg.goldens})", path=str(cfg.goldens))
-    else:
-        base, base_origin, base_digests = _side(common, cfg, renderer, base_ref)
-    head, head_origin, head_digests = _side(common, cfg, renderer, options.head)
+    cache = cache_mod.open_cache(cache_settings(common))
+    try:
+        # one cache for both sides: the head reuses every base result whose inputs match
+        if base_ref is not None:
+            base, base_origin, base_digests = _side(common, cfg, renderer, base_ref, cache)
+        head, head_origin, head_digests = _side(common, cfg, renderer, options.head, cache)
+    finally:
+        if cache is not None:
+            cache.close()
     analysis = analyze(
         base,
         head,

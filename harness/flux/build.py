@@ -35,7 +35,8 @@ from harness.flux.model import (
 )
 from harness.flux.outside import DeclaredObject
 from harness.flux.sourceignore import Pattern, Rules, SourceIgnores
-from harness.model import DocId
+from harness.incremental import Seam
+from harness.model import DocId, Document
 from harness.render import Renderer
 from harness.substitute import (
     SubstitutionError,
@@ -109,6 +110,8 @@ class Built:
     objects: tuple[dict[str, Any], ...]
     raw: tuple[dict[str, Any], ...]
     notes: tuple[str, ...] = ()
+    # the target's documents when already made (a cache hit, or made to be stored)
+    documents: tuple[Document, ...] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,6 +124,8 @@ class Context:
     repo: Path
     strict: bool
     ignores: SourceIgnores = dataclasses.field(default_factory=SourceIgnores)
+    # confinement and the render cache (flux/cached.py); None builds unconfined, uncached
+    seam: Seam | None = None
 
     def relative(self, message: str) -> str:
         """Messages name repo files relative to the repo root, never temp mirror paths."""

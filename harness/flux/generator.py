@@ -56,16 +56,20 @@ class Plan:
     generated: bool
     empty: bool = False
     resources: tuple[str, ...] = ()
+    # the generated kustomization file (name, text); with `mirror=False` nothing is written
+    file_name: str = ""
+    content: str = ""
 
 
-def scan(directory: Path, rules: Rules | None = None) -> list[str]:
+def scan(directory: Path, rules: Rules | None = None, check: bool = True) -> list[str]:
     """Resources Flux lists for a directory without a kustomization file.
 
     Walks recursively in lexical order (Go's filepath.Walk, which does not follow
     symlinks: a symlinked directory is neither descended into nor listed); a subdirectory
     holding a kustomization file is one resource and is not descended into; only files
     whose extension is `.yaml`/`.yml` count (Go's filepath.Ext, so a file named `.yaml`
-    counts too), and each must decode as Kubernetes objects. With `rules`, what the source
+    counts too), and each must decode as Kubernetes objects (unless `check` is off: the
+    render cache knows a listing it has a result for decoded). With `rules`, what the source
     artifact lacks is not there: excluded files are skipped, and an excluded directory is
     entered only when a `!` pattern may bring something inside it back.
     """
@@ -89,7 +93,8 @@ def scan(directory: Path, rules: Rules | None = None) -> list[str]:
             elif _go_ext(name) in (".yaml", ".yml"):
                 if rules is not None and rules.exclusion(path, False) is not None:
                     continue
-                _check_decodes(path)
+                if check:
+                    _check_decodes(path)
                 found.append(path.relative_to(directory).as_posix())
 
     walk(directory)
@@ -434,7 +439,15 @@ def workspace(anchor: Path) -> Iterator[Workspace]:
         ws.close()
 
 
-def plan(ks: FluxKustomization, directory: Path, ws: Workspace, rules: Rules | None = None) -> Plan:
+def plan(
+    ks: FluxKustomization,
+    directory: Path,
+    ws: Workspace,
+    rules: Rules | None = None,
+    *,
+    mirror: bool = True,
+    check: bool = True,
+) -> Plan:
     """Where to run kustomize for `ks` at `directory` (generating a kustomization if needed).
 
     Flux always rewrites the kustomization file. When that rewrite changes nothing
@@ -443,6 +456,7 @@ def plan(ks: FluxKustomization, directory: Path, ws: Workspace, rules: Rules | N
     target of that directory. A kustomization file the source artifact lacks (`rules`) is
     not there, as for Flux. A directory without a kustomization file gets one listing
     the scan, or `namespace: _placeholder` when the scan finds nothing.
+    `mirror=False` only computes the generated file (for the render cache's key).
     """
     kfile = _kustomization_file(directory, rules)
     if kfile is not None:
@@ -470,7 +484,7 @@ def plan(ks: FluxKustomization, directory: Path, ws: Workspace, rules: Rules | N
         edited = edit(base, ks, directory)
         listed: tuple[str, ...] = ()
     else:
-        resources = scan(directory, rules)
+        resources = scan(directory, rules, check)
         base = {"apiVersion": KUSTOMIZE_API, "kind": "Kustomization"}
         if resources:
             base["resources"] = resources
@@ -482,7 +496,8 @@ def plan(ks: FluxKustomization, directory: Path, ws: Workspace, rules: Rules | N
         if not resources and set(edited) <= _NOTHING_TO_BUILD and edited.get("namespace"):
             return Plan(directory, generated=True, empty=True)
     content = yamlload.dump(edited)
-    return Plan(ws.mirror(directory, name, content), generated=True, resources=listed)
+    where = ws.mirror(directory, name, content) if mirror else directory
+    return Plan(where, generated=True, resources=listed, file_name=name, content=content)
 
 
 # a generated kustomization with only these keys and no resources builds 0 objects

@@ -35,9 +35,9 @@ from harness.flux.build import (
     Context,
     MissingObject,
     UndeclaredKey,
-    build,
     substitute_refs,
 )
+from harness.flux.cached import ElidedSecret, build_flux
 from harness.flux.includes import Includes
 from harness.flux.model import (
     FluxKustomization,
@@ -49,6 +49,7 @@ from harness.flux.model import (
     parse_kustomization,
 )
 from harness.flux.sourceignore import Rules
+from harness.incremental import Seam
 from harness.model import Target, TargetResult
 from harness.render import Renderer
 
@@ -97,7 +98,10 @@ class _Run:
 
     def lookup(self, ref: ObjectRef) -> Mapping[str, Any] | outside.DeclaredObject | None:
         """A rendered object wins over a declaration of the same object."""
-        return self.objects.get(ref) or self.declared.objects.get(ref)
+        found = self.objects.get(ref)
+        if isinstance(found, ElidedSecret):  # a cache hit stored it without its values
+            return found.materialize()
+        return found or self.declared.objects.get(ref)
 
     def ancestors(self, key: Key) -> list[Key]:
         chain: list[Key] = []
@@ -119,6 +123,7 @@ def render_flux(
     on_skip: Callable[[str, str], None] | None = None,
     gaps: list[outside.Gap] | None = None,
     on_cluster: ClusterHook | None = None,
+    seam: Seam | None = None,
 ) -> dict[str, TargetResult]:
     """All flux targets of the repo; an empty dict when it has no cluster.
 
@@ -133,7 +138,8 @@ def render_flux(
     if not dirs:
         return {}
     with generator.workspace(config.repo) as ws, parallel.pool(jobs) as pool:
-        ctx = Context(renderer, ws, incl, config.repo, strict)
+        seam = seam or Seam.for_run(renderer, None)  # confinement always, cache when given
+        ctx = Context(renderer, ws, incl, config.repo, strict, seam=seam)
         runs = [
             _Run(
                 path=d,
@@ -194,7 +200,7 @@ def _start(run: _Run, ctx: Context) -> None:
     synthetic = _synthetic_root(run.path, ctx.repo)
     rules = ctx.ignores.rules(ctx.repo, BOOTSTRAP_SOURCE.kind)
     try:
-        entry = build(synthetic, run.path, ctx, lambda _ref: None, rules)
+        entry = build_flux(synthetic, run.path, ctx, lambda _ref: None, rules, ctx.repo)
     except BuildError as exc:
         run.entry_error = str(exc)
         entry = None
@@ -296,7 +302,8 @@ def _build_node(run: _Run, node: _Node, config: Config, ctx: Context) -> _Outcom
         return _Outcome(None, None, str(exc))
     rules = _ignore_rules(run, node.ks.source, root, ctx)
     try:
-        return _Outcome(directory, build(node.ks, directory, ctx, run.lookup, rules), None)
+        built = build_flux(node.ks, directory, ctx, run.lookup, rules, root)
+        return _Outcome(directory, built, None)
     except MissingObject as exc:
         gap = outside.Gap("", "object", exc.ref, exc.variables)
         return _Outcome(directory, None, str(exc), gap=gap)
@@ -499,7 +506,9 @@ def _results(
         if error is not None or node.built is None:
             out.append(TargetResult(target, error=error or "not built", notes=tuple(node.notes)))
             continue
-        docs = tuple(documents.document_from_object(o) for o in node.built.objects)
+        docs = node.built.documents
+        if docs is None:
+            docs = tuple(documents.document_from_object(o) for o in node.built.objects)
         result = TargetResult(
             target,
             documents=docs,

@@ -1,0 +1,147 @@
+"""The render seam: confine a build, digest its inputs, answer from the cache or render.
+
+Every build passes here before kustomize runs. Its input closure (closure.py) is computed
+first; a read outside the source root fails the target. With a cache, the key is made of
+the renderer identity and version, its flags, the harness version and the closure digest
+(Flux builds add their spec, variables and ignore rules, see flux/cached.py); a hit
+returns the stored result, a miss renders and stores it. Only successful builds of
+closures without remote references are stored. Without a cache (`--no-cache`) every
+target renders, but confinement still applies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness import cache as cache_mod
+from harness import parallel
+from harness.closure import Blobs, EscapeError, Walker
+from harness.model import DocId, Document, Target, TargetResult
+from harness.render import Renderer, result_from_output
+
+
+@dataclass
+class Seam:
+    """What the builds of one render share: the cache, the closure walker, blob ids."""
+
+    renderer: Renderer
+    cache: cache_mod.RenderCache | None = None
+    walker: Walker = field(default_factory=Walker)
+    blobs: Blobs = field(default_factory=Blobs)
+
+    @classmethod
+    def for_run(
+        cls,
+        renderer: Renderer,
+        cache: cache_mod.RenderCache | None,
+        blob_index: Mapping[str, str] | None = None,
+    ) -> Seam:
+        seam = cls(renderer, cache, Walker(), Blobs(blob_index))
+        if cache is not None:
+            seam.identity()  # the version check runs once, before the render threads
+        return seam
+
+    def identity(self) -> str:
+        """Renderer name, version and flags; not its path, so CI runners share entries."""
+        info = self.renderer.info()
+        return f"{info.name}\0{info.version}\0{' '.join(self.renderer.flags)}"
+
+
+def path_result(seam: Seam, target: Target, repo: Path) -> TargetResult:
+    """One path target: confined to the repo root, served from the cache when it can be."""
+    try:
+        closure = seam.walker.closure(target.path, repo)
+    except EscapeError as exc:
+        return TargetResult(target, error=str(exc))
+    cache = seam.cache
+    if cache is None:
+        return result_from_output(target, seam.renderer.build(target.path), repo)
+    if not closure.cacheable:
+        cache.skip()
+        return result_from_output(target, seam.renderer.build(target.path), repo)
+    digest = cache_mod.key("path", seam.identity(), closure.digest(seam.blobs))
+    payload = cache.get(digest)
+    if payload is not None:
+        found = result_from_payload(target, payload)
+        if found is not None:
+            return found
+    result = result_from_output(target, seam.renderer.build(target.path), repo)
+    if result.ok:
+        cache.put(digest, result_payload(result))
+    return result
+
+
+def render_paths(
+    seam: Seam,
+    targets: Iterable[Target],
+    repo: Path,
+    jobs: int,
+    on_done: Callable[[TargetResult], None] | None = None,
+) -> dict[str, TargetResult]:
+    """Path targets in parallel through the seam; one failure never stops the others."""
+    results: dict[str, TargetResult] = {}
+
+    def one(target: Target) -> TargetResult:
+        result = path_result(seam, target, repo)
+        if on_done is not None:
+            on_done(result)
+        return result
+
+    with parallel.pool(jobs) as executor:
+        for result in executor.map(one, list(targets)):
+            results[result.name] = result
+    return results
+
+
+# -- payloads: what an entry holds ---------------------------------------------------------
+
+
+def documents_payload(docs: Iterable[Document]) -> list[list[str]]:
+    """Documents as stored: identity, apiVersion, (already redacted) text, sha256."""
+    return [
+        [d.id.group, d.id.kind, d.id.namespace, d.id.name, d.api_version, d.text, d.sha256]
+        for d in docs
+    ]
+
+
+def documents_from_payload(rows: Any) -> tuple[Document, ...] | None:
+    if not isinstance(rows, list):
+        return None
+    out: list[Document] = []
+    for row in rows:
+        if not isinstance(row, list) or len(row) != 7 or not all(isinstance(v, str) for v in row):
+            return None
+        group, kind, namespace, name, api_version, text, sha = row
+        out.append(Document(DocId(group, kind, namespace, name), api_version, text, sha))
+    return tuple(out)
+
+
+def result_payload(result: TargetResult) -> dict[str, Any]:
+    return {
+        "documents": documents_payload(result.documents),
+        "sha256": result.sha256,
+        "duplicates": [[d.group, d.kind, d.namespace, d.name] for d in result.duplicates],
+        "notes": list(result.notes),
+    }
+
+
+def result_from_payload(target: Target, payload: Mapping[str, Any]) -> TargetResult | None:
+    """The stored result for `target`, or None when the entry's shape is not ours."""
+    docs = documents_from_payload(payload.get("documents"))
+    sha = payload.get("sha256")
+    dups = payload.get("duplicates")
+    notes = payload.get("notes")
+    if docs is None or not isinstance(sha, str) or not isinstance(dups, list):
+        return None
+    if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+        return None
+    try:
+        duplicates = tuple(DocId(*d) for d in dups)
+    except TypeError:
+        return None
+    return TargetResult(
+        target, documents=docs, sha256=sha, duplicates=duplicates, notes=tuple(notes)
+    )
