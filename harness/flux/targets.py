@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness import discover, documents, parallel
+from harness import discover, documents, parallel, yamlload
 from harness.config import Config
 from harness.flux import clusters as clusters_mod
 from harness.flux import generator, outside
@@ -473,10 +473,19 @@ def _drop_reached(runs: Sequence[_Run], incl: Includes) -> list[_Run]:
 
 def _owned(run: _Run, cluster: str) -> tuple[tuple[str, tuple[dict[str, Any], ...]], ...]:
     return tuple(
-        (f"{cluster}/{node.key[0]}/{node.key[1]}", node.built.objects)
+        (f"{cluster}/{node.key[0]}/{node.key[1]}", _objects(node.built))
         for node in run.nodes.values()
         if node.built is not None
     )
+
+
+def _objects(built: Built) -> tuple[dict[str, Any], ...]:
+    """A build's objects; a render-cache hit keeps only its (Secret-redacted) documents, so
+    they are read back from those (the helm stage redacts Secret values either way)."""
+    if built.objects or built.documents is None:
+        return built.objects
+    loaded = (yamlload.load(d.text) for d in built.documents)
+    return tuple(o for o in loaded if isinstance(o, dict))
 
 
 def _results(
