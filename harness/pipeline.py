@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from harness import discover
 from harness.config import Config, default_jobs
 from harness.flux.targets import render_flux
 from harness.model import Snapshot, Target, TargetResult
 from harness.render import Renderer, render_paths
+
+if TYPE_CHECKING:
+    from harness.shard import Sharder
 
 OnDone = Callable[[TargetResult], None]
 OnPlan = Callable[[int], None]
@@ -21,6 +25,7 @@ class RenderOptions:
     strict: bool = True
     flux: bool = True
     selection: tuple[str, ...] = ()
+    shard: Sharder | None = None  # --shard K/N: render only this shard's units (shard.py)
 
 
 def path_targets(config: Config, selection: Sequence[str] = ()) -> list[Target]:
@@ -42,14 +47,24 @@ def render_repo(
     """Render path targets, then (when present) every Flux Kustomization of every cluster."""
     jobs = options.jobs or default_jobs(config)
     targets = path_targets(config, options.selection)
+    plan = options.shard.plan(config, path_targets(config)) if options.shard else None
+    if plan is not None:
+        targets = [t for t in targets if plan.owns(t)]
     if on_plan is not None:
         on_plan(len(targets))
     results = render_paths(renderer, targets, config.repo, jobs, on_done)
-    if options.flux:
+    if options.flux and (plan is None or plan.owns_flux()):
         flux_results = render_flux(
-            config, renderer, jobs=jobs, strict=options.strict, on_plan=on_plan, on_done=on_done
+            config,
+            renderer,
+            jobs=jobs,
+            strict=options.strict,
+            on_plan=on_plan,
+            on_done=on_done,
+            keep=plan.owns_cluster_dir if plan is not None and plan.explicit_clusters else None,
         )
         for name, result in flux_results.items():
-            if not options.selection or discover.matches(name, options.selection):
+            selected = not options.selection or discover.matches(name, options.selection)
+            if selected and (plan is None or plan.owns(result.target)):
                 results[name] = result
     return Snapshot(renderer=renderer.info(), results=dict(sorted(results.items())), label=label)

@@ -17,6 +17,7 @@ from harness.report.console import render_progress
 
 if TYPE_CHECKING:
     from harness.hazards.engine import HazardReport
+    from harness.shard import Sharder
 
 EXIT_OK = 0
 EXIT_DIFF = 1
@@ -35,6 +36,7 @@ class Common:
     timeout: float | None = None
     strict: bool | None = None
     quiet: bool = False
+    shard: Sharder | None = None  # --shard K/N of check, update, render, diff (shard.py)
 
 
 def hazard_gate(code: int, hazards: HazardReport | None, fail_on: str | None) -> int:
@@ -74,6 +76,8 @@ def render_snapshot(
     selection: tuple[str, ...] = (),
     label: str = "",
 ) -> Snapshot:
-    options = RenderOptions(jobs=cfg.jobs, strict=cfg.strict, selection=selection)
+    options = RenderOptions(
+        jobs=cfg.jobs, strict=cfg.strict, selection=selection, shard=common.shard
+    )
     with render_progress(common.quiet) as (on_plan, on_done):
         return render_repo(cfg, renderer, options, label=label, on_plan=on_plan, on_done=on_done)

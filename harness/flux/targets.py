@@ -99,17 +99,22 @@ def render_flux(
     strict: bool,
     on_plan: Callable[[int], None] | None = None,
     on_done: Callable[[TargetResult], None] | None = None,
+    keep: Callable[[Path], bool] | None = None,
 ) -> dict[str, TargetResult]:
     """All flux targets of the repo; an empty dict when it has no cluster.
 
     Progress callbacks fire once the set of clusters is final (a candidate directory may
-    turn out to be built by another cluster and is then not reported).
+    turn out to be built by another cluster and is then not reported). `keep` limits the
+    configured clusters that are built (a shard's); names still come from all of them.
     """
     incl = Includes()
     explicit = bool(config.clusters)
     dirs = clusters_mod.configured(config) if explicit else clusters_mod.candidates(config, incl)
     if not dirs:
         return {}
+    all_dirs = dirs
+    if explicit and keep is not None:
+        dirs = [d for d in dirs if keep(d)]
     with generator.workspace(config.repo) as ws, parallel.pool(jobs) as pool:
         ctx = Context(renderer, ws, incl, config.repo, strict)
         runs = [_Run(path=d, explicit=explicit) for d in dirs]
@@ -120,7 +125,7 @@ def render_flux(
         _check_references(run)
     if not explicit:
         runs = _drop_reached(runs, incl)
-    named = clusters_mod.names([r.path for r in runs], config.repo)
+    named = clusters_mod.names(all_dirs if explicit else [r.path for r in runs], config.repo)
     by_path = {c.path: c.name for c in named}
     results: dict[str, TargetResult] = {}
     for run in runs:
