@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness import discover
@@ -13,7 +14,7 @@ from harness.model import Snapshot, Target, TargetResult
 from harness.render import Renderer, render_paths
 
 if TYPE_CHECKING:
-    from harness.shard import Sharder
+    from harness.shard import Plan, Sharder
 
 OnDone = Callable[[TargetResult], None]
 OnPlan = Callable[[int], None]
@@ -61,10 +62,17 @@ def render_repo(
             strict=options.strict,
             on_plan=on_plan,
             on_done=on_done,
-            keep=plan.owns_cluster_dir if plan is not None and plan.explicit_clusters else None,
+            keep=_cluster_filter(plan, config),
         )
         for name, result in flux_results.items():
             selected = not options.selection or discover.matches(name, options.selection)
             if selected and (plan is None or plan.owns(result.target)):
                 results[name] = result
     return Snapshot(renderer=renderer.info(), results=dict(sorted(results.items())), label=label)
+
+
+def _cluster_filter(plan: Plan | None, config: Config) -> Callable[[Path], bool] | None:
+    """The configured clusters a shard builds (None: all of them)."""
+    if plan is None or not plan.explicit_clusters:
+        return None
+    return lambda directory: plan.owns_cluster_dir(directory, config.repo)

@@ -78,7 +78,8 @@ class Plan:
     owners: Mapping[str, int]
     explicit_clusters: bool
     cluster_units: Mapping[str, str] = field(default_factory=dict)  # cluster name -> unit
-    dir_units: Mapping[Path, str] = field(default_factory=dict)  # cluster dir -> unit
+    # repo-relative cluster dir -> unit: the same at a diff's two sides (two checkouts)
+    dir_units: Mapping[str, str] = field(default_factory=dict)
 
     def owner(self, unit: str) -> int:
         found = self.owners.get(unit)
@@ -101,8 +102,9 @@ class Plan:
             return self.owner(FLUX_UNIT) == self.spec.index
         return any(self.owner(u) == self.spec.index for u in self.dir_units.values())
 
-    def owns_cluster_dir(self, directory: Path) -> bool:
-        unit = self.dir_units.get(directory)
+    def owns_cluster_dir(self, directory: Path, repo: Path) -> bool:
+        """Whether this shard builds the configured cluster at `directory` of `repo`."""
+        unit = self.dir_units.get(_relative(directory, repo))
         return unit is not None and self.owner(unit) == self.spec.index
 
     def restrict(self, snapshot: Snapshot) -> Snapshot:
@@ -150,14 +152,14 @@ def make_plan(spec: ShardSpec, config: Config, path_targets: Sequence[Target]) -
     units = [Unit(path_unit(t.name), _path_cost(t.path, incl)) for t in path_targets]
     explicit = bool(config.clusters)
     cluster_units: dict[str, str] = {}
-    dir_units: dict[Path, str] = {}
+    dir_units: dict[str, str] = {}
     declared = _declared_kustomizations(config)
     if explicit:
         named = clusters_mod.names(clusters_mod.configured(config), config.repo)
         for cluster in named:
             unit = cluster_unit(cluster.name)
             cluster_units[cluster.name] = unit
-            dir_units[cluster.path] = unit
+            dir_units[_relative(cluster.path, config.repo)] = unit
             others = [c.path for c in named if c.path != cluster.path]
             cost = sum(n for f, n in declared.items() if not _under_any(f, others))
             units.append(Unit(unit, 1.0 + cost))
@@ -205,6 +207,13 @@ def _declared_kustomizations(config: Config) -> dict[Path, int]:
             if clusters_mod.declares_flux_kustomization(text):
                 found[here / name] = max(1, text.count("kustomize.toolkit.fluxcd.io/"))
     return found
+
+
+def _relative(path: Path, repo: Path) -> str:
+    try:
+        return path.relative_to(repo).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def _under_any(path: Path, directories: Iterable[Path]) -> bool:

@@ -73,7 +73,10 @@ def test_configured_clusters_are_units_of_their_own(example_copy: Path) -> None:
     dev = Target("dev/flux-system/apps", "flux", example_copy, "dev")
     prod = Target("prod/flux-system/apps", "flux", example_copy, "prod")
     assert [p.owns(dev) for p in plans] != [p.owns(prod) for p in plans]  # one each
-    assert [p.owns_cluster_dir(example_copy / "clusters/dev") for p in plans].count(True) == 1
+    dev_dir = example_copy / "clusters" / "dev"
+    assert [p.owns_cluster_dir(dev_dir, example_copy) for p in plans].count(True) == 1
+    elsewhere = Path("/checkout") / "clusters" / "dev"  # the same cluster at a diff's base
+    assert [p.owns_cluster_dir(elsewhere, Path("/checkout")) for p in plans].count(True) == 1
 
 
 def _json(res: Result) -> dict[str, Any]:

@@ -32,6 +32,9 @@ def test_diff_shards_merge_into_the_unsharded_diff_and_comment(
     homelab: Path, cli: Cli, tmp_path: Path
 ) -> None:
     root = homelab.parent.parent
+    # configured clusters are units of their own, located in two checkouts (base and head)
+    config_file = homelab / "harness.yaml"
+    config_file.write_text(config_file.read_text() + "clusters: [clusters/dev, clusters/prod]\n")
     commit_all(root, "base")
     cilium_transition(homelab)  # objects move between Kustomizations: shards must not split it
     args = ("--base", "HEAD", "--fail-on-diff")
