@@ -47,7 +47,12 @@ from harness import discover, render  # noqa: E402
 from harness.pipeline import RenderOptions, render_repo  # noqa: E402
 
 HARNESS = (sys.executable, "-m", "harness")
-ENV = {**os.environ, "CI": "1"}
+# the CLI runs measure this checkout, as the in-process lines do
+ENV = {
+    **os.environ,
+    "CI": "1",
+    "PYTHONPATH": os.pathsep.join(p for p in (str(HERE), os.environ.get("PYTHONPATH")) if p),
+}
 # Runs the CLI in-process and reports its own peak RSS and its largest child's, in KiB.
 RSS_WRAPPER = (
     "import atexit, resource, sys\n"
