@@ -225,3 +225,16 @@ def test_messages_name_repo_paths_not_mirror_paths(make_repo: Repo) -> None:
         plan = generator.plan(ks(target_namespace="x"), repo / "app", ws)
         message = f"error in '{plan.directory}/a.yaml'"
         assert ws.to_repo(message) == f"error in '{(repo / 'app').resolve()}/a.yaml'"
+
+
+def test_mirrors_go_to_tmpdir_when_set_else_to_tmpfs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    assert generator.scratch_dir() is None  # tempfile then honours $TMPDIR
+    with generator.workspace(tmp_path) as ws:
+        assert ws.root.parent == tmp_path
+    monkeypatch.delenv("TMPDIR")
+    shm = Path("/dev/shm")
+    expected = str(shm) if shm.is_dir() and os.access(shm, os.W_OK | os.X_OK) else None
+    assert generator.scratch_dir() == expected
