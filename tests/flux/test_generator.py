@@ -231,6 +231,7 @@ def test_mirrors_go_to_tmpdir_when_set_else_to_tmpfs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)  # tempfile caches what it found first
     assert generator.scratch_dir() is None  # tempfile then honours $TMPDIR
     with generator.workspace(tmp_path) as ws:
         assert ws.root.parent == tmp_path
