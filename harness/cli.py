@@ -248,6 +248,28 @@ FailOnPreexistingOpt = Annotated[
 ]
 
 
+ShardOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--shard",
+        metavar="K/N",
+        help="Render and report only shard K of N (a CI matrix job); with --output json "
+        "the shards' outputs combine with `harness merge`.",
+    ),
+]
+
+
+def _sharded(c: common.Common, shard: str | None) -> common.Common:
+    """`--shard K/N` as the Sharder the verb's renders share (harness/shard.py)."""
+    if shard is None:
+        return c
+    from dataclasses import replace
+
+    from harness.shard import Sharder, ShardSpec
+
+    return replace(c, shard=Sharder(ShardSpec.parse(shard)))
+
+
 def _value(choice: enum.StrEnum | None) -> str | None:
     return choice.value if choice is not None else None
 
@@ -287,20 +309,24 @@ def check(
     output: CiOutputOpt = CiOutput.text,
     fail_on_hazard: FailOnHazardOpt = None,
     html: HtmlOpt = None,
+    shard: ShardOpt = None,
 ) -> int:
     """Render all targets and compare them with the goldens (exit 0 match, 1 drift, 2 error)."""
     from harness.commands import check as cmd
 
-    return cmd.run(c, output.value, _value(fail_on_hazard), html)
+    return cmd.run(_sharded(c, shard), output.value, _value(fail_on_hazard), html)
 
 
 @app.command()
 @with_common_options
-def update(c: common.Common) -> int:
-    """Render all targets and rewrite the goldens atomically (exit 2 if any target failed)."""
+def update(c: common.Common, shard: ShardOpt = None) -> int:
+    """Render all targets and rewrite the goldens atomically (exit 2 if any target failed).
+
+    With --shard K/N nothing is written: the shard's renders go to stdout as JSON, and
+    `harness merge` of all N writes the goldens."""
     from harness.commands import update as cmd
 
-    return cmd.run(c)
+    return cmd.run(_sharded(c, shard))
 
 
 @app.command()
@@ -327,11 +353,12 @@ def render(
         typer.Argument(help="Target names or globs; one exact name prints its documents."),
     ] = None,
     output: OutputOpt = Output.text,
+    shard: ShardOpt = None,
 ) -> int:
     """List targets with document counts and sha256, or print one target's documents."""
     from harness.commands import render as cmd
 
-    return cmd.run(c, tuple(targets or ()), output.value)
+    return cmd.run(_sharded(c, shard), tuple(targets or ()), output.value)
 
 
 @app.command()
@@ -383,6 +410,7 @@ def diff(
     output: CiOutputOpt = CiOutput.text,
     fail_on_preexisting_error: FailOnPreexistingOpt = False,
     html: HtmlOpt = None,
+    shard: ShardOpt = None,
 ) -> int:
     """Render two sides and explain every difference (exit 0 ok, 1 expectation failed, 2 error)."""
     from dataclasses import replace
@@ -400,7 +428,7 @@ def diff(
         output.value,
         fail_on_preexisting_error=fail_on_preexisting_error,
     )
-    return cmd.run(c, replace(options, html=html))
+    return cmd.run(_sharded(c, shard), replace(options, html=html))
 
 
 @app.command()
@@ -596,6 +624,55 @@ def cache_prune(
     from harness.commands import cache as cmd
 
     _run(lambda: cmd.prune(cache_dir, max_size))
+
+
+@app.command()
+@with_common_options
+def merge(
+    c: common.Common,
+    files: Annotated[
+        list[Path],
+        typer.Argument(help="The --output json files of every shard of one run.", dir_okay=False),
+    ],
+    output: CiOutputOpt = CiOutput.text,
+    as_comment: Annotated[
+        bool,
+        typer.Option("--comment", help="Write the PR comment of merged `diff` shards."),
+    ] = False,
+    budget: Annotated[
+        int | None, typer.Option("--budget", help="With --comment: as for `harness comment`.")
+    ] = None,
+    split: Annotated[
+        bool, typer.Option("--split", help="With --comment: as for `harness comment`.")
+    ] = False,
+    max_parts: Annotated[
+        int, typer.Option("--max-parts", min=1, help="With --comment: as for `harness comment`.")
+    ] = 10,
+    output_dir: Annotated[
+        Path | None,
+        typer.Option("--output-dir", file_okay=False, help="With --comment --split."),
+    ] = None,
+    marker: Annotated[
+        str | None, typer.Option("--marker", help="With --comment: hidden marker id.")
+    ] = None,
+) -> int:
+    """Combine the JSON outputs of `--shard K/N` runs of check, diff, render or update into
+    the unsharded run's result, verdict and exit code (or PR comment, or goldens)."""
+    from harness.commands import comment as comment_cmd
+    from harness.commands import diff as diff_cmd
+    from harness.commands import merge as cmd
+
+    comment = None
+    if as_comment:
+        comment = comment_cmd.CommentOptions(
+            diff=diff_cmd.DiffOptions(),
+            budget=budget,
+            split=split,
+            max_parts=max_parts,
+            output_dir=output_dir,
+            marker_id=marker,
+        )
+    return cmd.run(c, files, output.value, comment)
 
 
 def _version(value: bool) -> None:

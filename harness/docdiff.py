@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import yaml
-from deepdiff import DeepDiff
 
 from harness import fieldpath, masking, yamlload
 from harness.fieldpath import FieldPattern, Keyed, Segment
@@ -272,6 +271,8 @@ def same(a: Any, b: Any) -> bool:
 
 def field_changes(before: Any, after: Any, kind: str) -> tuple[FieldChange, ...]:
     """deepdiff of two parsed documents as dyff-style paths, in document order, masked."""
+    from deepdiff import DeepDiff  # imported when a document changed: it costs ~0.3 s at start
+
     reorders: list[tuple[tuple[Any, ...], list[str], list[str]]] = []
     before, after = _match_items(before, after, (), kind, reorders)
     tree = DeepDiff(

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from harness import discover, incremental
 from harness.cache import RenderCache
@@ -13,6 +14,9 @@ from harness.flux.model import ObjectRef
 from harness.flux.targets import render_flux
 from harness.model import Snapshot, Target, TargetResult
 from harness.render import Renderer
+
+if TYPE_CHECKING:
+    from harness.shard import Plan, Sharder
 
 OnDone = Callable[[TargetResult], None]
 OnPlan = Callable[[int], None]
@@ -31,6 +35,7 @@ class RenderOptions:
     # the blob ids of its files (absolute path -> id) so digests need not read them
     cache: RenderCache | None = field(default=None, compare=False)
     blob_index: Mapping[str, str] | None = field(default=None, compare=False)
+    shard: Sharder | None = None  # --shard K/N: render only this shard's units (shard.py)
 
 
 def path_targets(config: Config, selection: Sequence[str] = ()) -> list[Target]:
@@ -52,12 +57,15 @@ def render_repo(
     """Render path targets, then (when present) every Flux Kustomization of every cluster."""
     jobs = options.jobs or default_jobs(config)
     targets = path_targets(config, options.selection)
+    plan = options.shard.plan(config, path_targets(config)) if options.shard else None
+    if plan is not None:
+        targets = [t for t in targets if plan.owns(t)]
     if on_plan is not None:
         on_plan(len(targets))
     seam = incremental.Seam.for_run(renderer, options.cache, options.blob_index)
     results = incremental.render_paths(seam, targets, config.repo, jobs, on_done)
     skipped: dict[str, str] = {}
-    if options.flux:
+    if options.flux and (plan is None or plan.owns_flux()):
         clusters: list[Any] = []
 
         def collect(cluster: str, bootstrap: ObjectRef, owners: Any) -> None:
@@ -73,9 +81,11 @@ def render_repo(
             on_skip=skipped.__setitem__,
             on_cluster=collect if options.helm else None,
             seam=seam,
+            keep=_cluster_filter(plan, config),
         )
         for name, result in flux_results.items():
-            if not options.selection or discover.matches(name, options.selection):
+            selected = not options.selection or discover.matches(name, options.selection)
+            if selected and (plan is None or plan.owns(result.target)):
                 results[name] = result
         if options.helm:
             taken = {t.name for t in path_targets(config)} | set(flux_results)
@@ -117,3 +127,10 @@ def _helm(
         on_plan=on_plan,
         on_done=on_done,
     )
+
+
+def _cluster_filter(plan: Plan | None, config: Config) -> Callable[[Path], bool] | None:
+    """The configured clusters a shard builds (None: all of them)."""
+    if plan is None or not plan.explicit_clusters:
+        return None
+    return lambda directory: plan.owns_cluster_dir(directory, config.repo)

@@ -1,31 +1,44 @@
 #!/usr/bin/env python3
 """Benchmark harness against bare `kubectl kustomize` on the same targets, in one run.
 
-    python scripts/bench.py [REPO ...] [--repeat 3] [--jobs N] [--synthetic N]
+    python scripts/bench.py [REPO ...] [--repeat 3] [--jobs N] [--homelab CxN] [--synthetic N]
 
-For each repo, best wall time of `--repeat` runs of:
+For each repo, the best wall time over `--repeat` interleaved rounds of:
   1. bare `kubectl kustomize` over the path-target directories, one after another;
   2. the same with N in parallel (what a careful shell script would do);
-  3. harness rendering the same path targets in-process (renderer + document split + sha256);
+  3. harness rendering the same path targets in-process at -j1 (against 1);
   4. harness rendering path and Flux targets in-process (kustomize runs counted);
-  5. `harness check` as a user runs it (process start, render, compare, hazards).
-Ratios are against (1) and (2). `--helm` adds the helm section (bench_helm): per-release cost
-of the in-process Helm SDK against a `helm template` process (`--helm-binary PATH` or
-$HARNESS_HELM; skipped without one), and the example with and without helm targets.
-`--synthetic N` adds a generated repo of N app directories
-(8 ConfigMaps each) plus one directory listing them all. Timing lives here, never in tests.
+  5. cold `harness check` as a user runs it (process start, render, compare, hazards);
+  6. warm no-change `check` (second run on a filled render cache), when this harness has
+     `--cache-dir`; skipped otherwise;
+  7. `harness diff --base HEAD~1` after a commit that edits one app's file: with nothing
+     cached (a cold full diff), and (with the cache) the first run after the edit on a cache
+     that holds the base commit;
+  8. peak RSS of the `check` process and of its largest child (a kubectl).
+Then the goal ratios in one block. `--homelab CxN` adds a generated repo shaped like public
+Flux homelab repos: C clusters x N apps, each app a Flux Kustomization with targetNamespace,
+a component, postBuild substitution from a cluster ConfigMap, half of them on a
+`${CLUSTER}` overlay path. `--synthetic N` adds a breadth repo (N small directories plus one
+aggregating them). Timing lives here, never in tests: the machine may be shared, so repeat
+and compare ratios taken in one run. `--helm` adds the helm section (bench_helm): per-release
+cost of the in-process Helm SDK against a `helm template` process (`--helm-binary PATH` or
+$HARNESS_HELM; skipped without one), and the example's helm stage.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
+import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
@@ -39,15 +52,24 @@ from harness.helm.targets import ClusterObjects  # noqa: E402
 from harness.pipeline import RenderOptions, render_repo  # noqa: E402
 
 HARNESS = (sys.executable, "-m", "harness")
-
-
-def best_of(repeat: int, fn: Callable[[], object]) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+# the CLI runs measure this checkout, as the in-process lines do
+ENV = {
+    **os.environ,
+    "CI": "1",
+    "PYTHONPATH": os.pathsep.join(p for p in (str(HERE), os.environ.get("PYTHONPATH")) if p),
+}
+# Runs the CLI in-process and reports its own peak RSS and its largest child's, in KiB.
+RSS_WRAPPER = (
+    "import atexit, resource, sys\n"
+    "def report():\n"
+    "    me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+    "    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+    "    sys.stderr.write(f'\\nBENCH-RSS {me} {kids}\\n')\n"
+    "atexit.register(report)\n"
+    "from harness.cli import main\n"
+    "sys.argv = ['harness', *sys.argv[1:]]\n"
+    "main()\n"
+)
 
 
 def bare(kubectl: Path, flags: tuple[str, ...], dirs: list[Path], jobs: int) -> None:
@@ -69,52 +91,184 @@ def in_process(cfg: config_mod.Config, jobs: int, flux: bool) -> Callable[[], in
     return run
 
 
-def cli_check(repo: Path, config_file: Path, jobs: int) -> Callable[[], None]:
-    cfg = str(config_file)
+def has_cache_options() -> bool:
+    """Whether this harness has the persistent render cache (`--cache-dir`, `--no-cache`)."""
+    proc = subprocess.run([*HARNESS, "check", "--help"], capture_output=True, text=True, env=ENV)
+    return "--cache-dir" in proc.stdout and "--no-cache" in proc.stdout
 
-    def run() -> None:
-        subprocess.run(
-            [*HARNESS, "check", "-q", "-j", str(jobs), "--repo", str(repo), "--config", cfg],
+
+@dataclass
+class Cli:
+    """`harness` as a user runs it, with the bench's config file and cache choice."""
+
+    repo: Path
+    config_file: Path
+    jobs: int
+    cache: bool
+    rss: tuple[int, int] = (0, 0)
+    failing: str = ""
+
+    def args(self, verb: str, *extra: str, cache_dir: Path | None = None) -> list[str]:
+        argv = [verb, "-q", "-j", str(self.jobs), "--repo", str(self.repo)]
+        argv += ["--config", str(self.config_file), *extra]
+        if self.cache:
+            argv += ["--cache-dir", str(cache_dir)] if cache_dir else ["--no-cache"]
+        return argv
+
+    def run(self, argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(
+            [sys.executable, "-c", RSS_WRAPPER, *argv],
             capture_output=True,
-            env={**os.environ, "CI": "1"},
+            text=True,
+            env=ENV,
+            cwd=self.repo,
         )
+        for line in proc.stderr.splitlines():
+            if line.startswith("BENCH-RSS "):
+                me, kids = (int(x) for x in line.split()[1:])
+                self.rss = (max(self.rss[0], me), max(self.rss[1], kids))
+        if proc.returncode not in (0, 1, 2) or "Traceback" in proc.stderr:
+            tail = proc.stderr.strip().splitlines()[-3:]
+            raise SystemExit(f"harness {' '.join(argv[:1])} failed: {' | '.join(tail)}")
+        if proc.returncode == 2 and not self.failing:
+            # a target that does not render (say an unmapped source) is timed like the others
+            self.failing = next((ln for ln in proc.stderr.splitlines() if "error" in ln), "?")
+        return proc
 
-    return run
+
+def bench_config(repo: Path, tmp: Path) -> Path:
+    """The repo's config with goldens in `tmp`, so `check` never touches the repo."""
+    cfg = config_mod.load(repo)
+    original = cfg.source_file.read_text() if cfg.source_file else ""
+    lines = [ln for ln in original.splitlines() if not ln.startswith("goldens:")]
+    config_file = tmp / "harness.yaml"
+    config_file.write_text("\n".join([*lines, f"goldens: {tmp}/goldens", ""]))
+    return config_file
 
 
-def bench(repo: Path, repeat: int, jobs: int) -> None:
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.org", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+    )
+
+
+def git_copy(repo: Path, dest: Path) -> Path:
+    """The repo's files in a fresh git repo with one commit (the diff needs history)."""
+    shutil.copytree(repo, dest, ignore=shutil.ignore_patterns(".git"), symlinks=True)
+    git(dest, "init", "-q", "-b", "main")
+    git(dest, "add", "-A")
+    git(dest, "commit", "-q", "-m", "base")
+    return dest
+
+
+def edit_one_file(repo: Path, cfg: config_mod.Config) -> Path:
+    """Change one manifest of one app and commit it: the PR the diff line measures."""
+    synthetic = sorted(repo.glob("kubernetes/apps/*/app000/app/configmap.yaml"))
+    if synthetic:
+        target = synthetic[0]
+        target.write_text(target.read_text().replace("value-0-", "edited-0-", 1))
+    else:
+        target = next(
+            f
+            for t in discover.path_targets(config_mod.load(repo, cfg.source_file))
+            for f in sorted(t.path.iterdir())
+            if f.suffix in (".yaml", ".yml") and not f.name.startswith("kustomization")
+        )
+        target.write_text(target.read_text() + "\n# edited by scripts/bench.py\n")
+    git(repo, "commit", "-q", "-am", "edit one file")
+    return target
+
+
+def interleaved(repeat: int, steps: Sequence[tuple[str, Callable[[], object]]]) -> dict[str, float]:
+    """Best time of each step over `repeat` rounds of all steps: load that comes and goes on
+    a shared machine hits every step alike, so the ratios stay fair."""
+    best = {label: float("inf") for label, _ in steps}
+    for _ in range(repeat):
+        for label, fn in steps:
+            start = time.perf_counter()
+            fn()
+            best[label] = min(best[label], time.perf_counter() - start)
+    return best
+
+
+def timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def bench(repo: Path, repeat: int, jobs: int, cache: bool) -> None:
     cfg = config_mod.load(repo)
     dirs = [t.path for t in discover.path_targets(cfg)]
     kubectl = render.resolve().binary
-    runs = in_process(cfg, jobs, flux=True)()
+    flux_runs = in_process(cfg, jobs, flux=True)()
     print(
-        f"\n== {repo}  ({len(dirs)} path targets; with Flux targets harness runs kustomize "
-        f"{runs} times; jobs={jobs}; best of {repeat})"
+        f"\n== {repo.name}  ({len(dirs)} path targets; path + Flux targets need {flux_runs} "
+        f"kustomize runs; jobs={jobs}; best of {repeat}, interleaved)",
+        flush=True,
     )
-    seq = best_of(repeat, lambda: bare(kubectl, cfg.kubectl_flags, dirs, 1))
-    par = best_of(repeat, lambda: bare(kubectl, cfg.kubectl_flags, dirs, jobs))
-    rows = [
-        ("bare kubectl kustomize, sequential", seq),
-        (f"bare kubectl kustomize, {jobs} parallel", par),
-        ("harness, path targets (in-process)", best_of(repeat, in_process(cfg, jobs, False))),
-        ("harness, path + flux targets (in-process)", best_of(repeat, in_process(cfg, jobs, True))),
-    ]
-    with tempfile.TemporaryDirectory() as tmp:
-        # The repo's config with goldens elsewhere, so `check` never touches the repo.
-        original = cfg.source_file.read_text() if cfg.source_file else ""
-        lines = [ln for ln in original.splitlines() if not ln.startswith("goldens:")]
-        config_file = Path(tmp) / "harness.yaml"
-        config_file.write_text("\n".join([*lines, f"goldens: {tmp}/goldens", ""]))
-        subprocess.run(
-            [*HARNESS, "update", "--repo", str(repo), "--config", str(config_file), "-q"],
-            capture_output=True,
-        )
-        rows.append(
-            ("harness check, CLI end to end", best_of(repeat, cli_check(repo, config_file, jobs)))
-        )
+    with tempfile.TemporaryDirectory(prefix="harness-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        work = git_copy(repo, tmp / "repo")
+        cli = Cli(work, bench_config(work, tmp), jobs, cache)
+        cache_dir = tmp / "cache"
+        cli.run(cli.args("update"))
+        if cache:  # what CI or the last local run left: the base commit, rendered
+            cli.run(cli.args("check", cache_dir=cache_dir))
+        edited = edit_one_file(work, cfg)
+        diff = ("--base", "HEAD~1")
+        steps: list[tuple[str, Callable[[], object]]] = [
+            (
+                "bare kubectl kustomize, sequential",
+                lambda: bare(kubectl, cfg.kubectl_flags, dirs, 1),
+            ),
+            (
+                f"bare kubectl kustomize, {jobs} parallel",
+                lambda: bare(kubectl, cfg.kubectl_flags, dirs, jobs),
+            ),
+            ("harness -j1, path targets (in-process)", in_process(cfg, 1, False)),
+            (f"harness -j{jobs}, path targets (in-process)", in_process(cfg, jobs, False)),
+            (f"harness -j{jobs}, path + flux (in-process)", in_process(cfg, jobs, True)),
+            ("harness check, cold (CLI end to end)", lambda: cli.run(cli.args("check"))),
+            ("harness diff --base HEAD~1, cold full", lambda: cli.run(cli.args("diff", *diff))),
+        ]
+        times = interleaved(repeat, steps)
+        rows = list(times.items())
+        seq, par = rows[0][1], rows[1][1]
+        cold, full = times["harness check, cold (CLI end to end)"], rows[-1][1]
+        goals = [
+            ("-j1 path targets / bare sequential", rows[2][1] / seq, 1.10),
+            ("cold check / bare parallel", cold / par, 2.0),
+        ]
+        if cache:
+            # the first diff after the edit: only what the edit touched is rendered
+            one = timed(lambda: cli.run(cli.args("diff", *diff, cache_dir=cache_dir)))
+            rows.append((f"  same, cached, after editing {edited.relative_to(work)}", one))
+            warm = interleaved(
+                repeat, [("w", lambda: cli.run(cli.args("check", cache_dir=cache_dir)))]
+            )
+            rows.append(("harness check, warm no-change", warm["w"]))
+            goals.append(("warm no-change check / cold check", warm["w"] / cold, 0.05))
+            goals.append(("one-file-change diff / cold full diff", one / full, 0.10))
+        me, kids = cli.rss
+        failing = cli.failing
     width = max(len(r[0]) for r in rows)
     for label, secs in rows:
         print(f"  {label:<{width}}  {secs:7.3f}s   x{secs / seq:5.2f} seq   x{secs / par:5.2f} par")
+    print(f"  peak RSS: harness process {me / 1024:.0f} MiB, largest child {kids / 1024:.0f} MiB")
+    goals.append(("peak RSS of harness (MiB)", me / 1024, 300.0))
+    if not cache:
+        print("  (no --cache-dir in this harness: warm and one-file-change lines skipped)")
+    if failing:
+        print(f"  (some targets fail to render, e.g. {failing[:100]})")
+    print("  goals:")
+    for label, value, limit in goals:
+        verdict = "ok" if value <= limit else "MISSED"
+        print(f"    {label:<40} {value:7.2f}  (goal <= {limit:g})  {verdict}")
+    print(f"  load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
 
 
 def synthetic_repo(root: Path, apps: int) -> Path:
@@ -135,6 +289,11 @@ def synthetic_repo(root: Path, apps: int) -> Path:
         "resources:\n" + "".join(f"- app{i:04d}\n" for i in range(apps))
     )
     return root
+
+
+def best_of(repeat: int, fn: Callable[[], object]) -> float:
+    """Best wall time of `repeat` runs of `fn` (the helm section times one thing at a time)."""
+    return min(timed(fn) for _ in range(repeat))
 
 
 # -- helm targets -------------------------------------------------------------------------------
@@ -208,6 +367,272 @@ def bench_helm(repo: Path, repeat: int, jobs: int, binary: str | None) -> None:
     )
 
 
+def _write(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip())
+
+
+def _flux_ks(name: str, path: str, spec: str = "") -> str:
+    """A Flux Kustomization from the bootstrap source; `spec` adds lines under `spec:`."""
+    extra = textwrap.indent(textwrap.dedent(spec).strip("\n"), "  ")
+    return (
+        "apiVersion: kustomize.toolkit.fluxcd.io/v1\n"
+        "kind: Kustomization\n"
+        f"metadata:\n  name: {name}\n  namespace: flux-system\n"
+        f"spec:\n  interval: 10m\n  path: {path}\n  prune: true\n"
+        "  sourceRef:\n    kind: GitRepository\n    name: flux-system\n"
+        + (extra + "\n" if extra else "")
+    )
+
+
+def homelab_repo(root: Path, clusters: int, apps: int) -> Path:
+    """C clusters x N apps, laid out like public Flux homelab repos (bootstrap per cluster,
+    a cluster-settings ConfigMap, one `apps` Kustomization, one Kustomization per app).
+
+    Even apps build `app/` in every cluster (the clusters share one kustomize run); odd
+    apps build `overlays/${CLUSTER}` (one run per cluster); every tenth app has no
+    kustomization file, so Flux generates one.
+    """
+    names = [f"c{k}" for k in range(clusters)]
+    by_ns: dict[str, list[str]] = {}
+    for i in range(apps):
+        by_ns.setdefault(f"ns{i % max(1, apps // 8):02d}", []).append(f"app{i:03d}")
+    for c in names:
+        _write(
+            root,
+            f"clusters/{c}/kustomization.yaml",
+            """
+            apiVersion: kustomize.config.k8s.io/v1beta1
+            kind: Kustomization
+            resources:
+            - flux-system
+            - cluster-settings.yaml
+            - apps.yaml
+            """,
+        )
+        _write(
+            root, f"clusters/{c}/flux-system/kustomization.yaml", "resources:\n- gotk-sync.yaml\n"
+        )
+        _write(
+            root,
+            f"clusters/{c}/flux-system/gotk-sync.yaml",
+            textwrap.dedent("""
+            apiVersion: source.toolkit.fluxcd.io/v1
+            kind: GitRepository
+            metadata:
+              name: flux-system
+              namespace: flux-system
+            spec:
+              interval: 1m
+              url: https://example.org/homelab.git
+              ref:
+                branch: main
+            """).lstrip()
+            + "---\n"
+            + _flux_ks("flux-system", f"./clusters/{c}"),
+        )
+        _write(
+            root,
+            f"clusters/{c}/cluster-settings.yaml",
+            f"""
+            apiVersion: v1
+            kind: ConfigMap
+            metadata:
+              name: cluster-settings
+              namespace: flux-system
+            data:
+              CLUSTER: {c}
+              DOMAIN: {c}.example.org
+              TIMEZONE: Europe/Berlin
+            """,
+        )
+        _write(
+            root,
+            f"clusters/{c}/apps.yaml",
+            _flux_ks(
+                "apps",
+                "./kubernetes/apps",
+                f"""
+          postBuild:
+            substitute:
+              CLUSTER: {c}
+        """,
+            ),
+        )
+    _write(
+        root,
+        "kubernetes/components/common/kustomization.yaml",
+        """
+        apiVersion: kustomize.config.k8s.io/v1alpha1
+        kind: Component
+        labels:
+        - pairs:
+            app.kubernetes.io/part-of: homelab
+        patches:
+        - target:
+            kind: Deployment
+          patch: |
+            - op: add
+              path: /spec/template/spec/securityContext
+              value:
+                runAsNonRoot: true
+        """,
+    )
+    _write(
+        root,
+        "kubernetes/apps/kustomization.yaml",
+        "resources:\n" + "".join(f"- {ns}\n" for ns in sorted(by_ns)),
+    )
+    for ns, members in by_ns.items():
+        _write(
+            root,
+            f"kubernetes/apps/{ns}/kustomization.yaml",
+            "resources:\n- namespace.yaml\n" + "".join(f"- {a}/ks.yaml\n" for a in members),
+        )
+        _write(
+            root,
+            f"kubernetes/apps/{ns}/namespace.yaml",
+            f"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {ns}\n",
+        )
+        for app in members:
+            _homelab_app(root, f"kubernetes/apps/{ns}/{app}", ns, app, names)
+    return root
+
+
+def _homelab_app(root: Path, base: str, ns: str, app: str, clusters: list[str]) -> None:
+    index = int(app[3:])
+    per_cluster = index % 2 == 1
+    path = f"./{base}/overlays/${{CLUSTER}}" if per_cluster else f"./{base}/app"
+    up = "../" * (base.count("/") + (3 if per_cluster else 2) - 1)
+    _write(
+        root,
+        f"{base}/ks.yaml",
+        _flux_ks(
+            app,
+            path,
+            f"""
+          targetNamespace: {ns}
+          components:
+          - {up}components/common
+          postBuild:
+            substitute:
+              APP: {app}
+            substituteFrom:
+            - kind: ConfigMap
+              name: cluster-settings
+        """,
+        ),
+    )
+    files = ["deployment.yaml", "service.yaml", "configmap.yaml", "ingress.yaml"]
+    if index % 10 != 4:
+        _write(
+            root,
+            f"{base}/app/kustomization.yaml",
+            "resources:\n" + "".join(f"- {f}\n" for f in files),
+        )
+    _write(
+        root,
+        f"{base}/app/deployment.yaml",
+        f"""
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: {app}
+        spec:
+          replicas: 1
+          selector:
+            matchLabels:
+              app: {app}
+          template:
+            metadata:
+              labels:
+                app: {app}
+            spec:
+              containers:
+              - name: {app}
+                image: ghcr.io/example/{app}:1.{index}.0
+                env:
+                - name: TZ
+                  value: ${{TIMEZONE}}
+                - name: CLUSTER
+                  value: ${{CLUSTER}}
+                ports:
+                - containerPort: 8080
+        """,
+    )
+    _write(
+        root,
+        f"{base}/app/service.yaml",
+        f"""
+        apiVersion: v1
+        kind: Service
+        metadata:
+          name: {app}
+        spec:
+          selector:
+            app: {app}
+          ports:
+          - port: 80
+            targetPort: 8080
+        """,
+    )
+    data = "".join(f"  key{x}: value-{x}-${{APP}}\n" for x in range(12))
+    _write(
+        root,
+        f"{base}/app/configmap.yaml",
+        f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {app}-config\ndata:\n{data}",
+    )
+    _write(
+        root,
+        f"{base}/app/ingress.yaml",
+        f"""
+        apiVersion: networking.k8s.io/v1
+        kind: Ingress
+        metadata:
+          name: {app}
+        spec:
+          rules:
+          - host: {app}.${{DOMAIN}}
+            http:
+              paths:
+              - path: /
+                pathType: Prefix
+                backend:
+                  service:
+                    name: {app}
+                    port:
+                      number: 80
+        """,
+    )
+    if per_cluster:
+        for replicas, cluster in enumerate(clusters, start=1):
+            _write(
+                root,
+                f"{base}/overlays/{cluster}/kustomization.yaml",
+                f"""
+                resources:
+                - ../../app
+                patches:
+                - target:
+                    kind: Deployment
+                    name: {app}
+                  patch: |
+                    - op: replace
+                      path: /spec/replicas
+                      value: {replicas}
+                """,
+            )
+
+
+def _shape(value: str) -> tuple[int, int]:
+    clusters, _, apps = value.partition("x")
+    try:
+        return int(clusters), int(apps)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected CLUSTERSxAPPS, e.g. 3x90") from None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -218,13 +643,35 @@ def main() -> None:
     parser.add_argument("--synthetic", type=int, default=0, metavar="N")
     parser.add_argument("--helm", action="store_true", help="also the helm section")
     parser.add_argument("--helm-binary", default=None, help="a helm binary to compare with")
+    parser.add_argument(
+        "--homelab",
+        type=_shape,
+        metavar="CxN",
+        help="add a generated homelab repo: C clusters x N apps (3x90: ~230 directories)",
+    )
+    parser.add_argument("--write", type=Path, metavar="DIR", help="only write the --homelab repo")
     args = parser.parse_args()
-    repos = args.repos or ([] if args.synthetic else [HERE / "examples" / "homelab"])
+    if args.write is not None:
+        homelab_repo(args.write, *(args.homelab or (3, 90)))
+        return
+    cache = has_cache_options()
+    repos = args.repos or (
+        [] if args.synthetic or args.homelab else [HERE / "examples" / "homelab"]
+    )
     for repo in repos:
-        bench(repo.resolve(), args.repeat, args.jobs)
-    if args.synthetic:
-        with tempfile.TemporaryDirectory() as tmp:
-            bench(synthetic_repo(Path(tmp), args.synthetic), args.repeat, args.jobs)
+        bench(repo.resolve(), args.repeat, args.jobs, cache)
+    with tempfile.TemporaryDirectory(prefix="harness-bench-src-") as tmp:
+        if args.homelab:
+            clusters, apps = args.homelab
+            bench(
+                homelab_repo(Path(tmp) / "homelab", clusters, apps), args.repeat, args.jobs, cache
+            )
+        if args.synthetic:
+            bench(
+                synthetic_repo(Path(tmp) / "breadth", args.synthetic), args.repeat, args.jobs, cache
+            )
+    self_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"\nbench process peak RSS (in-process renders): {self_rss:.0f} MiB")
     if args.helm:
         example = HERE / "examples" / "homelab"
         bench_helm(example, args.repeat, args.jobs, args.helm_binary)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
-from harness import goldens
+from harness import goldens, shard
 from harness.analyze import explain_changes, ignore_patterns
 from harness.commands.common import (
     EXIT_DIFF,
@@ -18,7 +19,9 @@ from harness.commands.common import (
     renderer_for,
 )
 from harness.compare import Comparison, compare
+from harness.config import Config
 from harness.hazards import engine as hazard_engine
+from harness.model import Snapshot
 from harness.report import github, json_out, junit, text
 
 
@@ -40,6 +43,27 @@ def run(
     golden_set = goldens.load(cfg.goldens)
     base = goldens.to_snapshot(golden_set, cfg.repo)
     head = render_snapshot(common, cfg, renderer, label="working tree")
+    extra: dict[str, Any] | None = None
+    plan = common.shard.current if common.shard is not None else None
+    if plan is not None:  # this shard's part; `harness merge` rebuilds the whole run
+        base = plan.restrict(base)
+        options = {"fail_on_hazard": fail_on_hazard}
+        sides = {"base": base, "head": head}
+        extra = {"shard": shard.block(plan, "check", sides, cfg.repo, options)}
+    return report(cfg, base, head, output, fail_on_hazard, started, extra, html)
+
+
+def report(
+    cfg: Config,
+    base: Snapshot,
+    head: Snapshot,
+    output: str,
+    fail_on_hazard: str | None,
+    started: float,
+    extra: dict[str, Any] | None = None,
+    html: Path | None = None,
+) -> int:
+    """Compare, analyse and print; `extra` keys join the JSON output (a shard's block)."""
     comparison = compare(base, head)
     hazards = hazard_engine.diff_for(cfg, base, head, cfg.repo)
     code = hazard_gate(exit_code(comparison), hazards, fail_on_hazard)
@@ -51,7 +75,10 @@ def run(
     if output == "html":
         pass
     elif output == "json":
-        json_out.print_check(comparison, cfg, hazards)
+        if extra:
+            json_out.emit({**json_out.check_payload(comparison, cfg, hazards), **extra})
+        else:
+            json_out.print_check(comparison, cfg, hazards)
     elif output == "junit":
         changes = explain_changes(comparison, ignore_patterns(cfg))
         junit.print_check(comparison, time.monotonic() - started, changes, hazards)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from harness.commands import diff as diff_cmd
 from harness.commands.common import Common, load_config
+from harness.config import Config
 from harness.errors import HarnessError
 from harness.report import comment_graph, github, markdown
 from harness.report import markdown_budget as mb
@@ -29,7 +30,7 @@ class CommentOptions:
     html: Path | None = None  # also write the HTML report here
 
 
-def _validate(options: CommentOptions) -> None:
+def validate(options: CommentOptions) -> None:
     """Fail on bad options before anything renders."""
     if options.budget is not None and options.budget < mb.MIN_BUDGET:
         raise HarnessError(f"--budget must be at least {mb.MIN_BUDGET} characters")
@@ -44,16 +45,26 @@ def _validate(options: CommentOptions) -> None:
 
 
 def run(common: Common, options: CommentOptions) -> int:
-    _validate(options)
+    validate(options)
     diff_options = options.diff
     if diff_options.unified is None:
         diff_options = replace(diff_options, unified=DEFAULT_UNIFIED)
     cfg = load_config(common)  # the comment settings are checked before anything renders
-    budget = options.budget or cfg.comment_budget
     marker_id = options.marker_id or cfg.comment_id
     if not mb.valid_marker_id(marker_id):
         raise HarnessError(f"comment.id {marker_id!r}: use letters, digits and : . _ / -")
-    result = diff_cmd.compute(common, diff_options)
+    return publish(diff_cmd.compute(common, diff_options), diff_options, options, cfg)
+
+
+def publish(
+    result: diff_cmd.DiffRun,
+    diff_options: diff_cmd.DiffOptions,
+    options: CommentOptions,
+    cfg: Config,
+) -> int:
+    """Lay one diff out as the comment body (or parts) and write it (shared with `merge`)."""
+    budget = options.budget or cfg.comment_budget
+    marker_id = options.marker_id or cfg.comment_id
     info = markdown.comment_input(
         result.analysis,
         result.verdict,

@@ -21,6 +21,7 @@ from harness.report.console import render_progress, stderr
 
 if TYPE_CHECKING:
     from harness.hazards.engine import HazardReport
+    from harness.shard import Sharder
 
 EXIT_OK = 0
 EXIT_DIFF = 1
@@ -44,6 +45,7 @@ class Common:
     offline: bool = False
     no_cache: bool = False
     cache_dir: Path | None = None
+    shard: Sharder | None = None  # --shard K/N of check, update, render, diff (shard.py)
 
 
 def hazard_gate(code: int, hazards: HazardReport | None, fail_on: str | None) -> int:
@@ -107,6 +109,7 @@ def render_snapshot(
         offline=common.offline,
         cache=cache,
         blob_index=blob_index,
+        shard=common.shard,
     )
     try:
         with render_progress(common.quiet) as (on_plan, on_done):

@@ -4,12 +4,15 @@ difference, and judge it against `--expect` / `--fail-on-diff`.
 
 from __future__ import annotations
 
+import json
+import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from harness import cache as cache_mod
-from harness import gate, gitref, goldens, inputs
+from harness import gate, gitref, goldens, inputs, shard
 from harness.analyze import Analysis, Origin, analyze, ignore_patterns
 from harness.commands.common import (
     Common,
@@ -97,10 +100,15 @@ class DiffRun:
     elapsed: float = 0.0
     config: Config | None = None
     hazards: HazardReport | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # JSON keys of a shard (its block)
 
 
 def run(common: Common, options: DiffOptions) -> int:
-    result = compute(common, options)
+    return report(compute(common, options), options)
+
+
+def report(result: DiffRun, options: DiffOptions) -> int:
+    """Print one diff in the chosen output; the exit code. A shard's block joins the JSON."""
     analysis, verdict, code = result.analysis, result.verdict, result.code
     base_origin, head_origin = result.base, result.head
     if options.output == "html" or options.html is not None:
@@ -112,6 +120,17 @@ def run(common: Common, options: DiffOptions) -> int:
         html_out.emit(page, options.html, options.output == "html")
     if options.output == "html":
         pass
+    elif options.output == "json" and result.extra:
+        data = diff_json.payload(
+            analysis,
+            verdict,
+            base_origin,
+            head_origin,
+            expect=options.expect,
+            exit_code=code,
+            hazards=result.hazards,
+        )
+        sys.stdout.write(json.dumps({**data, **result.extra}, indent=2, ensure_ascii=False) + "\n")
     elif options.output == "json":
         diff_json.print_diff(
             analysis,
@@ -153,7 +172,7 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
     """Render both sides, analyse, judge; no output."""
     started = time.monotonic()
     cfg = load_config(common)
-    ignore = ignore_patterns(cfg)
+    ignore_patterns(cfg)  # a bad pattern fails before anything renders
     if options.goldens and (options.base or options.head):
         raise HarnessError(
             "--goldens compares the goldens with the working tree: drop --base/--head"
@@ -180,12 +199,40 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
     finally:
         if cache is not None:
             cache.close()
+    same_inputs = inputs.same_inputs(base_digests, head_digests)
+    extra: dict[str, Any] = {}
+    plan = common.shard.current if common.shard is not None else None
+    if plan is None and common.shard is not None:  # nothing rendered (--goldens vs no targets)
+        plan = common.shard.plan(cfg, [])
+    if plan is not None:  # this shard's part; `harness merge` rebuilds the whole run
+        base, head = plan.restrict(base), plan.restrict(head)
+        same_inputs = frozenset(n for n in same_inputs if n in base.results)
+        recorded = {
+            **{k: v for k, v in asdict(options).items() if k not in ("output", "html")},
+            "base_origin": asdict(base_origin),
+            "head_origin": asdict(head_origin),
+        }
+        sides = {"base": base, "head": head}
+        extra = {"shard": shard.block(plan, "diff", sides, cfg.repo, recorded, same_inputs)}
+    result = conclude(cfg, options, base, head, base_origin, head_origin, started, same_inputs)
+    return replace(result, extra=extra)
+
+
+def conclude(
+    cfg: Config,
+    options: DiffOptions,
+    base: Snapshot,
+    head: Snapshot,
+    base_origin: Origin,
+    head_origin: Origin,
+    started: float,
+    same_inputs: frozenset[str] = frozenset(),
+) -> DiffRun:
+    """Analyse two rendered sides and judge them (shared with `harness merge`); `same_inputs`
+    names the failed targets whose inputs did not change (their errors are pre-existing)."""
+    ignore = ignore_patterns(cfg)
     analysis = analyze(
-        base,
-        head,
-        ignore=ignore,
-        unified=options.unified,
-        same_inputs=inputs.same_inputs(base_digests, head_digests),
+        base, head, ignore=ignore, unified=options.unified, same_inputs=same_inputs
     )
     verdict = gate.judge(analysis)
     hazards = hazard_engine.diff_for(cfg, base, head, cfg.repo if options.head is None else None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from harness import shard
 from harness.commands.common import (
     EXIT_ERROR,
     EXIT_OK,
@@ -20,7 +21,11 @@ def run(common: Common, targets: tuple[str, ...] = (), output: str = "text") -> 
     snapshot = render_snapshot(common, cfg, renderer, selection=targets)
     if targets and not snapshot.results:
         raise HarnessError(f"no target matches {' '.join(targets)} (try `harness render`)")
-    if output == "json":
+    plan = common.shard.current if common.shard is not None else None
+    if output == "json" and plan is not None:
+        block = shard.block(plan, "render", {"head": snapshot}, cfg.repo, {"targets": targets})
+        json_out.emit({**json_out.render_payload(snapshot), "shard": block})
+    elif output == "json":
         json_out.print_render(snapshot)
     elif len(targets) == 1 and targets[0] in snapshot.results:
         text.print_documents(snapshot.results[targets[0]])

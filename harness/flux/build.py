@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-import copy
 import dataclasses
 import json
 import os
 import re
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -114,6 +114,45 @@ class Built:
     documents: tuple[Document, ...] | None = None
 
 
+class Memo:
+    """Work one run does once, whichever cluster asks first: identical work is never repeated.
+
+    Two clusters building the same Kustomization share the kustomize run (the renderer's
+    memo); here they also share parsing its output and the source-artifact check. The
+    parsed objects are shared read-only: `build` copies what it changes.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._parsed: dict[str, tuple[tuple[dict[str, Any], ...], int]] = {}
+        self._artifact: dict[tuple[Any, ...], str | None] = {}
+
+    def parsed(self, stdout: str) -> tuple[tuple[dict[str, Any], ...], int]:
+        with self._lock:
+            found = self._parsed.get(stdout)
+        if found is None:
+            objects, dropped = _parse(stdout)
+            with self._lock:
+                found = self._parsed.setdefault(stdout, (tuple(objects), dropped))
+        return found
+
+    def artifact(self, key: tuple[Any, ...], check: Callable[[], None]) -> None:
+        """Run `check` once per key; its BuildError (or success) is replayed to later askers."""
+        with self._lock:
+            known = key in self._artifact
+            message = self._artifact.get(key)
+        if not known:
+            try:
+                check()
+                message = None
+            except BuildError as exc:
+                message = str(exc)
+            with self._lock:
+                self._artifact[key] = message
+        if message is not None:
+            raise BuildError(message)
+
+
 @dataclasses.dataclass(frozen=True)
 class Context:
     """What every build of one run shares."""
@@ -126,6 +165,7 @@ class Context:
     ignores: SourceIgnores = dataclasses.field(default_factory=SourceIgnores)
     # confinement and the render cache (flux/cached.py); None builds unconfined, uncached
     seam: Seam | None = None
+    memo: Memo = dataclasses.field(default_factory=lambda: Memo())
 
     def relative(self, message: str) -> str:
         """Messages name repo files relative to the repo root, never temp mirror paths."""
@@ -232,27 +272,38 @@ def build(
     if plan.empty:
         return Built((), (), ("no manifests in the directory: empty build (0 objects)",))
     if rules is not None:
-        _check_artifact(ks, directory, plan, rules, ctx)
+        key = (rules, directory, plan.resources, ks.components)
+        ctx.memo.artifact(key, lambda: _check_artifact(ks, directory, plan, rules, ctx))
     output = ctx.renderer.build(plan.directory, _extra_flags(ctx.renderer))
     if output.error is not None or output.stdout is None:
         message = ctx.relative(output.error or "kustomize produced no output")
         raise BuildError(f"{ctx.show(directory)}: {message}")
-    objects, dropped = _parse(output.stdout)
+    parsed, dropped = ctx.memo.parsed(output.stdout)
+    objects = list(parsed)
     if dropped:
         notes.append(f"dropped {dropped} object(s) without apiVersion, kind or metadata.name")
     if ks.post_build is not None:
         objects, sub_notes = _substitute_all(ks, objects, directory, ctx, lookup, rules)
         notes.extend(sub_notes)
-    raw = tuple(copy.deepcopy(o) for o in objects)
-    final = []
-    for obj in objects:
-        _set_owner_labels(obj, ks)
-        mask_sops(obj)
-        if ks.common_metadata is not None:
-            _merge_metadata(obj, "labels", ks.common_metadata.labels)
-            _merge_metadata(obj, "annotations", ks.common_metadata.annotations)
-        final.append(obj)
-    return Built(tuple(final), raw, tuple(notes))
+    raw = tuple(objects)  # shared with other builds: never mutated, `_finalize` copies
+    return Built(tuple(_finalize(obj, ks) for obj in objects), raw, tuple(notes))
+
+
+def _finalize(obj: dict[str, Any], ks: FluxKustomization) -> dict[str, Any]:
+    """Owner labels, SOPS masking and `commonMetadata` on a copy of the parts they change."""
+    out = dict(obj)
+    meta = out.get("metadata")
+    out["metadata"] = dict(meta) if isinstance(meta, dict) else {}
+    if out.get("kind") == "Secret":
+        for field in ("data", "stringData"):
+            if isinstance(out.get(field), dict):
+                out[field] = dict(out[field])
+    _set_owner_labels(out, ks)
+    mask_sops(out)
+    if ks.common_metadata is not None:
+        _merge_metadata(out, "labels", ks.common_metadata.labels)
+        _merge_metadata(out, "annotations", ks.common_metadata.annotations)
+    return out
 
 
 def _check_artifact(
@@ -366,6 +417,9 @@ def _substitute_all(
                     raise BuildError(f"postBuild: {exc}") from None
         if not vars_ and not ks.post_build.always:
             return objects, notes
+        if not _may_substitute(obj):
+            out.append(obj)  # envsubst would return its text unchanged: skip the round trip
+            continue
         text = yamlload.dump(obj)
         try:
             result = envsubst(text, vars_, strict=ctx.strict)
@@ -428,6 +482,17 @@ def _undefined(ks: FluxKustomization, objects: list[dict[str, Any]]) -> tuple[st
     return tuple(names)
 
 
+def _may_substitute(value: Any) -> bool:
+    """Whether any key or string holds `$` or NUL, the only characters envsubst acts on."""
+    if isinstance(value, str):
+        return "$" in value or "\x00" in value
+    if isinstance(value, dict):
+        return any(_may_substitute(k) or _may_substitute(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_may_substitute(v) for v in value)
+    return False
+
+
 _VAR_REF = "${{{name}"
 
 
@@ -463,8 +528,7 @@ def _merge_metadata(obj: dict[str, Any], field: str, values: Mapping[str, str]) 
         return
     meta = obj.setdefault("metadata", {})
     current = meta.get(field)
-    if not isinstance(current, dict):
-        current = {}
+    current = dict(current) if isinstance(current, dict) else {}
     current.update(values)
     meta[field] = current
 

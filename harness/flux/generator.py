@@ -370,12 +370,24 @@ def _merge_images(existing: Any, ks: FluxKustomization) -> list[Any]:
     return images
 
 
+def scratch_dir() -> str | None:
+    """Where mirrors go: memory-backed /dev/shm unless $TMPDIR says otherwise.
+
+    A mirror is a few dozen symlinks in fresh directories; on a journalled disk under
+    load that costs ~15 ms per mirror, on tmpfs ~0.2 ms (measured by scripts/bench.py).
+    """
+    shm = "/dev/shm"
+    if os.environ.get("TMPDIR") or not os.path.isdir(shm) or not os.access(shm, os.W_OK | os.X_OK):
+        return None
+    return shm
+
+
 class Workspace:
     """Temporary directory outside the repo for generated kustomizations; removed on close."""
 
     def __init__(self, anchor: Path) -> None:
         self.anchor = anchor.resolve()
-        self.root = Path(tempfile.mkdtemp(prefix="harness-flux-"))
+        self.root = Path(tempfile.mkdtemp(prefix="harness-flux-", dir=scratch_dir()))
         self._lock = threading.Lock()
         self._made: dict[str, Path] = {}
         self._anchors: dict[str, Path] = {}

@@ -124,6 +124,7 @@ def render_flux(
     gaps: list[outside.Gap] | None = None,
     on_cluster: ClusterHook | None = None,
     seam: Seam | None = None,
+    keep: Callable[[Path], bool] | None = None,
 ) -> dict[str, TargetResult]:
     """All flux targets of the repo; an empty dict when it has no cluster.
 
@@ -131,12 +132,17 @@ def render_flux(
     turn out to be built by another cluster and is then not reported). Targets built from
     a source harness.yaml marks external are not targets: `on_skip(name, reason)` hears of
     each. `gaps` collects what is neither in git nor declared (for `harness init`).
+    `keep` limits the configured clusters that are built (a shard's); names still come
+    from all of them.
     """
     incl = Includes()
     explicit = bool(config.clusters)
     dirs = clusters_mod.configured(config) if explicit else clusters_mod.candidates(config, incl)
     if not dirs:
         return {}
+    all_dirs = dirs
+    if explicit and keep is not None:
+        dirs = [d for d in dirs if keep(d)]
     with generator.workspace(config.repo) as ws, parallel.pool(jobs) as pool:
         seam = seam or Seam.for_run(renderer, None)  # confinement always, cache when given
         ctx = Context(renderer, ws, incl, config.repo, strict, seam=seam)
@@ -155,7 +161,7 @@ def render_flux(
         _check_references(run)
     if not explicit:
         runs = _drop_reached(runs, incl)
-    named = clusters_mod.names([r.path for r in runs], config.repo)
+    named = clusters_mod.names(all_dirs if explicit else [r.path for r in runs], config.repo)
     by_path = {c.path: c.name for c in named}
     if config.outside_git and _config_of_this_tree(config):
         known = [c.name for c in named] + [a for r in runs for a in _aliases(r.path, config.repo)]

@@ -639,3 +639,17 @@ def test_a_field_of_the_wrong_type_fails_like_flux(
     fk = parse_kustomization(yaml.safe_load(flux_ks("app", "./app", namePrefix="x-")))
     with generator.workspace(repo) as ws, pytest.raises(generator.GeneratorError, match=message):
         generator.plan(fk, repo / "app", ws)
+
+
+def test_mirrors_go_to_tmpdir_when_set_else_to_tmpfs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)  # tempfile caches what it found first
+    assert generator.scratch_dir() is None  # tempfile then honours $TMPDIR
+    with generator.workspace(tmp_path) as ws:
+        assert ws.root.parent == tmp_path
+    monkeypatch.delenv("TMPDIR")
+    shm = Path("/dev/shm")
+    expected = str(shm) if shm.is_dir() and os.access(shm, os.W_OK | os.X_OK) else None
+    assert generator.scratch_dir() == expected

@@ -399,3 +399,37 @@ def test_clusters_sharing_a_basename_are_named_by_path(make_repo: Repo) -> None:
         "west/prod/flux-system/flux-system",
     ]
     assert results["east/prod/flux-system/apps"].target.cluster == "east/prod"
+
+
+def test_clusters_building_the_same_kustomization_share_one_kustomize_run(
+    make_repo: Repo,
+) -> None:
+    """Same path, same generated kustomization in dev and prod: one run, one parse, and
+    neither cluster's substitution or labels leak into the other's objects."""
+    files = two_clusters()
+    files["clusters/base/apps.yaml"] = flux_ks(
+        "apps",
+        "./apps",
+        postBuild=VARS_FROM,
+        targetNamespace="web",
+        commonMetadata={"labels": {"team": "web"}},
+    )
+    files["apps/web.yaml"] = APP + "---\n" + cm("plain", "web", k="v")
+    renderer = new_renderer()
+    results = render_flux_repo(make_repo(files), renderer=renderer)
+    # clusters/dev and clusters/prod (each also its root Kustomization), then one run of
+    # the generated apps kustomization for both clusters
+    assert renderer.runs == 3
+    dev = by_id(results["dev/flux-system/apps"])
+    prod = by_id(results["prod/flux-system/apps"])
+    assert dev["apps/Deployment/web/web"]["spec"]["replicas"] == 1
+    assert prod["apps/Deployment/web/web"]["spec"]["replicas"] == 3
+    for objects in (dev, prod):
+        labels = objects["ConfigMap/web/plain"]["metadata"]["labels"]
+        assert labels == {
+            "kustomize.toolkit.fluxcd.io/name": "apps",
+            "kustomize.toolkit.fluxcd.io/namespace": "flux-system",
+            "team": "web",
+        }
+    again = render_flux_repo(make_repo(files))
+    assert {n: r.text() for n, r in again.items()} == {n: r.text() for n, r in results.items()}
