@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 KUSTOMIZE_GROUP = "kustomize.toolkit.fluxcd.io"
@@ -305,3 +306,18 @@ def _build_metadata(spec: Mapping[str, Any]) -> tuple[str, ...]:
             raise SpecError(f"spec.buildMetadata[{i}] must be one of {allowed}, got {item!r}")
         out.append(item)
     return tuple(out)
+
+
+def secure_join(root: Path, path: str) -> Path:
+    """A path (`spec.path`, a chart directory) under a source root; `..` never climbs above
+    it (Flux's SecureJoin)."""
+    parts: list[str] = []
+    for part in path.replace("\\", "/").split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if parts:
+                parts.pop()
+            continue
+        parts.append(part)
+    return root.joinpath(*parts) if parts else root

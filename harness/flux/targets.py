@@ -47,6 +47,7 @@ from harness.flux.model import (
     is_source,
     object_ref,
     parse_kustomization,
+    secure_join,
 )
 from harness.flux.sourceignore import Rules
 from harness.incremental import Seam
@@ -224,7 +225,7 @@ def _start(run: _Run, ctx: Context) -> None:
                 continue
             if ks.source.kind != "GitRepository":
                 continue
-            if _join(ctx.repo, ks.path) == run.path and (
+            if secure_join(ctx.repo, ks.path) == run.path and (
                 root is None or (ks.name == BOOTSTRAP_NAME and root.name != BOOTSTRAP_NAME)
             ):
                 root = ks
@@ -346,7 +347,7 @@ def _resolve_path(
         raise BuildError(
             f"spec.path {ks.path!r} holds a variable that no parent Kustomization substitutes"
         )
-    directory = _join(root, ks.path)
+    directory = secure_join(root, ks.path)
     if not directory.is_dir():
         what = "is not a directory" if directory.exists() else "does not exist"
         raise BuildError(
@@ -381,19 +382,6 @@ def _aliases(path: Path, repo: Path) -> tuple[str, ...]:
         return (path.name, path.relative_to(repo).as_posix())
     return (path.name, str(path))
 
-
-def _join(root: Path, path: str) -> Path:
-    """`spec.path` under a source root; `..` never climbs above it (Flux's SecureJoin)."""
-    parts: list[str] = []
-    for part in path.replace("\\", "/").split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if parts:
-                parts.pop()
-            continue
-        parts.append(part)
-    return root.joinpath(*parts) if parts else root
 
 
 def _integrate(run: _Run, node: _Node, outcome: _Outcome, ctx: Context) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.flux.model import ObjectRef, SpecError
+from harness.flux.model import ObjectRef, SpecError, secure_join
 from harness.helm.release import ChartSpec, HelmRelease, parse_chart_spec
 
 SOURCE_KINDS = ("HelmRepository", "GitRepository", "Bucket", "OCIRepository", "HelmChart")
@@ -101,7 +101,7 @@ def _from_chart_spec(
         root = source_root(ref)
         if root is None:
             raise SourceError(f"unmapped source {ref} (map it in harness.yaml `sources:`)")
-        path = join(root, chart.chart)
+        path = secure_join(root, chart.chart)
         if not (path / "Chart.yaml").is_file():
             raise SourceError(f"chart {chart.chart!r} of {ref}: no Chart.yaml in {path}")
         return ChartRequest(LocalChart(path, root, f"{ref} {chart.chart}"), files, ignore)
@@ -152,16 +152,3 @@ def _spec(obj: Mapping[str, Any], ref: ObjectRef) -> Mapping[str, Any]:
         raise SourceError(f"{ref}: spec must be a mapping")
     return spec
 
-
-def join(root: Path, path: str) -> Path:
-    """A path under a source root; `..` never climbs above it (Flux's SecureJoin)."""
-    parts: list[str] = []
-    for part in path.replace("\\", "/").split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if parts:
-                parts.pop()
-            continue
-        parts.append(part)
-    return root.joinpath(*parts) if parts else root

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import documents, parallel, yamlload
-from harness.flux.model import ObjectRef, SpecError, object_ref
+from harness.flux.model import ObjectRef, SpecError, object_ref, secure_join
 from harness.helm import dependencies, postrender, sdk, sources, values
 from harness.helm.engine import Engine, EngineError, RenderRequest
 from harness.helm.fetch import Fetcher, FetchError
@@ -244,7 +244,7 @@ def _with_values_files(chart: Path, request: sources.ChartRequest, tmp: Path) ->
     merged: dict[str, Any] = {}
     found = 0
     for name in request.values_files:
-        path = sources.join(files_root, name)
+        path = secure_join(files_root, name)
         if not path.is_file():
             if request.ignore_missing_values_files:
                 continue
