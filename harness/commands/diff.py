@@ -4,8 +4,6 @@ difference, and judge it against `--expect` / `--fail-on-diff`.
 
 from __future__ import annotations
 
-import json
-import sys
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -120,17 +118,6 @@ def report(result: DiffRun, options: DiffOptions) -> int:
         html_out.emit(page, options.html, options.output == "html")
     if options.output == "html":
         pass
-    elif options.output == "json" and result.extra:
-        data = diff_json.payload(
-            analysis,
-            verdict,
-            base_origin,
-            head_origin,
-            expect=options.expect,
-            exit_code=code,
-            hazards=result.hazards,
-        )
-        sys.stdout.write(json.dumps({**data, **result.extra}, indent=2, ensure_ascii=False) + "\n")
     elif options.output == "json":
         diff_json.print_diff(
             analysis,
@@ -140,6 +127,7 @@ def report(result: DiffRun, options: DiffOptions) -> int:
             expect=options.expect,
             exit_code=code,
             hazards=result.hazards,
+            extra=result.extra,
         )
     elif options.output == "junit":
         junit.print_diff(

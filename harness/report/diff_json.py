@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import json
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from harness.analyze import Analysis, Location, Origin, TargetChange, summarize
@@ -220,8 +221,10 @@ def print_diff(
     expect: Expectation | None = None,
     exit_code: int | None = None,
     hazards: HazardReport | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> None:
+    """The payload, plus `extra` top-level keys (a shard's block)."""
     data = payload(
         analysis, verdict, base, head, expect=expect, exit_code=exit_code, hazards=hazards
     )
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(json.dumps({**data, **(extra or {})}, indent=2, ensure_ascii=False) + "\n")
