@@ -17,7 +17,7 @@ from harness.config import Config
 from harness.graph import Graph
 from harness.hazards.engine import HazardReport
 from harness.model import Snapshot
-from harness.report import html
+from harness.report import counts, html
 from harness.report.findings import counts_line
 from harness.report.markdown import headline
 
@@ -56,13 +56,23 @@ def diff_page(
         analysis,
         headline(analysis, verdict),
         _status(code, verdict, hazards),
-        f"{command}: {base_label} -> {head_label}, exit {code}",
+        f"{command}: {base_label} -> {head_label}, exit {code}; "
+        + _targets_context(analysis, verdict),
         command=command,
         hazards=hazards,
         graph=change_graph(analysis.base, analysis.head, hazards),
         notes=verdict.notes,
     )
     return html.render(report)
+
+
+def _targets_context(analysis: Analysis, verdict: gate.Verdict) -> str:
+    """The counting model's numbers (report/counts.py), as every other output has them."""
+    c = counts.count(analysis, verdict)
+    return (
+        f"{c.targets_compared} targets compared, {c.targets_changed} differ, "
+        f"{c.documents_before} -> {c.documents_after} documents"
+    )
 
 
 def check_page(

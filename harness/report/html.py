@@ -19,7 +19,7 @@ from importlib import resources
 from typing import Any
 
 from harness import masking
-from harness.analyze import Analysis, Location, TargetChange, summarize
+from harness.analyze import Analysis, Location, TargetChange
 from harness.docdiff import DocChange, unified_diff
 from harness.graph import Graph
 from harness.hazards.engine import HazardReport
@@ -140,11 +140,6 @@ def diff_report(
             errors = [e.message for e in analysis.errors if e.target == t.name]
             data["error"] = "; ".join(errors)
         targets.append(data)
-    s = summarize(analysis)
-    context = (
-        f"{context}; {s.targets} targets compared, {s.targets_changed} with changes, "
-        f"{s.documents_before} -> {s.documents_after} documents"
-    )
     return Report(command, verdict, status, context, tuple(notes), graph, hazards, tuple(targets))
 
 
