@@ -25,8 +25,10 @@ def _tree(root: Path) -> Path:
         {
             "app/kustomization.yaml": kustomization("../base", "cm.yaml"),
             "app/cm.yaml": configmap("a"),
-            "base/kustomization.yaml": kustomization("missing.yaml"),
+            "base/kustomization.yaml": kustomization("missing.yaml")
+            + "patches:\n  - path: patch.yaml\n",
             "base/patch.yaml": configmap("p"),
+            "base/notes.yaml": configmap("n"),
             "unrelated/cm.yaml": configmap("u"),
         },
     )
@@ -51,6 +53,7 @@ def test_a_referenced_directory_outside_the_target_counts(tmp_path: Path) -> Non
 def test_an_unrelated_file_does_not_count(tmp_path: Path) -> None:
     one, two = _tree(tmp_path / "one"), _tree(tmp_path / "two")
     (two / "unrelated/cm.yaml").write_text(configmap("u", v="2"))
+    (two / "base/notes.yaml").write_text(configmap("n", v="2"))  # beside a base, unread
     (two / "README.md").write_text("docs\n")
     a = inputs.side_digests(one, _failed(one, "app"))
     b = inputs.side_digests(two, _failed(two, "app"))
@@ -96,3 +99,67 @@ def test_preexisting_needs_same_message_and_same_inputs() -> None:
     assert "1 pre-existing render error" in verdict.notes[0]
     assert exit_code(only_a, verdict, "no-change", False) == 0
     assert exit_code(only_a, verdict, None, False, fail_on_preexisting=True) == 2
+
+
+def test_a_file_only_the_closure_knows_counts(tmp_path: Path) -> None:
+    """A base in another directory runs a generator plugin whose config names a data file
+    in a subdirectory: no kustomization file names that file, only the closure follows it."""
+
+    def tree(root: Path) -> Path:
+        return write_tree(
+            root,
+            {
+                "app/kustomization.yaml": kustomization("../base", "missing.yaml"),
+                "base/kustomization.yaml": kustomization() + "generators:\n  - gen.yaml\n",
+                "base/gen.yaml": (
+                    "apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata:\n"
+                    "  name: settings\nfiles:\n  - data/settings.conf\n"
+                ),
+                "base/data/settings.conf": "level=info\n",
+            },
+        )
+
+    one, two = tree(tmp_path / "one"), tree(tmp_path / "two")
+    assert inputs.same_inputs(
+        inputs.side_digests(one, _failed(one, "app")), inputs.side_digests(two, _failed(two, "app"))
+    ) == {"app"}
+    (two / "base/data/settings.conf").write_text("level=debug\n")
+    a = inputs.side_digests(one, _failed(one, "app"))
+    b = inputs.side_digests(two, _failed(two, "app"))
+    assert not inputs.inputs_unchanged("app", a, b)
+    analysis = analyze(
+        _failed(one, "app"), _failed(two, "app"), same_inputs=inputs.same_inputs(a, b)
+    )
+    assert not analysis.preexisting, "a changed input makes the error the change's"
+    assert exit_code(analysis, judge(analysis), None, False) == 2
+
+
+def test_a_flux_directory_scan_counts_its_yaml_files(tmp_path: Path) -> None:
+    """A Flux path without a kustomization file builds what Flux's generator lists: a new
+    YAML file in a subdirectory is an input, a README is not."""
+    name = "dev/flux-system/apps"
+
+    def side(root: Path) -> dict[str, str]:
+        snap = snapshot({"dev/flux-system/flux-system": [ks("apps", "./scan")]})
+        target = Target(name, "flux", root / "scan", "dev")
+        snap.results[name] = TargetResult(target, error="kustomize: boom")
+        return inputs.side_digests(root, snap)
+
+    def tree(root: Path) -> Path:
+        return write_tree(root, {"scan/a.yaml": configmap("a"), "scan/sub/b.yaml": configmap("b")})
+
+    one, two = tree(tmp_path / "one"), tree(tmp_path / "two")
+    assert inputs.inputs_unchanged(name, side(one), side(two))
+    (two / "scan/sub/README.md").write_text("docs\n")
+    assert inputs.inputs_unchanged(name, side(one), side(two))
+    (two / "scan/sub/c.yaml").write_text(configmap("c"))
+    assert not inputs.inputs_unchanged(name, side(one), side(two))
+
+
+def test_a_build_escaping_its_root_has_no_digest(tmp_path: Path) -> None:
+    repo = write_tree(
+        tmp_path / "repo",
+        {"app/kustomization.yaml": kustomization("../../outside.yaml")},
+    )
+    (tmp_path / "outside.yaml").write_text(configmap("o"))
+    assert inputs.side_digests(repo, _failed(repo, "app")) == {}
