@@ -33,12 +33,13 @@ from typing import Any
 from harness import yamlload
 from harness.closure import Blobs, EscapeError, Walker
 from harness.flux import generator
-from harness.flux.model import FluxKustomization, SpecError, parse_kustomization
+from harness.flux.model import FluxKustomization, ObjectRef, SpecError, parse_kustomization
 from harness.flux.sourceignore import Rules, SourceIgnores
 from harness.model import Document, Snapshot, TargetResult
 
 FLUX_KS_GROUP = "kustomize.toolkit.fluxcd.io"
 OWNER_LABELS = (f"{FLUX_KS_GROUP}/name:", f"{FLUX_KS_GROUP}/namespace:")
+BOOTSTRAP = "flux-system"
 
 Digests = Mapping[str, str]  # target name -> input digest, for the failed targets of a side
 
@@ -126,18 +127,25 @@ def _flux_inputs(
     docs, sources = _declaration(snapshot, result)
     declaration = "\n---\n".join(sorted([*docs, *sources]))
     ks = _kustomization(docs)
+    if ks is None:
+        # no declaration rendered (the synthesised bootstrap root, or its declarer failed):
+        # the directory as Flux builds it for a Kustomization without overrides
+        ks = _bare(repo, directory)
+        if ks is None:
+            return "\0".join((declaration, "unknown", _tree_digest(dig, directory, directory)))
     root, reached = _source_root(repo, directory, ks)
-    if ks is None or not reached:
-        # the build stopped before reading the directory (unmapped or external source,
-        # `${}` in spec.path, a missing directory) or the declaration is unknown: the
-        # directory as a plain build, and whether what spec.path names exists
-        named = f"path\0{ks.path}" if ks is not None else "unknown"
-        return "\0".join((declaration, named, _closure_digest(dig, directory, root, None)))
+    if not reached:
+        # the build stopped before reading a directory (unmapped or external source, `${}`
+        # in spec.path, a missing directory): what it read is the declaration, harness.yaml
+        # (the same on both sides) and whether spec.path names a directory
+        exists = (repo / ks.path).is_dir() if ".." not in ks.path else False
+        return "\0".join((declaration, f"unreached\0{ks.path}\0{exists}"))
     rules = dig.ignores.rules(root, ks.source.kind, _spec_ignore(snapshot, result, ks))
     try:
         plan = generator.plan(ks, directory, dig.workspace, rules, mirror=False, check=False)
     except generator.GeneratorError as exc:
-        return "\0".join((declaration, f"generator\0{exc}", _tree_digest(dig, directory, root)))
+        message = str(exc).replace(f"{root}/", "")  # each side's tree is somewhere else
+        return "\0".join((declaration, f"generator\0{message}", _tree_digest(dig, directory, root)))
     if plan.empty:
         return "\0".join((declaration, "empty", _tree_digest(dig, directory, root)))
     generated = (plan.file_name, plan.content) if plan.generated else None
@@ -150,18 +158,27 @@ def _flux_inputs(
     )
 
 
-def _source_root(repo: Path, directory: Path, ks: FluxKustomization | None) -> tuple[Path, bool]:
+def _bare(repo: Path, directory: Path) -> FluxKustomization | None:
+    """A Kustomization of the bootstrap source without overrides, building `directory`."""
+    if not directory.is_relative_to(repo):
+        return None
+    rel = directory.relative_to(repo).as_posix()
+    return FluxKustomization(
+        name=BOOTSTRAP,
+        namespace=BOOTSTRAP,
+        path=f"./{rel}" if rel != "." else "./",
+        source=ObjectRef("GitRepository", BOOTSTRAP, BOOTSTRAP),
+    )
+
+
+def _source_root(repo: Path, directory: Path, ks: FluxKustomization) -> tuple[Path, bool]:
     """(source root, whether the build reached `directory`): the directory is `spec.path`
     under the root, so the root is what is left of it once `spec.path` is taken off."""
-    if ks is None:
-        return (repo if directory.is_relative_to(repo) else Path(directory.anchor)), False
     parts = [p for p in ks.path.replace("\\", "/").split("/") if p not in ("", ".")]
-    if ".." in parts:
-        return (repo if directory.is_relative_to(repo) else Path(directory.anchor)), False
     root = directory
     for part in reversed(parts):
-        if root.name != part:
-            return (repo if directory.is_relative_to(repo) else Path(directory.anchor)), False
+        if part == ".." or root.name != part:
+            return repo, False
         root = root.parent
     return root, directory.is_dir()
 

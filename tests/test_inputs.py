@@ -163,3 +163,26 @@ def test_a_build_escaping_its_root_has_no_digest(tmp_path: Path) -> None:
     )
     (tmp_path / "outside.yaml").write_text(configmap("o"))
     assert inputs.side_digests(repo, _failed(repo, "app")) == {}
+
+
+def test_a_synthesised_root_digests_the_cluster_directory_as_flux_builds_it(
+    tmp_path: Path,
+) -> None:
+    """The bootstrap root has no rendered declaration when its own build fails: its inputs
+    are the directory as Flux scans it (no kustomization file here)."""
+    name = "dev/flux-system/flux-system"
+
+    def side(root: Path) -> dict[str, str]:
+        target = Target(name, "flux", root / "clusters/dev", "dev")
+        snap = Snapshot(RENDERER, {name: TargetResult(target, error="kustomize: boom")})
+        return inputs.side_digests(root, snap)
+
+    def tree(root: Path) -> Path:
+        return write_tree(root, {"clusters/dev/apps.yaml": configmap("a")})
+
+    one, two = tree(tmp_path / "one"), tree(tmp_path / "two")
+    assert inputs.inputs_unchanged(name, side(one), side(two))
+    (two / "clusters/dev/README.md").write_text("docs\n")
+    assert inputs.inputs_unchanged(name, side(one), side(two))
+    (two / "clusters/dev/infra.yaml").write_text(configmap("i"))
+    assert not inputs.inputs_unchanged(name, side(one), side(two))
