@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from harness import inputs
 from harness.analyze import analyze
 from harness.gate import exit_code, judge
 from harness.model import RendererInfo, Snapshot, Target, TargetResult
-from tests.conftest import configmap, kustomization, write_tree
+from tests.conftest import Result, configmap, kustomization, write_tree
 from tests.diffkit import ks, snapshot
+from tests.gitkit import commit_all, init
+
+Cli = Callable[..., Result]
 
 RENDERER = RendererInfo("kubectl", "v1.0.0")
 
@@ -186,3 +190,37 @@ def test_a_synthesised_root_digests_the_cluster_directory_as_flux_builds_it(
     assert inputs.inputs_unchanged(name, side(one), side(two))
     (two / "clusters/dev/infra.yaml").write_text(configmap("i"))
     assert not inputs.inputs_unchanged(name, side(one), side(two))
+
+
+def test_through_the_cli_a_closure_only_change_is_the_changes_error(
+    tmp_path: Path, cli: Cli
+) -> None:
+    """A broken target stays pre-existing across a commit that edits nothing it reads, and
+    becomes the change's error (exit 2) when a data file only its closure follows changes."""
+    root = init(tmp_path / "git")
+    write_tree(
+        root,
+        {
+            "app/kustomization.yaml": kustomization("../base", "missing.yaml"),
+            "base/kustomization.yaml": kustomization() + "generators:\n  - gen.yaml\n",
+            "base/gen.yaml": (
+                "apiVersion: builtin\nkind: ConfigMapGenerator\nmetadata:\n"
+                "  name: settings\nfiles:\n  - data/settings.conf\n"
+            ),
+            "base/data/settings.conf": "level=info\n",
+            "ok/kustomization.yaml": kustomization("cm.yaml"),
+            "ok/cm.yaml": configmap("ok"),
+        },
+    )
+    commit_all(root, "base")
+    (root / "README.md").write_text("docs\n")
+    (root / "base/notes.txt").write_text("unread\n")
+    commit_all(root, "docs only")
+    docs_only = cli("diff", "--repo", root, "--base", "HEAD~1", "--head", "HEAD")
+    assert docs_only.code == 0, docs_only.stdout + docs_only.stderr
+    assert "pre-existing error: app" in docs_only.stdout + docs_only.stderr
+    (root / "base/data/settings.conf").write_text("level=debug\n")
+    commit_all(root, "closure-only data change")
+    touched = cli("diff", "--repo", root, "--base", "HEAD~1", "--head", "HEAD")
+    assert touched.code == 2, touched.stdout + touched.stderr
+    assert "pre-existing" not in touched.stdout + touched.stderr
