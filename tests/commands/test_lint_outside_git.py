@@ -107,3 +107,17 @@ def test_a_declaration_under_the_clusters_path_applies(tmp_path: Path, cli: Cli)
     res, data = _lint(cli, repo)
     assert res.code == 0, res.stderr + res.stdout
     assert data["findings"] == [] and data["unchecked"] == []
+
+
+def test_a_source_mapped_to_a_checkout_is_judged_there(tmp_path: Path, cli: Cli) -> None:
+    """A source mapped to a local checkout renders from it, and lint reads the same files:
+    the `${}` in the checkout is reported with its path, the repo's own `deploy/` is not."""
+    config = _outside(keys={"SECRET_DOMAIN": "x"})
+    config["outside_git"]["home"]["sources"] = {"GitRepository/flux-system/team": "vendor/team"}
+    repo = _repo(tmp_path, config)
+    (repo / "vendor/team/deploy").mkdir(parents=True)
+    (repo / "vendor/team/deploy/team.yaml").write_text(cm("team", "team", note="${TEAM_NOTE}"))
+    res, data = _lint(cli, repo)
+    assert res.code == 0, res.stderr + res.stdout
+    assert [f["id"] for f in data["findings"]] == ["substitution:home:team:TEAM_NOTE:literal"]
+    assert "vendor/team/deploy/team.yaml" in data["findings"][0]["message"]
