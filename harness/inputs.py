@@ -2,48 +2,78 @@
 whether a failure on both sides is a *pre-existing* error (shown once, not judged) or one the
 change may have caused or touched (an error, exit 2).
 
-Today the answer comes from a digest of what the target can read, taken on each side while
-that side's tree exists (a git ref's temporary checkout is gone once it is rendered):
+The answer is the render cache's input digest (closure.py), taken on each side while that
+side's tree exists (a git ref's temporary checkout is gone once it is rendered):
 
-- every file directly inside each directory of the target's static closure (its directory,
-  and what its kustomization files pull in through resources/bases/components, or Flux's
-  directory scan where there is no kustomization file), and every file a kustomization file
-  names (patches, generator inputs, crds, configurations, ...), keyed by repo-relative path;
-- for a Flux target, the Kustomization object that declares it (owner labels aside) and the
-  ConfigMaps/Secrets its `postBuild.substituteFrom` names, as rendered on that side.
+- the build's input closure, walked by the same `Walker` the render cache keys on: every
+  local file kustomize may read (resources, bases, components, every patch form, generator
+  and plugin inputs, Helm values files and chart homes, ...), confined to the source root;
+- for a Flux target, that closure is taken with the kustomization file Flux generates in
+  place of the one on disk (generator.plan, so a directory scan's YAML files count), plus
+  the source's ignore rules, the Kustomization object that declares it (owner labels
+  aside) and the ConfigMaps/Secrets its `postBuild.substituteFrom` names, as rendered on
+  that side.
 
 Helm targets are never digested: a chart comes from a repository that may answer differently
-on every run. It is an over-approximation: anything that could change the build counts, so an
-unchanged digest means the same inputs. Only failed targets are digested (nothing else is asked).
-When the render cache's input-closure digest exists, `target_digest` is what to replace.
+on every run. A build that reads outside its source root has no digest either (its closure
+stops at the escape). Unknown counts as changed, so an unchanged digest means the same
+inputs. Only failed targets are digested (nothing else is asked).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from harness import yamlload
-from harness.flux.includes import Includes
-from harness.model import Snapshot, TargetResult
+from harness.closure import Blobs, EscapeError, Walker
+from harness.flux import generator
+from harness.flux.model import FluxKustomization, ObjectRef, SpecError, parse_kustomization
+from harness.flux.sourceignore import Rules, SourceIgnores
+from harness.model import Document, Snapshot, TargetResult
 
 FLUX_KS_GROUP = "kustomize.toolkit.fluxcd.io"
 OWNER_LABELS = (f"{FLUX_KS_GROUP}/name:", f"{FLUX_KS_GROUP}/namespace:")
+BOOTSTRAP = "flux-system"
 
 Digests = Mapping[str, str]  # target name -> input digest, for the failed targets of a side
 
 
+class Digester:
+    """What the digests of one side share: the closure walker, blob ids, ignore rules.
+
+    Files differ between sides (and runs), so a Digester lives for one side only.
+    """
+
+    def __init__(self, workspace: generator.Workspace) -> None:
+        self.walker = Walker()
+        self.blobs = Blobs()
+        self.ignores = SourceIgnores()
+        self.workspace = workspace
+
+
+@contextlib.contextmanager
+def digester(repo: Path) -> Iterator[Digester]:
+    with generator.workspace(repo) as ws:
+        yield Digester(ws)
+
+
 def side_digests(repo: Path, snapshot: Snapshot) -> dict[str, str]:
     """Digests of the failed targets of one side, read from `repo` (that side's tree)."""
-    includes = Includes()
     out: dict[str, str] = {}
-    for name, result in snapshot.results.items():
-        if not result.ok:
-            digest = target_digest(repo, snapshot, result, includes)
+    failed = [r for r in snapshot.results.values() if not r.ok]
+    if not failed:
+        return out
+    with digester(repo) as dig:
+        for result in failed:
+            digest = target_digest(repo, snapshot, result, dig)
             if digest is not None:
-                out[name] = digest
+                out[result.name] = digest
     return out
 
 
@@ -59,45 +89,116 @@ def same_inputs(base: Digests, head: Digests) -> frozenset[str]:
 
 
 def target_digest(
-    repo: Path, snapshot: Snapshot, result: TargetResult, includes: Includes | None = None
+    repo: Path, snapshot: Snapshot, result: TargetResult, dig: Digester | None = None
 ) -> str | None:
-    """sha256 over the target's inputs; None when its directory cannot be read, and for helm
-    targets, whose inputs include remote charts (a chart repository failing on both sides is
-    an error of this run, not a pre-existing one)."""
+    """sha256 over the target's inputs; None when they cannot be known: helm targets (their
+    inputs include remote charts, so a chart repository failing on both sides is an error
+    of this run, not a pre-existing one) and builds that escape their source root."""
     if result.target.kind == "helm":
         return None
-    includes = includes or Includes()
-    root = Path(os.path.normpath(result.target.path))
-    if not root.is_dir():
+    if dig is None:
+        with digester(repo) as own:
+            return target_digest(repo, snapshot, result, own)
+    repo = Path(os.path.abspath(repo))
+    directory = Path(os.path.abspath(result.target.path))
+    h = hashlib.sha256(f"{result.target.kind}\0".encode())
+    try:
+        if result.target.kind == "flux":
+            h.update(_flux_inputs(repo, snapshot, result, directory, dig).encode())
+        else:
+            h.update(_closure_digest(dig, directory, repo).encode())
+    except EscapeError:
         return None
-    h = hashlib.sha256()
-    h.update(f"{result.target.kind}\0".encode())
-    for path in sorted(_files(includes, root)):
-        h.update(_relative(repo, path).encode() + b"\0")
-        try:
-            h.update(hashlib.sha256(path.read_bytes()).digest())
-        except OSError:
-            h.update(b"<unreadable>")
-    if result.target.kind == "flux":
-        h.update(b"\0ks\0" + _declaration(snapshot, result).encode())
     return h.hexdigest()
 
 
-def _files(includes: Includes, root: Path) -> set[Path]:
-    files: set[Path] = set()
-    for directory in includes.closure([root]):
-        try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError:
-            files.add(directory)  # a missing directory is an input too (its absence)
-            continue
-        for entry in entries:
-            if entry.is_file():
-                path = Path(entry.path)
-                files.add(path)
-                if entry.name in ("kustomization.yaml", "kustomization.yml", "Kustomization"):
-                    files.update(p for p in includes.file_refs(path) if not p.is_dir())
-    return files
+def _closure_digest(
+    dig: Digester, directory: Path, root: Path, generated: tuple[str, str] | None = None
+) -> str:
+    if not directory.is_dir():
+        return f"absent\0{_relative(root, directory)}"
+    return dig.walker.closure(directory, root, generated=generated).digest(dig.blobs)
+
+
+def _flux_inputs(
+    repo: Path, snapshot: Snapshot, result: TargetResult, directory: Path, dig: Digester
+) -> str:
+    """The closure Flux builds for this target, under its source root, and its declaration."""
+    docs, sources = _declaration(snapshot, result)
+    declaration = "\n---\n".join(sorted([*docs, *sources]))
+    ks = _kustomization(docs)
+    if ks is None:
+        # no declaration rendered (the synthesised bootstrap root, or its declarer failed):
+        # the directory as Flux builds it for a Kustomization without overrides
+        ks = _bare(repo, directory)
+        if ks is None:
+            return "\0".join((declaration, "unknown", _tree_digest(dig, directory, directory)))
+    root, reached = _source_root(repo, directory, ks)
+    if not reached:
+        # the build stopped before reading a directory (unmapped or external source, `${}`
+        # in spec.path, a missing directory): what it read is the declaration, harness.yaml
+        # (the same on both sides) and whether spec.path names a directory
+        exists = (repo / ks.path).is_dir() if ".." not in ks.path else False
+        return "\0".join((declaration, f"unreached\0{ks.path}\0{exists}"))
+    rules = dig.ignores.rules(root, ks.source.kind, _spec_ignore(snapshot, result, ks))
+    try:
+        plan = generator.plan(ks, directory, dig.workspace, rules, mirror=False, check=False)
+    except generator.GeneratorError as exc:
+        message = str(exc).replace(f"{root}/", "")  # each side's tree is somewhere else
+        return "\0".join((declaration, f"generator\0{message}", _tree_digest(dig, directory, root)))
+    if plan.empty:
+        return "\0".join((declaration, "empty", _tree_digest(dig, directory, root)))
+    generated = (plan.file_name, plan.content) if plan.generated else None
+    return "\0".join(
+        (
+            declaration,
+            _rules_part(rules, root),
+            _closure_digest(dig, directory, root, generated),
+        )
+    )
+
+
+def _bare(repo: Path, directory: Path) -> FluxKustomization | None:
+    """A Kustomization of the bootstrap source without overrides, building `directory`."""
+    if not directory.is_relative_to(repo):
+        return None
+    rel = directory.relative_to(repo).as_posix()
+    return FluxKustomization(
+        name=BOOTSTRAP,
+        namespace=BOOTSTRAP,
+        path=f"./{rel}" if rel != "." else "./",
+        source=ObjectRef("GitRepository", BOOTSTRAP, BOOTSTRAP),
+    )
+
+
+def _source_root(repo: Path, directory: Path, ks: FluxKustomization) -> tuple[Path, bool]:
+    """(source root, whether the build reached `directory`): the directory is `spec.path`
+    under the root, so the root is what is left of it once `spec.path` is taken off."""
+    parts = [p for p in ks.path.replace("\\", "/").split("/") if p not in ("", ".")]
+    root = directory
+    for part in reversed(parts):
+        if part == ".." or root.name != part:
+            return repo, False
+        root = root.parent
+    return root, directory.is_dir()
+
+
+def _tree_digest(dig: Digester, directory: Path, root: Path) -> str:
+    """Every file under `directory` (what a failed scan or an empty plan depends on)."""
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(directory):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            h.update(f"{_relative(root, path)}\0{dig.blobs.of(path) or 'unreadable'}\n".encode())
+    return h.hexdigest()
+
+
+def _rules_part(rules: Rules, root: Path) -> str:
+    prefix = str(root).rstrip("/") + "/"
+    return json.dumps(
+        [[p.text, p.origin.removeprefix(prefix), list(p.domain), p.negated] for p in rules.patterns]
+    )
 
 
 def _relative(repo: Path, path: Path) -> str:
@@ -107,21 +208,25 @@ def _relative(repo: Path, path: Path) -> str:
         return path.as_posix()
 
 
-def _declaration(snapshot: Snapshot, result: TargetResult) -> str:
-    """The rendered Kustomization object behind a Flux target and its substitution sources,
-    owner labels dropped (a move between declaring Kustomizations changes nothing)."""
-    parts = result.name.rsplit("/", 2)
-    if len(parts) != 3:
-        return ""
-    cluster, namespace, name = parts
-    docs = [
+def _cluster_docs(snapshot: Snapshot, cluster: str | None) -> list[Document]:
+    return [
         doc
         for other in snapshot.results.values()
         if other.target.kind == "flux" and other.target.cluster == cluster and other.ok
         for doc in other.documents
     ]
+
+
+def _declaration(snapshot: Snapshot, result: TargetResult) -> tuple[list[str], list[str]]:
+    """The rendered Kustomization object behind a Flux target and its substitution sources,
+    owner labels dropped (a move between declaring Kustomizations changes nothing)."""
+    parts = result.name.rsplit("/", 2)
+    if len(parts) != 3:
+        return [], []
+    _cluster, namespace, name = parts
+    docs = _cluster_docs(snapshot, result.target.cluster)
     texts: list[str] = []
-    sources: set[tuple[str, str]] = set()
+    refs: set[tuple[str, str]] = set()
     for doc in docs:
         if (
             doc.id.group == FLUX_KS_GROUP
@@ -130,23 +235,58 @@ def _declaration(snapshot: Snapshot, result: TargetResult) -> str:
             and (doc.id.namespace or "flux-system") == namespace
         ):
             texts.append(_without_owner_labels(doc.text))
-            sources |= _substitute_from(doc.text)
-    for doc in docs:
-        key = (doc.id.kind, doc.id.name)
-        if doc.id.group == "" and key in sources and doc.id.namespace == namespace:
-            texts.append(_without_owner_labels(doc.text))
-    return "\n---\n".join(sorted(texts))
+            refs |= _substitute_from(doc.text)
+    sources = [
+        _without_owner_labels(doc.text)
+        for doc in docs
+        if doc.id.group == ""
+        and (doc.id.kind, doc.id.name) in refs
+        and doc.id.namespace == namespace
+    ]
+    return texts, sources
+
+
+def _kustomization(texts: list[str]) -> FluxKustomization | None:
+    """The declaration parsed (the first, when two Kustomizations render it)."""
+    for text in sorted(texts):
+        obj = _load(text)
+        if isinstance(obj, dict):
+            try:
+                return parse_kustomization(obj, "flux-system")
+            except SpecError:
+                return None
+    return None
+
+
+def _spec_ignore(snapshot: Snapshot, result: TargetResult, ks: FluxKustomization) -> str | None:
+    """The source object's `spec.ignore`, when the cluster renders the source."""
+    for doc in _cluster_docs(snapshot, result.target.cluster):
+        if (
+            doc.id.kind == ks.source.kind
+            and doc.id.name == ks.source.name
+            and (doc.id.namespace or "flux-system") == ks.source.namespace
+            and doc.id.group.startswith("source.toolkit.fluxcd.io")
+        ):
+            obj = _load(doc.text)
+            spec = obj.get("spec") if isinstance(obj, dict) else None
+            ignore = spec.get("ignore") if isinstance(spec, dict) else None
+            return ignore if isinstance(ignore, str) else None
+    return None
 
 
 def _without_owner_labels(text: str) -> str:
     return "\n".join(ln for ln in text.splitlines() if not ln.strip().startswith(OWNER_LABELS))
 
 
-def _substitute_from(text: str) -> set[tuple[str, str]]:
+def _load(text: str) -> Any:
     try:
-        obj = yamlload.load(text)
+        return yamlload.load(text)
     except yamlload.YAMLError:
-        return set()
+        return None
+
+
+def _substitute_from(text: str) -> set[tuple[str, str]]:
+    obj = _load(text)
     spec = obj.get("spec") if isinstance(obj, dict) else None
     post = spec.get("postBuild") if isinstance(spec, dict) else None
     refs = post.get("substituteFrom") if isinstance(post, dict) else None

@@ -81,6 +81,7 @@ def compute(common: Common, options: GraphOptions) -> tuple[Graph, bool]:
                 goldens=cfg.goldens,
                 sources=cfg.sources,
                 suppressions=cfg.suppress,
+                outside_git=cfg.outside_git,
             )
             if options.hazards
             else None

@@ -43,6 +43,7 @@ def run(
         preinstalled=cfg.preinstalled,
         config_file=cfg.source_file.name if cfg.source_file else "harness.yaml",
         strict=cfg.strict,
+        outside_git=cfg.outside_git,
     )
     code = exit_code(snapshot, report, fail_on)
     if output == "html" or html is not None:

@@ -32,7 +32,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 from harness.errors import ConfigError
 from harness.flux.model import ObjectRef
@@ -175,6 +176,41 @@ def resolve(decls: Mapping[str, ClusterDecl], names: Iterable[str]) -> Resolved:
         objects.update({o.ref: o for o in decl.objects})
         sources.insert(0, decl.sources)
     return Resolved(objects, tuple(sources))
+
+
+@dataclass(frozen=True)
+class SourceRoot:
+    """Where a Kustomization's source files are, as the renderer and the hazards see them:
+    `repo` (the bootstrap source), `mapped` (a local checkout; `directory` as written in
+    harness.yaml, relative to the repo), `external` (not rendered: its targets are skipped)
+    or `unmapped` (another repo nobody declared: its targets fail)."""
+
+    kind: Literal["repo", "mapped", "external", "unmapped"]
+    directory: str | None = None
+
+
+def source_root(
+    resolved: Resolved, ref: ObjectRef, bootstrap: ObjectRef, fallback: Mapping[str, str]
+) -> SourceRoot:
+    """The one resolution of a source: the cluster's bootstrap source is the repo; any other
+    comes from `outside_git` (the cluster's entry, then `*`), then the top-level `sources:`."""
+    if ref == bootstrap:
+        return SourceRoot("repo")
+    found, mapped = resolved.source(ref, fallback)
+    if not found:
+        return SourceRoot("unmapped")
+    if mapped is None:
+        return SourceRoot("external")
+    return SourceRoot("mapped", mapped)
+
+
+def aliases(path: Path, repo: Path) -> tuple[str, ...]:
+    """Names a cluster directory answers to in harness.yaml: its basename and its path."""
+    if path == repo:
+        return (repo.name, ".")
+    if path.is_relative_to(repo):
+        return (path.name, path.relative_to(repo).as_posix())
+    return (path.name, str(path))
 
 
 def check_clusters(decls: Mapping[str, ClusterDecl], known: Iterable[str], where: str) -> None:

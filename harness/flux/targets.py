@@ -358,14 +358,12 @@ def _resolve_path(
 
 def _source_root(run: _Run, source: ObjectRef, config: Config) -> Path:
     """The bootstrap source is the repo; others come from harness.yaml (outside.py)."""
-    if source == run.bootstrap:
-        return config.repo
-    found, mapped = run.declared.source(source, config.sources)
-    if not found:
+    where = outside.source_root(run.declared, source, run.bootstrap, config.sources)
+    if where.kind == "unmapped":
         raise _Unmapped(source)
-    if mapped is None:
+    if where.kind == "external":
         raise _External(f"source {source} is external (harness.yaml outside_git)")
-    return Path(os.path.normpath(config.repo / mapped))
+    return Path(os.path.normpath(config.repo / (where.directory or ".")))
 
 
 def _config_of_this_tree(config: Config) -> bool:
@@ -375,12 +373,7 @@ def _config_of_this_tree(config: Config) -> bool:
 
 
 def _aliases(path: Path, repo: Path) -> tuple[str, ...]:
-    """Names a cluster directory answers to in harness.yaml: its basename and its path."""
-    if path == repo:
-        return (repo.name, ".")
-    if path.is_relative_to(repo):
-        return (path.name, path.relative_to(repo).as_posix())
-    return (path.name, str(path))
+    return outside.aliases(path, repo)
 
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -15,6 +15,7 @@ from harness.model import Document, Snapshot
 
 if TYPE_CHECKING:
     from harness.config import Preinstalled
+    from harness.flux.outside import ClusterDecl
     from harness.hazards.preinstalled import Inventory
     from harness.hazards.sources import SourceIndex
 
@@ -23,12 +24,15 @@ if TYPE_CHECKING:
 class LintContext:
     """One render. `repo` (when the render is of the working tree) lets rules read source
     files that no target renders verbatim, e.g. the pre-substitution text of a path without
-    a kustomization file."""
+    a kustomization file. `sources` and `outside_git` are harness.yaml's: rules resolve a
+    Kustomization's source and its declared substituteFrom objects the way the renderer
+    does (sources.py, flux/outside.py)."""
 
     snapshot: Snapshot
     repo: Path | None = None
     goldens: Path | None = None
     sources: dict[str, str] = field(default_factory=dict)
+    outside_git: Mapping[str, ClusterDecl] = field(default_factory=dict)
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
     preinstalled_entries: tuple[Preinstalled, ...] = ()
     config_file: str = "harness.yaml"

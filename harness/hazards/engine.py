@@ -15,13 +15,14 @@ objects, after following renames and moves), not their ids (see introduced.py).
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.compare import Comparison
 from harness.config import Config, Preinstalled, Suppression
 from harness.errors import ConfigError, HarnessError
+from harness.flux.outside import ClusterDecl
 from harness.hazards import (
     crd_order,
     depends_on,
@@ -184,6 +185,7 @@ def lint(
     preinstalled: Sequence[Preinstalled] = (),
     config_file: str = "harness.yaml",
     strict: bool = True,
+    outside_git: Mapping[str, ClusterDecl] | None = None,
 ) -> HazardReport:
     """`harness lint`: the lint rules over one render."""
     ctx = LintContext(
@@ -191,6 +193,7 @@ def lint(
         repo=repo,
         goldens=goldens,
         sources=dict(sources or {}),
+        outside_git=dict(outside_git or {}),
         preinstalled_entries=tuple(preinstalled),
         config_file=config_file,
         strict=strict,
@@ -212,16 +215,19 @@ def diff(
     preinstalled: Sequence[Preinstalled] = (),
     strict: bool = True,
     config_file: str = "harness.yaml",
+    outside_git: Mapping[str, ClusterDecl] | None = None,
 ) -> HazardReport:
     """`diff`/`check`/`comment`: diff rules, plus lint findings the change introduces.
 
     What exists before Flux is read once, from the head's repo and config, for every side."""
     src = dict(sources or {})
+    decls = dict(outside_git or {})
     head_ctx = LintContext(
         head,
         repo=head_repo,
         goldens=goldens,
         sources=src,
+        outside_git=decls,
         preinstalled_entries=tuple(preinstalled),
         config_file=config_file,
         strict=strict,
@@ -233,10 +239,18 @@ def diff(
         findings.extend(_run(rule, "diff", ctx))
     if new_lint:
         before = lint_findings(
-            LintContext(base, sources=src, inventory=inventory, strict=strict), rules
+            LintContext(
+                base, sources=src, outside_git=decls, inventory=inventory, strict=strict
+            ),
+            rules,
         )
         bare = _unique(
-            lint_findings(LintContext(head, sources=src, inventory=inventory, strict=strict), rules)
+            lint_findings(
+                LintContext(
+                    head, sources=src, outside_git=decls, inventory=inventory, strict=strict
+                ),
+                rules,
+            )
         )
         new = introduced.introduced(before, bare, introduced.renames(base, head))
         if new:
@@ -257,4 +271,5 @@ def diff_for(cfg: Config, base: Snapshot, head: Snapshot, head_repo: Path | None
         preinstalled=cfg.preinstalled,
         strict=cfg.strict,
         config_file=cfg.source_file.name if cfg.source_file else "harness.yaml",
+        outside_git=cfg.outside_git,
     )

@@ -6,6 +6,12 @@ path target rendering the Kustomization's `spec.path` (kustomize leaves `${...}`
 for a path without a kustomization file, its YAML files scanned the way Flux's generator
 does. Components and inline `spec.patches` are scanned as text. Files are named relative to
 the repo root so a finding can say where to edit.
+
+A Kustomization's source resolves as the renderer resolves it (flux/outside.py): the
+cluster's bootstrap source is the repo, any other a harness.yaml mapping (a local checkout
+inside the repo is read, one outside it is not), `external` (not rendered, so not judged)
+or unmapped (its target fails). A `substituteFrom` object missing from git but declared in
+`outside_git` defines its declared keys (an `any_key` one defines every variable).
 """
 
 from __future__ import annotations
@@ -20,7 +26,15 @@ from typing import TYPE_CHECKING, Any
 from harness import yamlload
 from harness.discover import kustomization_file
 from harness.documents import identity, is_kubernetes_object
-from harness.hazards.model import ClusterGraph, KsNode, parse
+from harness.flux import outside
+from harness.flux.model import ObjectRef
+from harness.hazards.model import (
+    DEFAULT_NAMESPACE,
+    ClusterGraph,
+    KsNode,
+    is_flux_kustomization,
+    parse,
+)
 from harness.model import DocId, TargetResult
 from harness.substitute import SubstitutionError, referenced_variables
 
@@ -56,13 +70,20 @@ class Variables:
     complete: bool = True
     active: bool = False
     missing: tuple[str, ...] = ()
+    any_key: bool = False  # a declared `any_key` object answers every variable
 
     def defines(self, name: str) -> bool:
-        return name in self.values or name in self.hidden
+        return self.any_key or name in self.values or name in self.hidden
 
 
-def variables(graph: ClusterGraph, node: KsNode) -> Variables:
-    """substituteFrom sources in order (later wins), then inline `substitute` over all."""
+def variables(
+    graph: ClusterGraph,
+    node: KsNode,
+    declared: Mapping[ObjectRef, outside.DeclaredObject] | None = None,
+) -> Variables:
+    """substituteFrom sources in order (later wins), then inline `substitute` over all.
+
+    An object rendered from git wins over a `declared` one (harness.yaml `outside_git`)."""
     post = node.post_build
     if post is None:
         return Variables()
@@ -70,8 +91,22 @@ def variables(graph: ClusterGraph, node: KsNode) -> Variables:
     hidden: set[str] = set()
     origin: dict[str, str] = {}
     missing: list[str] = []
+    any_key = False
     for src in post.substitute_from:
         found = graph.find(DocId("", src.kind, node.namespace, src.name))
+        decl = (declared or {}).get(ObjectRef(src.kind, node.namespace, src.name))
+        if not found and decl is not None:
+            label = f"{src} (harness.yaml {outside.SECTION})"
+            for key, value in decl.keys.items():
+                if src.kind == "ConfigMap":
+                    values[key] = value
+                    hidden.discard(key)
+                else:
+                    values.pop(key, None)
+                    hidden.add(key)
+                origin[key] = label
+            any_key = any_key or decl.any_key is not None
+            continue
         if not found:
             if not src.optional:
                 missing.append(str(src))
@@ -97,8 +132,9 @@ def variables(graph: ClusterGraph, node: KsNode) -> Variables:
         hidden=frozenset(hidden),
         origin=origin,
         complete=not missing,
-        active=bool(values or hidden or missing) or post.always,
+        active=bool(values or hidden or missing or any_key) or post.always,
         missing=tuple(missing),
+        any_key=any_key,
     )
 
 
@@ -227,6 +263,7 @@ class SourceIndex:
             r.name: r for r in ctx.snapshot.results.values() if r.target.kind == "path"
         }
         self._docs: dict[tuple[str, str, str], list[SourceDoc] | None] = {}
+        self._clusters: dict[str, ClusterSources] = {}
 
     @property
     def repo(self) -> Path | None:
@@ -235,13 +272,35 @@ class SourceIndex:
     def path_target(self, rel: str) -> TargetResult | None:
         return self._paths.get(rel)
 
+    def source_root(self, node: KsNode) -> outside.SourceRoot | None:
+        """Where the node's source is (flux/outside.py's resolution); None if unknown."""
+        if node.source is None:
+            return None
+        cluster = self.cluster(node.cluster)
+        return outside.source_root(
+            cluster.declared, ObjectRef(*node.source), cluster.bootstrap, self._ctx.sources
+        )
+
+    def external(self, node: KsNode) -> bool:
+        """Built from a source harness.yaml marks external: not rendered, not judged."""
+        where = self.source_root(node)
+        return where is not None and where.kind == "external"
+
+    def cluster(self, name: str) -> ClusterSources:
+        found = self._clusters.get(name)
+        if found is None:
+            found = self._clusters[name] = _cluster_sources(self._ctx, name)
+        return found
+
     def rel_path(self, node: KsNode) -> str | None:
-        """`spec.path` as a repo-relative directory (`.` for the root); None if unmapped."""
+        """`spec.path` as a repo-relative directory (`.` for the root); None when its
+        source is external, unmapped or a checkout outside the repo."""
         root = ""
-        if node.source is not None:
-            mapped = self._ctx.sources.get(node.source[2])
-            if mapped:
-                root = mapped
+        where = self.source_root(node)
+        if where is not None:
+            if where.kind in ("external", "unmapped"):
+                return None
+            root = where.directory or ""
         joined = os.path.normpath(os.path.join(root, node.path.lstrip("/") or "."))
         if joined.startswith(".."):
             return None
@@ -390,3 +449,53 @@ def _load_objects(path: Path, text: str | None = None) -> list[dict[str, Any]]:
     except (OSError, UnicodeDecodeError, yamlload.YAMLError):
         return []
     return [o for o in loaded if is_kubernetes_object(o)]
+
+
+@dataclass(frozen=True)
+class ClusterSources:
+    """What harness.yaml says about one cluster, and the source that is the repo there."""
+
+    declared: outside.Resolved
+    bootstrap: ObjectRef
+
+
+def _cluster_sources(ctx: LintContext, cluster: str) -> ClusterSources:
+    """The renderer's view of a cluster rebuilt from the render: its root Kustomization is
+    the one that renders itself (the entry directory holds it), whose source is the
+    bootstrap source and whose `spec.path` is the cluster directory; without one, the
+    root was synthesised with GitRepository flux-system. The declarations are those for the
+    cluster's names (its basename and repo-relative path), over `*`."""
+    graph = ctx.graphs.get(cluster)
+    bootstrap = BOOTSTRAP_SOURCE
+    names = [cluster]
+    if graph is not None:
+        roots = sorted(
+            (node.name != DEFAULT_NAMESPACE, node.key)
+            for key, result in graph.results.items()
+            if result.ok
+            for doc in result.documents
+            if is_flux_kustomization(doc.id)
+            and (doc.id.namespace or DEFAULT_NAMESPACE, doc.id.name) == key
+            for node in [graph.nodes.get(key)]
+            if node is not None and node.source is not None and node.source[0] == "GitRepository"
+        )
+        if roots:
+            root = graph.nodes[roots[0][1]]
+            assert root.source is not None
+            bootstrap = ObjectRef(*root.source)
+            rel = os.path.normpath(root.path.lstrip("/") or ".")
+            if rel != ".":
+                names += [rel, rel.rsplit("/", 1)[-1]]
+            elif ctx.repo is not None:
+                names += [".", ctx.repo.name]
+        elif ctx.repo is not None:
+            for key, result in graph.results.items():
+                node = graph.nodes.get(key)
+                if node is not None and not node.spec_known:
+                    path = Path(os.path.abspath(result.target.path))
+                    names += outside.aliases(path, Path(os.path.abspath(ctx.repo)))
+                    break
+    return ClusterSources(outside.resolve(ctx.outside_git, names), bootstrap)
+
+
+BOOTSTRAP_SOURCE = ObjectRef("GitRepository", DEFAULT_NAMESPACE, DEFAULT_NAMESPACE)

@@ -1,7 +1,9 @@
 """substitution (lint, a gate): every `${VAR}` every flux target would substitute.
 
 Checked on the pre-substitution source (sources.py), so a Kustomization that fails strict
-substitution is still analysed. Hazards:
+substitution is still analysed. Its variables include the substituteFrom objects harness.yaml
+declares outside git (placeholders); a Kustomization built from a source marked external is
+not rendered and not judged. Hazards:
 - `unset`: a variable neither defined by the Kustomization's substitute/substituteFrom nor
   given a default: strict mode fails the whole Kustomization. When the same Kustomization
   gets it in another cluster, the message says which cluster's values lack it.
@@ -71,15 +73,16 @@ class _Analyser:
 
     def run(self) -> Analysis:
         for cluster, graph in self.ctx.graphs.items():
+            declared = self.index.cluster(cluster).declared.objects
             for node in graph.nodes.values():
                 if node.spec_known and node.spec_error is None:
-                    self.out.variables[(cluster, *node.key)] = variables(graph, node)
+                    self.out.variables[(cluster, *node.key)] = variables(graph, node, declared)
         known = {name for v in self.out.variables.values() for name in (*v.values, *v.hidden)}
         for cluster, graph in self.ctx.graphs.items():
             for node in graph.nodes.values():
                 v = self.out.variables.get((cluster, *node.key))
-                if v is None:
-                    continue
+                if v is None or self.index.external(node):
+                    continue  # an external source is not rendered: nothing to judge
                 if v.active:
                     self._substituting(graph, node, v)
                 else:
