@@ -26,7 +26,16 @@ from harness import cache as cache_mod
 from harness import documents, yamlload
 from harness.closure import EscapeError
 from harness.flux import generator
-from harness.flux.build import BuildError, Built, Context, Lookup, build, variables
+from harness.flux.build import (
+    BuildError,
+    Built,
+    Context,
+    Lookup,
+    MissingObject,
+    build,
+    known_keys,
+    variables,
+)
 from harness.flux.model import (
     FluxKustomization,
     ObjectRef,
@@ -83,7 +92,17 @@ def build_flux(
         found = _from_payload(payload, _Rebuild(lambda: build(ks, directory, ctx, lookup, rules)))
         if found is not None:
             return found
-    built = build(ks, directory, ctx, lookup, rules)
+    missing_digest = _missing_key(digest, ks, lookup)
+    if missing_digest is not None:
+        failure = _missing_from_payload(cache.get(missing_digest))
+        if failure is not None:
+            raise failure
+    try:
+        built = build(ks, directory, ctx, lookup, rules)
+    except MissingObject as exc:
+        if missing_digest is not None:
+            cache.put(missing_digest, _missing_payload(exc))
+        raise
     docs = tuple(documents.document_from_object(o) for o in built.objects)
     built = dataclasses.replace(built, documents=docs)
     cache.put(digest, _payload(built))
@@ -99,6 +118,46 @@ def _variables_part(ks: FluxKustomization, lookup: Lookup) -> str:
     except BuildError as exc:
         return f"error:{exc}"
     return json.dumps([sorted(values.items()), notes], separators=(",", ":"))
+
+
+def _missing_key(digest: str, ks: FluxKustomization, lookup: Lookup) -> str | None:
+    """The key of a build that fails on a missing `substituteFrom` object, or None.
+
+    Such a failure is as reproducible as a success: the build's key already names the
+    missing object (`_variables_part` holds the error), and the one other input of the
+    failure, the keys the existing substituteFrom objects define (they decide which
+    variables the error lists), is added here. Candidate cluster directories that another
+    cluster builds fail this way on every run; caching the failure spares a kustomize run.
+    Only the failure's object and variable names are stored, never a value.
+    """
+    if ks.post_build is None:
+        return None
+    try:
+        variables(ks, lookup)
+    except MissingObject:
+        known = sorted(known_keys(ks, lookup))
+        return cache_mod.key("flux-missing", digest, json.dumps(known, separators=(",", ":")))
+    except BuildError:
+        return None
+    return None
+
+
+def _missing_payload(exc: MissingObject) -> dict[str, Any]:
+    return {
+        "missing": [exc.ref.kind, exc.ref.namespace, exc.ref.name],
+        "variables": list(exc.variables),
+    }
+
+
+def _missing_from_payload(payload: dict[str, Any] | None) -> MissingObject | None:
+    if payload is None:
+        return None
+    ref, names = payload.get("missing"), payload.get("variables")
+    if not isinstance(ref, list) or len(ref) != 3 or not isinstance(names, list):
+        return None
+    if not all(isinstance(x, str) for x in [*ref, *names]):
+        return None
+    return MissingObject(ObjectRef(ref[0], ref[1], ref[2]), tuple(names))
 
 
 def _rules_part(rules: Rules | None, root: Path) -> str:
