@@ -205,26 +205,38 @@ def _payload(built: Built) -> dict[str, Any]:
             obj = documents.redact(obj) or obj
         raw.append(obj)
     assert built.documents is not None
-    return {
+    payload: dict[str, Any] = {
         "documents": documents_payload(built.documents),
-        "raw": "".join("---\n" + yamlload.dump(o) for o in raw),
         "elided": elided,
         "notes": list(built.notes),
     }
+    as_json = _json_exact(raw)
+    if as_json is not None:
+        payload["raw_json"] = as_json
+    else:
+        payload["raw"] = "".join("---\n" + yamlload.dump(o) for o in raw)
+    return payload
+
+
+def _json_exact(objects: list[dict[str, Any]]) -> str | None:
+    """The objects as JSON text when it reads back equal, key order kept (a hit then skips
+    a YAML parse, a tenth of a warm run); None for what JSON cannot carry (a timestamp,
+    a non-string key), which is stored as YAML as before."""
+    try:
+        text = json.dumps(objects, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+    return text if json.loads(text) == objects else None
 
 
 def _from_payload(payload: dict[str, Any], rebuild: _Rebuild) -> Built | None:
     docs = documents_from_payload(payload.get("documents"))
-    raw_text = payload.get("raw")
     notes = payload.get("notes")
     elided_rows = payload.get("elided")
-    if docs is None or not isinstance(raw_text, str) or not isinstance(notes, list):
+    if docs is None or not isinstance(notes, list) or not isinstance(elided_rows, list):
         return None
-    if not isinstance(elided_rows, list):
-        return None
-    try:
-        raw = [o for o in yamlload.load_all(raw_text) if isinstance(o, dict)]
-    except yamlload.YAMLError:
+    raw = _raw_objects(payload)
+    if raw is None:
         return None
     elided = {ObjectRef("Secret", str(r[0]), str(r[1])) for r in elided_rows if len(r) == 2}
     out: list[dict[str, Any]] = []
@@ -233,6 +245,22 @@ def _from_payload(payload: dict[str, Any], rebuild: _Rebuild) -> Built | None:
             obj = ElidedSecret(obj, object_ref(obj, "default"), rebuild)
         out.append(obj)
     return Built((), tuple(out), tuple(str(n) for n in notes), documents=docs)
+
+
+def _raw_objects(payload: dict[str, Any]) -> list[dict[str, Any]] | None:
+    as_json, as_yaml = payload.get("raw_json"), payload.get("raw")
+    try:
+        if isinstance(as_json, str):
+            loaded = json.loads(as_json)
+        elif isinstance(as_yaml, str):
+            loaded = yamlload.load_all(as_yaml)
+        else:
+            return None
+    except (ValueError, yamlload.YAMLError):
+        return None
+    if not isinstance(loaded, list):
+        return None
+    return [o for o in loaded if isinstance(o, dict)]
 
 
 class _Rebuild:

@@ -226,12 +226,12 @@ def diff(
         config_file=config_file,
         strict=strict,
     )
-    inventory: Inventory = head_ctx.preinstalled
     ctx = DiffContext(base=base, head=head, head_lint=head_ctx, comparison=comparison)
     findings: list[Finding] = []
     for rule in rules:
         findings.extend(_run(rule, "diff", ctx))
     if new_lint and not same_render(base, head):
+        inventory: Inventory = head_ctx.preinstalled  # scanned only when the lint passes run
         before = lint_findings(
             LintContext(base, sources=src, inventory=inventory, strict=strict), rules
         )
