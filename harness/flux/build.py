@@ -407,7 +407,7 @@ def _substitute_all(
             try:
                 vars_, notes = variables(ks, lookup)
             except MissingObject as exc:
-                known = _known_keys(ks, lookup)
+                known = known_keys(ks, lookup)
                 needed = tuple(v for v in _undefined(ks, objects) if v not in known)
                 raise MissingObject(exc.ref, needed) from None
             if vars_:
@@ -449,7 +449,7 @@ def _substitute_all(
     return out, notes
 
 
-def _known_keys(ks: FluxKustomization, lookup: Lookup) -> set[str]:
+def known_keys(ks: FluxKustomization, lookup: Lookup) -> set[str]:
     """Variables the substituteFrom objects that do exist define (for a missing one's keys)."""
     assert ks.post_build is not None
     known: set[str] = set()

@@ -26,7 +26,16 @@ from harness import cache as cache_mod
 from harness import documents, yamlload
 from harness.closure import EscapeError
 from harness.flux import generator
-from harness.flux.build import BuildError, Built, Context, Lookup, build, variables
+from harness.flux.build import (
+    BuildError,
+    Built,
+    Context,
+    Lookup,
+    MissingObject,
+    build,
+    known_keys,
+    variables,
+)
 from harness.flux.model import (
     FluxKustomization,
     ObjectRef,
@@ -83,7 +92,17 @@ def build_flux(
         found = _from_payload(payload, _Rebuild(lambda: build(ks, directory, ctx, lookup, rules)))
         if found is not None:
             return found
-    built = build(ks, directory, ctx, lookup, rules)
+    missing_digest = _missing_key(digest, ks, lookup)
+    if missing_digest is not None:
+        failure = _missing_from_payload(cache.get(missing_digest))
+        if failure is not None:
+            raise failure
+    try:
+        built = build(ks, directory, ctx, lookup, rules)
+    except MissingObject as exc:
+        if missing_digest is not None:
+            cache.put(missing_digest, _missing_payload(exc))
+        raise
     docs = tuple(documents.document_from_object(o) for o in built.objects)
     built = dataclasses.replace(built, documents=docs)
     cache.put(digest, _payload(built))
@@ -99,6 +118,46 @@ def _variables_part(ks: FluxKustomization, lookup: Lookup) -> str:
     except BuildError as exc:
         return f"error:{exc}"
     return json.dumps([sorted(values.items()), notes], separators=(",", ":"))
+
+
+def _missing_key(digest: str, ks: FluxKustomization, lookup: Lookup) -> str | None:
+    """The key of a build that fails on a missing `substituteFrom` object, or None.
+
+    Such a failure is as reproducible as a success: the build's key already names the
+    missing object (`_variables_part` holds the error), and the one other input of the
+    failure, the keys the existing substituteFrom objects define (they decide which
+    variables the error lists), is added here. Candidate cluster directories that another
+    cluster builds fail this way on every run; caching the failure spares a kustomize run.
+    Only the failure's object and variable names are stored, never a value.
+    """
+    if ks.post_build is None:
+        return None
+    try:
+        variables(ks, lookup)
+    except MissingObject:
+        known = sorted(known_keys(ks, lookup))
+        return cache_mod.key("flux-missing", digest, json.dumps(known, separators=(",", ":")))
+    except BuildError:
+        return None
+    return None
+
+
+def _missing_payload(exc: MissingObject) -> dict[str, Any]:
+    return {
+        "missing": [exc.ref.kind, exc.ref.namespace, exc.ref.name],
+        "variables": list(exc.variables),
+    }
+
+
+def _missing_from_payload(payload: dict[str, Any] | None) -> MissingObject | None:
+    if payload is None:
+        return None
+    ref, names = payload.get("missing"), payload.get("variables")
+    if not isinstance(ref, list) or len(ref) != 3 or not isinstance(names, list):
+        return None
+    if not all(isinstance(x, str) for x in [*ref, *names]):
+        return None
+    return MissingObject(ObjectRef(ref[0], ref[1], ref[2]), tuple(names))
 
 
 def _rules_part(rules: Rules | None, root: Path) -> str:
@@ -146,26 +205,38 @@ def _payload(built: Built) -> dict[str, Any]:
             obj = documents.redact(obj) or obj
         raw.append(obj)
     assert built.documents is not None
-    return {
+    payload: dict[str, Any] = {
         "documents": documents_payload(built.documents),
-        "raw": "".join("---\n" + yamlload.dump(o) for o in raw),
         "elided": elided,
         "notes": list(built.notes),
     }
+    as_json = _json_exact(raw)
+    if as_json is not None:
+        payload["raw_json"] = as_json
+    else:
+        payload["raw"] = "".join("---\n" + yamlload.dump(o) for o in raw)
+    return payload
+
+
+def _json_exact(objects: list[dict[str, Any]]) -> str | None:
+    """The objects as JSON text when it reads back equal, key order kept (a hit then skips
+    a YAML parse, a tenth of a warm run); None for what JSON cannot carry (a timestamp,
+    a non-string key), which is stored as YAML as before."""
+    try:
+        text = json.dumps(objects, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+    return text if json.loads(text) == objects else None
 
 
 def _from_payload(payload: dict[str, Any], rebuild: _Rebuild) -> Built | None:
     docs = documents_from_payload(payload.get("documents"))
-    raw_text = payload.get("raw")
     notes = payload.get("notes")
     elided_rows = payload.get("elided")
-    if docs is None or not isinstance(raw_text, str) or not isinstance(notes, list):
+    if docs is None or not isinstance(notes, list) or not isinstance(elided_rows, list):
         return None
-    if not isinstance(elided_rows, list):
-        return None
-    try:
-        raw = [o for o in yamlload.load_all(raw_text) if isinstance(o, dict)]
-    except yamlload.YAMLError:
+    raw = _raw_objects(payload)
+    if raw is None:
         return None
     elided = {ObjectRef("Secret", str(r[0]), str(r[1])) for r in elided_rows if len(r) == 2}
     out: list[dict[str, Any]] = []
@@ -174,6 +245,22 @@ def _from_payload(payload: dict[str, Any], rebuild: _Rebuild) -> Built | None:
             obj = ElidedSecret(obj, object_ref(obj, "default"), rebuild)
         out.append(obj)
     return Built((), tuple(out), tuple(str(n) for n in notes), documents=docs)
+
+
+def _raw_objects(payload: dict[str, Any]) -> list[dict[str, Any]] | None:
+    as_json, as_yaml = payload.get("raw_json"), payload.get("raw")
+    try:
+        if isinstance(as_json, str):
+            loaded = json.loads(as_json)
+        elif isinstance(as_yaml, str):
+            loaded = yamlload.load_all(as_yaml)
+        else:
+            return None
+    except (ValueError, yamlload.YAMLError):
+        return None
+    if not isinstance(loaded, list):
+        return None
+    return [o for o in loaded if isinstance(o, dict)]
 
 
 class _Rebuild:

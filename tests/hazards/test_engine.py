@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,6 +14,8 @@ from harness.config import Suppression
 from harness.errors import ConfigError, HarnessError
 from harness.hazards import engine
 from harness.hazards.finding import Finding, and_list, at_least
+from harness.model import Snapshot
+from tests.conftest import EXAMPLE, Result
 from tests.hazards.snap import cm, flux, ks, snapshot
 
 ROOT = "flux-system"
@@ -94,3 +100,60 @@ def test_severity_helpers() -> None:
 def test_unknown_rule_in_a_suppression_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="unknown rule 'duplicate-owners'"):
         engine.lint(_dup(), suppressions=[Suppression(rule="duplicate-owners", reason="r")])
+
+
+def _full_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engine, "same_render", lambda base, head: False)
+
+
+def _moved(snap: Snapshot) -> Snapshot:
+    """The same render with every target's path elsewhere (goldens record no path)."""
+    results = {
+        n: dataclasses.replace(
+            r, target=dataclasses.replace(r.target, path=Path("/elsewhere") / n, helm=None)
+        )
+        for n, r in snap.results.items()
+    }
+    return dataclasses.replace(snap, results=results, label="other side")
+
+
+def test_equal_renders_skip_the_lint_passes_with_the_full_paths_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The short-circuit of a no-change diff reports exactly what running every rule does."""
+    base = _dup()
+    dup_head = snapshot(*base.results.values(), flux("dev", "c", cm("dup", "y")))
+    for before, after in ((base, _moved(base)), (dup_head, _moved(dup_head))):
+        assert engine.same_render(before, after)
+        fast = engine.diff(before, after)
+        with monkeypatch.context() as m:
+            _full_path(m)
+            assert engine.diff(before, after) == fast
+        assert engine.lint(after).findings  # the full path had lint findings to compare
+    assert not engine.same_render(base, dup_head)
+
+
+def test_a_no_change_check_of_the_example_takes_it_and_prints_the_same(
+    monkeypatch: pytest.MonkeyPatch, cli: Callable[..., Result]
+) -> None:
+    """`check` compares the goldens with the working tree: the short-circuit applies, and
+    every output format prints what the full path prints."""
+    seen: list[bool] = []
+    real = engine.same_render
+
+    def spy(base: Snapshot, head: Snapshot) -> bool:
+        seen.append(real(base, head))
+        return seen[-1]
+
+    monkeypatch.setattr(engine, "same_render", spy)
+    fast = [cli("check", "--repo", EXAMPLE, "-o", o) for o in ("json", "text", "github")]
+    assert seen == [True] * 3 and fast[0].code == 0
+    _full_path(monkeypatch)
+    full = [cli("check", "--repo", EXAMPLE, "-o", o) for o in ("json", "text", "github")]
+    assert [(r.code, _timeless(r.stdout)) for r in full] == [
+        (r.code, _timeless(r.stdout)) for r in fast
+    ]
+
+
+def _timeless(text: str) -> str:
+    return re.sub(r"\d+(\.\d+)?\s?(s|ms)\b", "<t>", text)
