@@ -19,11 +19,11 @@ from harness.analyze import Origin
 from harness.commands import check as check_cmd
 from harness.commands import comment as comment_cmd
 from harness.commands import diff as diff_cmd
+from harness.commands import render as render_cmd
 from harness.commands import update as update_cmd
-from harness.commands.common import EXIT_ERROR, EXIT_OK, Common, load_config
+from harness.commands.common import Common, load_config
 from harness.config import Config
 from harness.errors import HarnessError
-from harness.report import json_out, text
 
 
 def read_blocks(files: Sequence[Path]) -> list[tuple[str, Mapping[str, Any]]]:
@@ -64,14 +64,7 @@ def run(
     if merged.verb == "update":
         return update_cmd.write(cfg, head)
     if merged.verb == "render":
-        targets = tuple(merged.options.get("targets") or ())
-        if output == "json":
-            json_out.print_render(head)
-        elif len(targets) == 1 and targets[0] in head.results:
-            text.print_documents(head.results[targets[0]])
-        else:
-            text.print_render(head)
-        return EXIT_ERROR if head.errors() else EXIT_OK
+        return render_cmd.show(head, tuple(merged.options.get("targets") or ()), output)
     raise HarnessError(f"merge: shards of `{merged.verb}` cannot be merged")
 
 

@@ -12,6 +12,7 @@ from harness.commands.common import (
     renderer_for,
 )
 from harness.errors import HarnessError
+from harness.model import Snapshot
 from harness.report import json_out, text
 
 
@@ -25,7 +26,15 @@ def run(common: Common, targets: tuple[str, ...] = (), output: str = "text") -> 
     if output == "json" and plan is not None:
         block = shard.block(plan, "render", {"head": snapshot}, cfg.repo, {"targets": targets})
         json_out.emit({**json_out.render_payload(snapshot), "shard": block})
-    elif output == "json":
+    else:
+        return show(snapshot, targets, output)
+    return EXIT_ERROR if snapshot.errors() else EXIT_OK
+
+
+def show(snapshot: Snapshot, targets: tuple[str, ...], output: str) -> int:
+    """Print a render (the targets table, or one target's documents); its exit code.
+    Shared with `harness merge` of render shards."""
+    if output == "json":
         json_out.print_render(snapshot)
     elif len(targets) == 1 and targets[0] in snapshot.results:
         text.print_documents(snapshot.results[targets[0]])
