@@ -218,40 +218,38 @@ def target_counts(t: TargetChange) -> str:
 
 
 def _errors_block(analysis: Analysis, limit: int | None) -> str:
-    if not analysis.errors:
-        return ""
-    errors = list(analysis.errors)
-    lines = [
-        "> [!CAUTION]",
-        f"> **{_plural(len(errors), 'render error')}**: these targets were not compared, so "
-        "none of their documents count as added or removed.",
-        ">",
-    ]
-    shown = errors if limit is None else errors[:limit]
-    for e in shown:
-        message = e.message if len(e.message) <= ERROR_CHARS else e.message[:ERROR_CHARS] + "..."
-        lines.append(f"> - {mb.code(e.target)} ({e.side}): {mb.code(message)}")
-    if len(shown) < len(errors):
-        lines.append(f"> - ... and {len(errors) - len(shown)} more")
-    return "\n".join(lines) + "\n\n"
+    return _alert_box(
+        "CAUTION",
+        f"**{_plural(len(analysis.errors), 'render error')}**: these targets were not compared, "
+        "so none of their documents count as added or removed.",
+        [(f"{mb.code(e.target)} ({e.side})", e.message) for e in analysis.errors],
+        limit,
+    )
 
 
 def _preexisting_block(analysis: Analysis, limit: int | None) -> str:
     """Failures the change did not cause or touch: shown once, not judged."""
-    if not analysis.preexisting:
-        return ""
-    items = list(analysis.preexisting)
-    lines = [
-        "> [!WARNING]",
-        f"> **{_plural(len(items), 'pre-existing render error')}**: failing the same way on "
-        "both sides with unchanged inputs; not compared and not judged "
+    return _alert_box(
+        "WARNING",
+        f"**{_plural(len(analysis.preexisting), 'pre-existing render error')}**: failing the "
+        "same way on both sides with unchanged inputs; not compared and not judged "
         "(`--fail-on-preexisting-error` makes them exit 2).",
-        ">",
-    ]
+        [(mb.code(p.target), p.message) for p in analysis.preexisting],
+        limit,
+    )
+
+
+def _alert_box(kind: str, title: str, items: Sequence[tuple[str, str]], limit: int | None) -> str:
+    """A GitHub alert listing `where: message` lines (messages cut at ERROR_CHARS), the
+    first `limit` of them; empty without items."""
+    if not items:
+        return ""
+    lines = [f"> [!{kind}]", f"> {title}", ">"]
     shown = items if limit is None else items[:limit]
-    for p in shown:
-        message = p.message if len(p.message) <= ERROR_CHARS else p.message[:ERROR_CHARS] + "..."
-        lines.append(f"> - {mb.code(p.target)}: {mb.code(message)}")
+    for where, message in shown:
+        if len(message) > ERROR_CHARS:
+            message = message[:ERROR_CHARS] + "..."
+        lines.append(f"> - {where}: {mb.code(message)}")
     if len(shown) < len(items):
         lines.append(f"> - ... and {len(items) - len(shown)} more")
     return "\n".join(lines) + "\n\n"
