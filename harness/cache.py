@@ -17,9 +17,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import json
 import os
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -27,25 +25,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness import __version__
+from harness import __version__, cachefile
 
-ENV_DIR = "HARNESS_CACHE_DIR"
+ENV_DIR = cachefile.ENV_DIR
 ENV_MAX = "HARNESS_CACHE_MAX_MB"
-FORMAT = "harness-cache-v1"
-ENTRIES = "v1"
+FORMAT = cachefile.FORMAT
+ENTRIES = cachefile.ENTRIES
 DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
 STALE_TEMP_SECONDS = 3600.0
-_TMP_SUFFIX = ".tmp"
+_TMP_SUFFIX = cachefile.TMP_SUFFIX
 
 
 def default_dir() -> Path:
     """`$HARNESS_CACHE_DIR`, else `$XDG_CACHE_HOME/harness`, else `~/.cache/harness`."""
-    explicit = os.environ.get(ENV_DIR)
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
-    return base / "harness"
+    return Path(cachefile.default_dir())
 
 
 def default_max_bytes() -> int:
@@ -110,7 +103,7 @@ class Store:
         self.corrupt = 0
 
     def _path(self, digest: str) -> Path:
-        return self.entries / digest[:2] / f"{digest[2:]}.json"
+        return Path(cachefile.entry_path(str(self.directory), digest))
 
     def get(self, digest: str) -> dict[str, Any] | None:
         """The payload stored under `digest`; None if absent, unreadable or corrupt."""
@@ -119,7 +112,7 @@ class Store:
             raw = path.read_bytes()
         except OSError:
             return None
-        payload = _decode(raw, digest)
+        payload = cachefile.decode(raw, digest)
         if payload is None:
             self.corrupt += 1
             with contextlib.suppress(OSError):
@@ -131,21 +124,9 @@ class Store:
 
     def put(self, digest: str, payload: dict[str, Any]) -> None:
         """Write atomically; a failure to write (read-only dir, full disk) only loses the entry."""
-        data = _encode(payload, digest)
-        path = self._path(digest)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=_TMP_SUFFIX)
-        except OSError:
-            return
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, path)
+        data = cachefile.encode(payload, digest)
+        if cachefile.write_atomic(str(self._path(digest)), data):
             self.written += len(data)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
 
     def _files(self) -> Iterator[tuple[Path, os.stat_result]]:
         try:
@@ -206,30 +187,6 @@ class Store:
 
     def clear(self) -> Pruned:
         return self.prune(0)
-
-
-def _encode(payload: dict[str, Any], digest: str) -> bytes:
-    body = json.dumps(
-        {"format": FORMAT, "key": digest, "payload": payload},
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-    ).encode("utf-8")
-    return hashlib.sha256(body).hexdigest().encode() + b"\n" + body
-
-
-def _decode(raw: bytes, digest: str) -> dict[str, Any] | None:
-    head, sep, body = raw.partition(b"\n")
-    if not sep or hashlib.sha256(body).hexdigest().encode() != head:
-        return None
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        return None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("key") != digest:
-        return None
-    payload = doc.get("payload")
-    return payload if isinstance(payload, dict) else None
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from rich.markup import escape
 
 from harness import cache as cache_mod
 from harness import config as config_mod
-from harness import render
+from harness import render, replay
 from harness.config import Config
 from harness.discover import find_repo_root
 from harness.errors import ConfigError
@@ -68,16 +68,19 @@ def load_config(common: Common) -> Config:
         cfg = replace(cfg, strict=common.strict)
     if common.helm is not None:
         cfg = replace(cfg, helm=common.helm)
+    replay.note_config(cfg)
     return cfg
 
 
 def renderer_for(common: Common, cfg: Config) -> render.Renderer:
-    return render.resolve(
+    renderer = render.resolve(
         kubectl=common.kubectl,
         kustomize=common.kustomize,
         flags=cfg.kubectl_flags,
         timeout=cfg.timeout,
     )
+    replay.note_tool(renderer.binary)
+    return renderer
 
 
 def cache_settings(common: Common) -> cache_mod.Settings:
@@ -119,6 +122,8 @@ def render_snapshot(
     finally:
         if own and cache is not None:
             cache.close()
+    if cache is not None and cache.uncacheable:
+        replay.taint("a target reads remote inputs")
     print_skipped(snapshot)
     return snapshot
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from harness import documents, yamlload
+from harness import documents, replay, yamlload
 from harness.errors import RendererError
 from harness.helm import sdk
 
@@ -153,6 +153,7 @@ def resolve(binary: str | None, timeout: float) -> Engine:
         origin = "--helm-binary" if binary else "$HARNESS_HELM"
         raise RendererError(f"{origin} {chosen}: no such executable")
     extra = tuple(shlex.split(os.environ.get("HARNESS_HELM_ARGS", "")))
+    replay.note_tool(found)
     return BinaryEngine(Path(found), timeout, extra)
 
 

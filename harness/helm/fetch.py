@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from harness import replay
 from harness.helm import sdk
 from harness.helm.cache import ChartCache, Pinned
 from harness.helm.sources import OciChart, RepoChart
@@ -44,6 +45,7 @@ class Fetcher:
             if isinstance(location, OciChart) and location.digest
             else (location.version)
         )
+        replay.taint("a chart comes from a Helm repository")
         if self.offline:
             pinned = self.cache.recall(url, chart, requested)
             path = self.cache.get(url, chart, pinned) if pinned is not None else None

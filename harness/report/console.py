@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from harness import replay
 from harness.model import TargetResult
 
 
@@ -68,5 +69,5 @@ def render_progress(
     def on_done(result: TargetResult) -> None:
         progress.update(task, advance=1, description=result.name)
 
-    with progress:
+    with replay.paused(), progress:
         yield on_plan, on_done

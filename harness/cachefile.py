@@ -1,0 +1,87 @@
+"""The cache directory's file format, with nothing but the standard library's light modules.
+
+Split out of cache.py so that the replay fast path (replay.py), which must answer in a few
+milliseconds before any heavy import, reads and writes the very same checksummed entries
+that the render cache keeps, prunes and clears.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from typing import Any
+
+ENV_DIR = "HARNESS_CACHE_DIR"
+FORMAT = "harness-cache-v1"
+ENTRIES = "v1"
+TMP_SUFFIX = ".tmp"
+
+
+def default_dir() -> str:
+    """`$HARNESS_CACHE_DIR`, else `$XDG_CACHE_HOME/harness`, else `~/.cache/harness`."""
+    explicit = os.environ.get(ENV_DIR)
+    if explicit:
+        return os.path.expanduser(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and os.path.isabs(os.path.expanduser(xdg)):
+        base = os.path.expanduser(xdg)
+    else:
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "harness")
+
+
+def entry_path(directory: str, digest: str) -> str:
+    """Entries live under `directory/v1/<2 hex>/<62 hex>.json`."""
+    return os.path.join(directory, ENTRIES, digest[:2], f"{digest[2:]}.json")
+
+
+def encode(payload: dict[str, Any], digest: str) -> bytes:
+    """The sha256 of the body, a newline, then the body: truncation and bit rot show."""
+    body = json.dumps(
+        {"format": FORMAT, "key": digest, "payload": payload},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    ).encode("utf-8")
+    return hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+
+
+def decode(raw: bytes, digest: str) -> dict[str, Any] | None:
+    """The payload of a whole, uncorrupted entry stored under `digest`; else None."""
+    head, sep, body = raw.partition(b"\n")
+    if not sep or hashlib.sha256(body).hexdigest().encode() != head:
+        return None
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("key") != digest:
+        return None
+    payload = doc.get("payload")
+    return payload if isinstance(payload, dict) else None
+
+
+def write_atomic(path: str, data: bytes) -> bool:
+    """Write to a temp file beside `path` and rename it into place: readers see all or none.
+
+    False when it could not be written (read-only dir, full disk); the caller loses only
+    the entry.
+    """
+    directory = os.path.dirname(path)
+    tmp = os.path.join(directory, f".{os.getpid()}-{os.urandom(6).hex()}{TMP_SUFFIX}")
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return False
