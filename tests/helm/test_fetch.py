@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from harness import replay
 from harness.helm import sdk
 from harness.helm.cache import ChartCache, Pinned
 from harness.helm.fetch import Fetcher, FetchError
 from harness.helm.sources import OciChart, RepoChart
+from tests.conftest import write_tree
+from tests.helm.charts import cluster_repo, helm_release, helm_repository, local_chart, repo_chart
 from tests.helm.conftest import ChartRepo, package
 
 
@@ -115,3 +121,35 @@ def test_oci_pull_tag_and_range(tmp_path: Path, oci_registry: str) -> None:
         Fetcher(cache, offline=False).archive(
             OciChart("oci://127.0.0.1:9/charts/demo", "1.0.0", "", True, "x")
         )
+
+
+def test_a_chart_from_a_helm_repository_is_never_replayed(
+    tmp_path: Path, chart_repo: ChartRepo
+) -> None:
+    """The repository may publish a new chart under the same version: a `check` that pulled
+    one runs for real every time, while a local chart's check is replayed."""
+    chart_repo.publish(package(tmp_path / "v1", "1.0.0"))
+    log = tmp_path / "replay.log"
+    env = {**os.environ, "NO_COLOR": "1", replay.ENV_LOG: str(log)}
+    for chart, expected in (
+        (repo_chart("1.0.0"), "not recorded: a chart comes from"),
+        (local_chart(), "recorded: exit 0"),
+    ):
+        repo = write_tree(
+            tmp_path / expected[:3],
+            cluster_repo(helm_release(chart=chart), sources=[helm_repository(chart_repo.url)]),
+        )
+        (repo / ".git").mkdir()
+        for verb in ("update", "check", "check"):
+            proc = subprocess.run(
+                [sys.executable, "-m", "harness", verb, "--repo", str(repo), "-q", "-j", "2"],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=300,
+            )
+            assert proc.returncode == 0, proc.stderr
+        decisions = log.read_text()
+        log.unlink()
+        assert expected in decisions, decisions
+        assert ("hit: exit 0" in decisions) == (expected == "recorded: exit 0"), decisions
