@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from harness import documents, parallel
+from harness import documents, parallel, replay
 from harness.discover import kustomization_file
 from harness.errors import RendererError
 from harness.model import RendererInfo, Target, TargetResult
@@ -70,8 +70,11 @@ class Renderer:
         try:
             proc = subprocess.run(cmd, capture_output=True, timeout=self.timeout, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
+            replay.taint("the renderer's version check could not run")
             raise RendererError(f"{self.binary}: cannot run: {exc}") from None
         out = proc.stdout.decode("utf-8", "replace").strip()
+        if proc.returncode < 0:
+            replay.taint("a renderer was killed")
         if proc.returncode != 0 or not out:
             err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
             raise RendererError(
@@ -116,16 +119,20 @@ class Renderer:
         except FileNotFoundError:
             return BuildOutput(None, f"renderer not found: {self.binary}")
         except OSError as exc:
+            replay.taint("a renderer could not start")
             return BuildOutput(None, f"cannot start renderer {self.binary}: {exc.strerror}")
         try:
             out, err = proc.communicate(timeout=self.timeout)
         except subprocess.TimeoutExpired:
             _kill_group(proc)
+            replay.taint("a render timed out")
             return BuildOutput(None, f"kustomize: timed out after {self.timeout:g}s (killed)")
         except BaseException:
             _kill_group(proc)
             raise
         if proc.returncode != 0:
+            if proc.returncode < 0:
+                replay.taint("a renderer was killed")
             return BuildOutput(None, "kustomize: " + _first_error_line(err, proc.returncode))
         try:
             return BuildOutput(out.decode("utf-8"))

@@ -19,8 +19,11 @@ A file modified too recently to trust its mtime (git's "racily clean" case) also
 content hash recorded and checked. A file rewritten with its size, mtime, ctime and inode all
 kept cannot be seen, as with git and make.
 
-Only runs that exit 0 or 1 with no remote input (a remote kustomize resource, a chart from a
-Helm repository) are recorded; the inputs must not change while the run reads them.
+A run is recorded when it exits 0, 1 or 2 and read no remote input (a remote kustomize
+resource, a chart from a Helm repository) and met no transient failure (a renderer that timed
+out, was killed by a signal or could not start); the inputs must not change while it reads
+them. An error such as a missing file or an unmapped source is a function of the inputs like
+any other answer, so it is replayed too.
 `--no-cache`, `--html FILE`, `$GITHUB_STEP_SUMMARY` or `HARNESS_NO_REPLAY=1` turn it off;
 `HARNESS_REPLAY_LOG=FILE` appends one line per decision. Records are ordinary entries of
 the render cache (cachefile.py): checksummed, atomic, counted, pruned and cleared with it.
@@ -388,7 +391,7 @@ class Recorder:
             _log(self.run, f"recorded: exit {code}")
 
     def _refusal(self, code: int) -> str | None:
-        if code not in (0, 1):
+        if code not in (0, 1, 2):
             return f"exit {code}"
         if self.tainted is not None:
             return self.tainted

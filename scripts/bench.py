@@ -10,7 +10,8 @@ For each repo, the best wall time over `--repeat` interleaved rounds of:
   4. harness rendering path and Flux targets in-process (kustomize runs counted);
   5. cold `harness check` as a user runs it (process start, render, compare, hazards);
   6. warm no-change `check` (second run on a filled render cache, the tree still what the
-     goldens hold; timed before the edit below), when this harness has `--cache-dir`;
+     goldens hold; timed before the edit below; replayed whole by replay.py, and again with
+     HARNESS_NO_REPLAY=1 so the render cache alone is timed), when this harness has `--cache-dir`;
      skipped otherwise; and a warm `check` after the edit (one target differs from goldens);
   7. `harness diff --base HEAD~1` after a commit that edits one app's file: with nothing
      cached (a cold full diff), and (with the cache) the first run after the edit on a cache
@@ -67,7 +68,7 @@ RSS_WRAPPER = (
     "    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
     "    sys.stderr.write(f'\\nBENCH-RSS {me} {kids}\\n')\n"
     "atexit.register(report)\n"
-    "from harness.cli import main\n"
+    "from harness.entry import main\n"
     "sys.argv = ['harness', *sys.argv[1:]]\n"
     "main()\n"
 )
@@ -116,12 +117,14 @@ class Cli:
             argv += ["--cache-dir", str(cache_dir)] if cache_dir else ["--no-cache"]
         return argv
 
-    def run(self, argv: Sequence[str]) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, argv: Sequence[str], env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         proc = subprocess.run(
             [sys.executable, "-c", RSS_WRAPPER, *argv],
             capture_output=True,
             text=True,
-            env=ENV,
+            env={**ENV, **(env or {})},
             cwd=self.repo,
         )
         for line in proc.stderr.splitlines():
@@ -217,12 +220,21 @@ def bench(repo: Path, repeat: int, jobs: int, cache: bool) -> None:
         cli = Cli(work, bench_config(work, tmp), jobs, cache)
         cache_dir = tmp / "cache"
         cli.run(cli.args("update"))
-        warm_same = 0.0
+        warm_same = warm_cached = 0.0
         if cache:  # what CI or the last local run left: the base commit, rendered
             cli.run(cli.args("check", cache_dir=cache_dir))
-            # no change: the tree is what the goldens hold and every build is cached
+            # no change: the tree is what the goldens hold and every build is cached; the
+            # second line is the same run with the whole-run replay off (render cache only)
             check_warm = cli.args("check", cache_dir=cache_dir)
-            warm_same = interleaved(repeat, [("w", lambda: cli.run(check_warm))])["w"]
+            no_replay = {"HARNESS_NO_REPLAY": "1"}
+            warm = interleaved(
+                repeat,
+                [
+                    ("w", lambda: cli.run(check_warm)),
+                    ("c", lambda: cli.run(check_warm, env=no_replay)),
+                ],
+            )
+            warm_same, warm_cached = warm["w"], warm["c"]
         edited = edit_one_file(work, cfg)
         diff = ("--base", "HEAD~1")
         steps: list[tuple[str, Callable[[], object]]] = [
@@ -256,6 +268,7 @@ def bench(repo: Path, repeat: int, jobs: int, cache: bool) -> None:
                 repeat, [("w", lambda: cli.run(cli.args("check", cache_dir=cache_dir)))]
             )
             rows.append(("harness check, warm no-change (tree == goldens)", warm_same))
+            rows.append(("  same, replay off (render cache only)", warm_cached))
             rows.append(("harness check, warm, the edit not in the goldens", warm["w"]))
             goals.append(("warm no-change check / cold check", warm_same / cold, 0.05))
             goals.append(("one-file-change diff / cold full diff", one / full, 0.10))

@@ -152,12 +152,37 @@ def test_a_replaced_renderer_is_a_miss(project: Path, run: Run, tmp_path: Path) 
     assert "miss: inputs changed" in _check(run, project, "--kubectl", kubectl)[1]
 
 
-def test_runs_that_are_never_recorded(project: Path, run: Run, tmp_path: Path) -> None:
-    # an error may be transient (a timeout, a killed kubectl): exit 2 runs for real every time
+def _stand_in(path: Path, action: str) -> Path:
+    """A kubectl that answers `version` as the real one does and then fails its build."""
+    from harness import render
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    real = render.resolve().binary
+    path.write_text(f'#!/bin/sh\n[ "$1" = version ] && exec {real} "$@"\n{action}\n')
+    path.chmod(0o755)
+    return path
+
+
+def test_errors_replay_but_transient_failures_never_record(
+    project: Path, run: Run, tmp_path: Path
+) -> None:
+    # a missing file is a function of the inputs: its error replays like any answer
     (project / "apps" / "b" / "kustomization.yaml").write_text("resources: [missing.yaml]\n")
     res, log = _check(run, project)
-    assert res.code == 2 and "not recorded: exit 2" in log
-    assert "miss: no record" in _check(run, project)[1]
+    assert res.code == 2 and "recorded: exit 2" in log
+    again, log = _check(run, project)
+    assert "hit: exit 2" in log and (again.stdout, again.stderr) == (res.stdout, res.stderr)
+    # a renderer killed by a signal or timed out may succeed next time: never recorded
+    killed = _stand_in(tmp_path / "k" / "kubectl", "kill -9 $$")
+    res, log = _check(run, project, "--kubectl", killed)
+    assert res.code == 2 and "not recorded: a renderer was killed" in log
+    slow = _stand_in(tmp_path / "s" / "kubectl", "sleep 30")
+    res, log = _check(run, project, "--kubectl", slow, "--timeout", "0.5")
+    assert res.code == 2 and "not recorded: a render timed out" in log
+
+
+def test_runs_that_are_never_recorded(project: Path, run: Run, tmp_path: Path) -> None:
+    assert run("update", "--repo", project, "-j", "2")[0].code == 0
     # opted out, or a side effect a replay would skip: no decision at all
     summary = tmp_path / "summary.md"
     for extra, env in (

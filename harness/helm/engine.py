@@ -133,10 +133,14 @@ class BinaryEngine:
         except FileNotFoundError:
             raise RendererError(f"helm binary not found: {self.binary}") from None
         except subprocess.TimeoutExpired:
+            replay.taint("a render timed out")
             raise EngineError(f"helm template timed out after {self.timeout:g}s") from None
         except OSError as exc:
+            replay.taint("a renderer could not start")
             raise RendererError(f"cannot run helm binary {self.binary}: {exc.strerror}") from None
         if proc.returncode != 0:
+            if proc.returncode < 0:
+                replay.taint("a renderer was killed")
             err = proc.stderr.decode("utf-8", "replace").strip()
             raise EngineError(f"helm: {_line(err) or f'exited with code {proc.returncode}'}")
         return proc.stdout.decode("utf-8", "replace")
