@@ -290,3 +290,17 @@ def test_recording_keeps_stream_order_and_skips_paused_output(
         (1, b"three\n"),
     ]
     assert recorder.tainted is None and recorder.roots is None  # no config: nothing stored
+
+
+def test_lint_replays_too(project: Path, run: Run) -> None:
+    first, log = run("lint", "--repo", project, "-o", "json")
+    assert first.code == 0 and "recorded: exit 0" in log
+    second, log = run("lint", "--repo", project, "-o", "json")
+    assert "hit: exit 0" in log and second.stdout == first.stdout
+    (project / "apps" / "b" / "cm.yaml").write_text(configmap("b", data1="${UNSET}"))
+    third, log = run("lint", "--repo", project, "-o", "json")
+    assert "miss: inputs changed" in log
+    assert (
+        third.stdout
+        == run("lint", "--repo", project, "-o", "json", env={replay.ENV_OFF: "1"})[0].stdout
+    )
