@@ -13,7 +13,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from harness import yamlload
+from harness import replay, yamlload
 from harness.helm import sdk
 
 BUILT = ("ok", "unpacked")
@@ -38,6 +38,8 @@ def ensure(chart: Path, root: Path, into: Path, *, offline: bool) -> Path:
         raise DependencyError(
             f"--offline: chart dependencies {names} are not in charts/ and must be downloaded"
         )
+    if remote:
+        replay.taint("a chart dependency comes from a Helm repository")
     copy = into / "deps" / chart.name
     shutil.copytree(chart, copy)
     _absolute_file_repositories(copy, chart, root)

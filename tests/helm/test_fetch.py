@@ -131,14 +131,19 @@ def test_a_chart_from_a_helm_repository_is_never_replayed(
     chart_repo.publish(package(tmp_path / "v1", "1.0.0"))
     log = tmp_path / "replay.log"
     env = {**os.environ, "NO_COLOR": "1", replay.ENV_LOG: str(log)}
-    for chart, expected in (
-        (repo_chart("1.0.0"), "not recorded: a chart comes from"),
-        (local_chart(), "recorded: exit 0"),
+    parent = {  # a local chart whose dependency comes from the repository
+        "charts/parent/Chart.yaml": "apiVersion: v2\nname: parent\nversion: 0.1.0\n"
+        f"dependencies:\n  - name: demo\n    version: 1.0.0\n    repository: {chart_repo.url}\n",
+        "charts/parent/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\n"
+        "metadata:\n  name: parent\n",
+    }
+    for chart, extra, expected in (
+        (repo_chart("1.0.0"), {}, "not recorded: a chart comes from"),
+        (local_chart("./charts/parent"), parent, "not recorded: a chart dependency comes from"),
+        (local_chart(), {}, "recorded: exit 0"),
     ):
-        repo = write_tree(
-            tmp_path / expected[:3],
-            cluster_repo(helm_release(chart=chart), sources=[helm_repository(chart_repo.url)]),
-        )
+        files = cluster_repo(helm_release(chart=chart), sources=[helm_repository(chart_repo.url)])
+        repo = write_tree(tmp_path / expected.replace(" ", "-"), {**files, **extra})
         (repo / ".git").mkdir()
         for verb in ("update", "check", "check"):
             proc = subprocess.run(
