@@ -83,6 +83,8 @@ def plan(argv: list[str]) -> Plan | None:
         return None
     if not argv or argv[0] not in VERBS:
         return None
+    if not all(hasattr(stream, "buffer") for stream in (sys.stdout, sys.stderr)):
+        return None  # no byte streams to capture (closed, or replaced by an embedding host)
     directory: str | None = None
     for i, arg in enumerate(argv):
         if arg == "--no-cache" or arg == "--html" or arg.startswith("--html="):
@@ -116,8 +118,8 @@ def invocation_key(argv: list[str]) -> str:
         env,
         ttys,
         size,
-        sys.stdout.encoding if sys.stdout else None,
-        sys.stderr.encoding if sys.stderr else None,
+        sys.stdout.encoding,
+        sys.stderr.encoding,
     ]
     h = hashlib.sha256()
     for part in parts:
