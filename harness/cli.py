@@ -691,8 +691,15 @@ def _root(
 
 
 def main() -> None:
-    """Console-script entry; usage errors from click exit 2 as well."""
-    app(prog_name="harness")
+    """Console-script entry; usage errors from click exit 2 as well.
+
+    Option values are coerced without Pydantic where typer's result is known (coercion.py).
+    """
+    from harness import coercion
+
+    command = typer.main.get_command(app)
+    coercion.install(command)
+    command(prog_name="harness")
 
 
 if __name__ == "__main__":  # pragma: no cover
