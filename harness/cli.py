@@ -12,11 +12,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from harness import __version__
-from harness.commands import common
-from harness.errors import HarnessError
-from harness.gitref import Terminated
 
 if TYPE_CHECKING:
+    from harness.commands import common
     from harness.commands.diff import DiffOptions
 
 app = typer.Typer(
@@ -173,13 +171,21 @@ COMMON_PARAMETERS = [
 def with_common_options(fn: Callable[..., int]) -> Callable[..., None]:
     """Give a verb the options every verb shares; it receives them as one `Common` (`c`).
 
-    The verb returns its exit code; errors become one `error:` line and exit 2.
+    The verb returns its exit code; errors become one `error:` line and exit 2. Only the
+    verb's own annotations are evaluated: `c: common.Common` stays a string, so the command
+    modules (and what they import) load when a verb runs, not for `--version` or `--help`.
     """
-    own = [p for p in inspect.signature(fn, eval_str=True).parameters.values() if p.name != "c"]
+    own = [
+        p.replace(annotation=_evaluated(p.annotation, fn))
+        for p in inspect.signature(fn).parameters.values()
+        if p.name != "c"
+    ]
     shared = [p.name for p in COMMON_PARAMETERS]
 
     @functools.wraps(fn)
     def command(**kwargs: Any) -> None:
+        from harness.commands import common
+
         c = common.Common(**{name: kwargs.pop(name) for name in shared})
         _run(lambda: fn(c, **kwargs))
 
@@ -189,12 +195,23 @@ def with_common_options(fn: Callable[..., int]) -> Callable[..., None]:
     return command
 
 
+def _evaluated(annotation: Any, fn: Callable[..., Any]) -> Any:
+    """A string annotation (this module's `from __future__ import annotations`) as its type."""
+    if isinstance(annotation, str):
+        return eval(annotation, fn.__globals__)  # what inspect's eval_str does
+    return annotation
+
+
 def _run(fn: Callable[[], int]) -> None:
+    from harness.commands.common import EXIT_ERROR
+    from harness.errors import HarnessError
+    from harness.gitref import Terminated
+
     try:
         code = fn()
     except HarnessError as exc:
         typer.echo(f"error: {exc}", err=True)
-        code = common.EXIT_ERROR
+        code = EXIT_ERROR
     except Terminated:
         typer.echo("terminated", err=True)
         code = 143
