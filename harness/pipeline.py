@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness import discover, incremental
+from harness import discover, incremental, parallel
 from harness.cache import RenderCache
 from harness.config import Config, default_jobs
 from harness.flux.model import ObjectRef
@@ -54,7 +54,13 @@ def render_repo(
     on_plan: OnPlan | None = None,
     on_done: OnDone | None = None,
 ) -> Snapshot:
-    """Render path targets, then (when present) every Flux Kustomization of every cluster."""
+    """Render path targets and (when present) every Flux Kustomization of every cluster.
+
+    The two overlap: path targets are queued first and render in the background while
+    the Flux fixed point, a chain of rounds that each wait for the last, runs in front;
+    the renderer keeps to `jobs` kustomize processes in all (render.Slots) and runs a
+    build both want once. Results are the same as rendering one after the other.
+    """
     jobs = options.jobs or default_jobs(config)
     targets = path_targets(config, options.selection)
     plan = options.shard.plan(config, path_targets(config)) if options.shard else None
@@ -63,26 +69,38 @@ def render_repo(
     if on_plan is not None:
         on_plan(len(targets))
     seam = incremental.Seam.for_run(renderer, options.cache, options.blob_index)
-    results = incremental.render_paths(seam, targets, config.repo, jobs, on_done)
-    skipped: dict[str, str] = {}
-    if options.flux and (plan is None or plan.owns_flux()):
+    with renderer.limited(jobs), parallel.pool(jobs) as pool:
+
+        def one(target: Target) -> TargetResult:
+            with renderer.background():
+                result = incremental.path_result(seam, target, config.repo)
+            if on_done is not None:
+                on_done(result)
+            return result
+
+        pending = [pool.submit(one, t) for t in targets]
+        skipped: dict[str, str] = {}
         clusters: list[Any] = []
+        flux_results: dict[str, TargetResult] | None = None
+        if options.flux and (plan is None or plan.owns_flux()):
 
-        def collect(cluster: str, bootstrap: ObjectRef, owners: Any) -> None:
-            clusters.append((cluster, bootstrap, owners))
+            def collect(cluster: str, bootstrap: ObjectRef, owners: Any) -> None:
+                clusters.append((cluster, bootstrap, owners))
 
-        flux_results = render_flux(
-            config,
-            renderer,
-            jobs=jobs,
-            strict=options.strict,
-            on_plan=on_plan,
-            on_done=on_done,
-            on_skip=skipped.__setitem__,
-            on_cluster=collect if options.helm else None,
-            seam=seam,
-            keep=_cluster_filter(plan, config),
-        )
+            flux_results = render_flux(
+                config,
+                renderer,
+                jobs=jobs,
+                strict=options.strict,
+                on_plan=on_plan,
+                on_done=on_done,
+                on_skip=skipped.__setitem__,
+                on_cluster=collect if options.helm else None,
+                seam=seam,
+                keep=_cluster_filter(plan, config),
+            )
+        results = {r.name: r for r in (f.result() for f in pending)}
+    if flux_results is not None:
         for name, result in flux_results.items():
             selected = not options.selection or discover.matches(name, options.selection)
             if selected and (plan is None or plan.owns(result.target)):

@@ -2,6 +2,9 @@
 
 The renderer is the only place harness starts kustomize. Builds are memoised by
 (directory, flags) so a Flux Kustomization whose inputs equal a path target's reuses its run.
+A run under a run's `limited(jobs)` waits for one of `jobs` process slots, so stages that
+overlap (path targets and the Flux fixed point) never start more kustomize processes than
+there are jobs; work marked `background()` lets the others' runs go first.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import shutil
 import signal
 import subprocess
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -35,6 +38,43 @@ class BuildOutput:
     error: str | None = None
 
 
+class Slots:
+    """At most `size` kustomize processes at once; urgent waiters are served first.
+
+    The Flux fixed point builds in rounds, each waiting for the last: its runs go before
+    path targets' (background) runs, which fill the gaps. A background waiter only yields
+    to urgent ones that are waiting for a slot, never to a build waiting on another's result,
+    so it cannot starve forever.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = max(1, size)
+        self._free = self.size
+        self._urgent_waiting = 0
+        self._cond = threading.Condition()
+
+    @contextlib.contextmanager
+    def slot(self, background: bool) -> Iterator[None]:
+        with self._cond:
+            if background:
+                while self._free == 0 or self._urgent_waiting:
+                    self._cond.wait()
+            else:
+                self._urgent_waiting += 1
+                try:
+                    while self._free == 0:
+                        self._cond.wait()
+                finally:
+                    self._urgent_waiting -= 1
+            self._free -= 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._free += 1
+                self._cond.notify_all()
+
+
 @dataclass
 class Renderer:
     """A resolved kustomize binary plus the flags and timeout it runs with."""
@@ -49,6 +89,35 @@ class Renderer:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _info: RendererInfo | None = field(default=None, repr=False)
     runs: int = 0
+    _slots: Slots | None = field(default=None, repr=False, compare=False)
+    _limits: int = field(default=0, repr=False, compare=False)
+    _local: threading.local = field(default_factory=threading.local, repr=False, compare=False)
+
+    @contextlib.contextmanager
+    def limited(self, jobs: int) -> Iterator[None]:
+        """At most `jobs` kustomize processes while inside (the first, outermost limit holds
+        when renders nest or overlap on one renderer)."""
+        with self._lock:
+            if self._slots is None:
+                self._slots = Slots(jobs)
+            self._limits += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._limits -= 1
+                if self._limits == 0:
+                    self._slots = None
+
+    @contextlib.contextmanager
+    def background(self) -> Iterator[None]:
+        """Runs this thread starts inside wait behind other waiting runs (see Slots)."""
+        before = getattr(self._local, "background", False)
+        self._local.background = True
+        try:
+            yield
+        finally:
+            self._local.background = before
 
     def argv(self, directory: Path, extra: Sequence[str] = ()) -> list[str]:
         verb = ["kustomize"] if self.mode == "kubectl" else ["build"]
@@ -104,6 +173,13 @@ class Renderer:
         return future.result()
 
     def _run(self, directory: Path, extra: Sequence[str]) -> BuildOutput:
+        slots = self._slots
+        if slots is None:
+            return self._process(directory, extra)
+        with slots.slot(getattr(self._local, "background", False)):
+            return self._process(directory, extra)
+
+    def _process(self, directory: Path, extra: Sequence[str]) -> BuildOutput:
         argv = self.argv(directory, extra)
         try:
             proc = subprocess.Popen(

@@ -236,3 +236,72 @@ def test_standalone_kustomize_binary(
     assert payload["targets"][0]["documents"] == 1
     calls = log.read_text().splitlines()
     assert f"build --load-restrictor LoadRestrictionsNone {repo / 'a'}" in calls
+
+
+# -- process slots: overlapping stages keep to `jobs` kustomize processes -------------------
+
+
+def _wait_until(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 10
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting for the slot holders"
+        time.sleep(0.005)
+
+
+def test_slots_serve_urgent_waiters_before_background_ones() -> None:
+    import threading
+
+    slots = render.Slots(1)
+    order: list[str] = []
+    release = threading.Event()
+
+    def hold() -> None:
+        with slots.slot(background=True):
+            release.wait(10)
+
+    def take(name: str, background: bool) -> None:
+        with slots.slot(background):
+            order.append(name)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    _wait_until(lambda: slots._free == 0)
+    late = threading.Thread(target=take, args=("background", True))
+    late.start()
+    time.sleep(0.05)  # the background waiter queues first
+    urgent = threading.Thread(target=take, args=("urgent", False))
+    urgent.start()
+    _wait_until(lambda: slots._urgent_waiting == 1)
+    release.set()
+    for t in (holder, late, urgent):
+        t.join(10)
+    assert order == ["urgent", "background"]
+
+
+def test_limited_renderer_never_runs_more_processes_than_jobs(
+    tmp_path: Path, kubectl: Path, make_repo: Repo
+) -> None:
+    """Path targets and other stages together: the wrapper logs each run's start and end."""
+    log = tmp_path / "runs.log"
+    wrapper = _script(
+        tmp_path,
+        f'echo S >> {log}\nsleep 0.05\n"{kubectl}" "$@"\nrc=$?\necho E >> {log}\nexit $rc\n',
+    )
+    names = [f"app{i}" for i in range(8)]
+    repo = make_repo(
+        {
+            **{f"{n}/kustomization.yaml": kustomization("cm.yaml") for n in names},
+            **{f"{n}/cm.yaml": configmap(n, k=n) for n in names},
+        }
+    )
+    renderer = render.resolve(kubectl=str(wrapper))
+    targets = [Target(n, "path", repo / n) for n in names]
+    with renderer.limited(2):
+        results = render.render_paths(renderer, targets, repo, jobs=6)
+    assert all(r.ok for r in results.values())
+    running = peak = 0
+    for line in log.read_text().split():
+        running += 1 if line == "S" else -1
+        peak = max(peak, running)
+    assert peak == 2 and renderer.runs == 8
+    assert renderer._slots is None  # the limit ends with its block
