@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +70,7 @@ def render_repo(
         targets = [t for t in targets if plan.owns(t)]
     if on_plan is not None:
         on_plan(len(targets))
+    _start_version_check(renderer)
     seam = incremental.Seam.for_run(renderer, options.cache, options.blob_index)
     with renderer.limited(jobs), parallel.pool(jobs) as pool:
 
@@ -78,6 +81,7 @@ def render_repo(
                 on_done(result)
             return result
 
+        renderer.expect(t.path for t in targets)
         pending = [pool.submit(one, t) for t in targets]
         skipped: dict[str, str] = {}
         clusters: list[Any] = []
@@ -118,6 +122,18 @@ def render_repo(
         label=label,
         skipped=dict(sorted(skipped.items())),
     )
+
+
+def _start_version_check(renderer: Renderer) -> None:
+    """`kubectl version` is a process of its own (~60 ms): start it beside the first builds
+    instead of after the last one (the snapshot names it; a cache key needs it first, and
+    then waits for this same check). Not a render, so it does not count against `jobs`."""
+
+    def check() -> None:
+        with contextlib.suppress(Exception):  # the error reaches whoever asks info() next
+            renderer.info()
+
+    threading.Thread(target=check, name="renderer-version", daemon=True).start()
 
 
 def _helm(

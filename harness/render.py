@@ -28,6 +28,8 @@ from harness.errors import RendererError
 from harness.model import RendererInfo, Target, TargetResult
 
 MAX_ERROR_CHARS = 600
+# what Flux builds with when the configured flags do not say so already (flux/build.py)
+UNRESTRICTED = ("--load-restrictor", "LoadRestrictionsNone")
 
 
 @dataclass(frozen=True)
@@ -87,11 +89,20 @@ class Renderer:
         default_factory=dict, repr=False
     )
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    _info: RendererInfo | None = field(default=None, repr=False)
+    _info: Future[RendererInfo] | None = field(default=None, repr=False)
     runs: int = 0
     _slots: Slots | None = field(default=None, repr=False, compare=False)
     _limits: int = field(default=0, repr=False, compare=False)
     _local: threading.local = field(default_factory=threading.local, repr=False, compare=False)
+    _expected: set[str] = field(default_factory=set, repr=False, compare=False)
+
+    def expect(self, directories: Iterable[Path]) -> None:
+        """Directories this run builds with the configured flags (its path targets): an
+        unrestricted build of one runs that build first, whichever stage gets there first,
+        and reuses it when it succeeds (see `build`)."""
+        resolved = {str(d.resolve()) for d in directories}
+        with self._lock:
+            self._expected |= resolved
 
     @contextlib.contextmanager
     def limited(self, jobs: int) -> Iterator[None]:
@@ -124,12 +135,22 @@ class Renderer:
         return [str(self.binary), *verb, *self.flags, *extra, str(directory)]
 
     def info(self) -> RendererInfo:
-        """Name and version, asked once per run."""
-        if self._info is None:
-            self._info = RendererInfo(
-                name=self.mode, version=self._version(), argv=tuple(self.argv(Path("DIR")))
-            )
-        return self._info
+        """Name and version, asked once per run; concurrent askers share the one check
+        (render_repo starts it beside the first builds: it is a process of its own)."""
+        with self._lock:
+            future = self._info
+            owner = future is None
+            if future is None:
+                future = self._info = Future()
+        if owner:
+            try:
+                info = RendererInfo(
+                    name=self.mode, version=self._version(), argv=tuple(self.argv(Path("DIR")))
+                )
+                future.set_result(info)
+            except BaseException as exc:
+                future.set_exception(exc)
+        return future.result()
 
     def _version(self) -> str:
         if self.mode == "kubectl":
@@ -156,8 +177,23 @@ class Renderer:
         return out.splitlines()[0]
 
     def build(self, directory: Path, extra: Sequence[str] = ()) -> BuildOutput:
-        """Run kustomize on a directory once; concurrent callers share the same run."""
+        """Run kustomize on a directory once; concurrent callers share the same run.
+
+        An unrestricted build (`UNRESTRICTED`, Flux's) of a directory this run builds with
+        the configured flags, which then restrict loads to the root (kustomize's default),
+        reuses that build when it succeeded: the restrictor only refuses loads, so a build
+        that passed it reads the same files without it and prints the same bytes. A failed
+        restricted build proves nothing; the unrestricted one then runs itself.
+        """
         key = (str(directory.resolve()), tuple(extra))
+        if tuple(extra) == UNRESTRICTED:
+            with self._lock:
+                restricted = self._cache.get((key[0], ()))
+                expected = key[0] in self._expected
+            if restricted is not None or expected:
+                output = self.build(directory)  # shared: the path target's own run
+                if output.error is None:
+                    return output
         with self._lock:
             future = self._cache.get(key)
             owner = future is None

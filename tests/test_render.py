@@ -305,3 +305,42 @@ def test_limited_renderer_never_runs_more_processes_than_jobs(
         peak = max(peak, running)
     assert peak == 2 and renderer.runs == 8
     assert renderer._slots is None  # the limit ends with its block
+
+
+def test_version_check_runs_once_for_concurrent_askers(tmp_path: Path, kubectl: Path) -> None:
+    import threading
+
+    log = tmp_path / "versions.log"
+    wrapper = _script(
+        tmp_path,
+        f'if [ "$1" = version ]; then echo V >> {log}; sleep 0.2; fi\nexec "{kubectl}" "$@"\n',
+    )
+    renderer = render.resolve(kubectl=str(wrapper))
+    seen: list[render.RendererInfo] = []
+    askers = [threading.Thread(target=lambda: seen.append(renderer.info())) for _ in range(4)]
+    for t in askers:
+        t.start()
+    for t in askers:
+        t.join(30)
+    assert len(seen) == 4 and len(set(seen)) == 1
+    assert seen[0].version.startswith("v1.")
+    assert log.read_text().split() == ["V"]
+
+
+def test_failed_version_check_fails_every_asker(tmp_path: Path) -> None:
+    fake = _script(tmp_path, 'echo "boom" >&2\nexit 3\n')
+    renderer = render.resolve(kubectl=str(fake))
+    for _ in range(2):
+        with pytest.raises(RendererError, match="version check failed: boom"):
+            renderer.info()
+
+
+def test_render_repo_reports_a_failed_version_check(tmp_path: Path, make_repo: Repo) -> None:
+    """The check starts in the background; its error still ends the render as before."""
+    from harness import config as config_mod
+    from harness.pipeline import RenderOptions, render_repo
+
+    fake = _script(tmp_path, 'if [ "$1" = version ]; then echo nope >&2; exit 3; fi\nexit 0\n')
+    repo = make_repo({"app/kustomization.yaml": kustomization("cm.yaml"), "app/cm.yaml": ""})
+    with pytest.raises(RendererError, match="version check failed: nope"):
+        render_repo(config_mod.load(repo), render.resolve(kubectl=str(fake)), RenderOptions(jobs=2))
