@@ -83,9 +83,7 @@ def _restricted_repo(make_repo: Repo) -> Path:
     files = {
         **two_clusters(),
         "harness.yaml": "goldens: goldens\nkubectl_flags: []\n",
-        "clusters/base/kustomization.yaml": ks_file(
-            "vars.yaml", "apps.yaml", "more.yaml"
-        ),
+        "clusters/base/kustomization.yaml": ks_file("vars.yaml", "apps.yaml", "more.yaml"),
         "clusters/base/more.yaml": docs(
             flux_ks("outside", "./outside"),
             flux_ks("apps-ns", "./apps", targetNamespace="other"),

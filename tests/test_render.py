@@ -344,3 +344,25 @@ def test_render_repo_reports_a_failed_version_check(tmp_path: Path, make_repo: R
     repo = make_repo({"app/kustomization.yaml": kustomization("cm.yaml"), "app/cm.yaml": ""})
     with pytest.raises(RendererError, match="version check failed: nope"):
         render_repo(config_mod.load(repo), render.resolve(kubectl=str(fake)), RenderOptions(jobs=2))
+
+
+def test_kustomize_runs_with_a_short_lived_go_runtime(
+    tmp_path: Path, kubectl: Path, make_repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GOGC/GOMEMLIMIT for a ~50 ms process, unless the user chose their own."""
+    log = tmp_path / "env.log"
+    wrapper = _script(tmp_path, f'echo "$GOGC $GOMEMLIMIT" >> {log}\nexec "{kubectl}" "$@"\n')
+    repo = make_repo(
+        {"app/kustomization.yaml": kustomization("cm.yaml"), "app/cm.yaml": configmap("a")}
+    )
+    monkeypatch.delenv("GOGC", raising=False)
+    monkeypatch.delenv("GOMEMLIMIT", raising=False)
+    renderer = render.resolve(kubectl=str(wrapper))
+    plain = render.resolve().build(repo / "app")
+    assert renderer.build(repo / "app") == plain and plain.error is None
+    renderer.info()
+    assert log.read_text().splitlines() == ["400 1GiB", "400 1GiB"]
+    log.unlink()
+    monkeypatch.setenv("GOMEMLIMIT", "300MiB")
+    render.resolve(kubectl=str(wrapper)).build(repo / "app")
+    assert log.read_text().splitlines() == [" 300MiB"]
