@@ -107,6 +107,17 @@ def test_check_runs_without_importing_pydantic(tmp_path: Path) -> None:
     )
     assert code == 0
     assert not {m for m in modules if m.split(".")[0] == "pydantic"}
+    # a quiet text check loads no other output format, no progress bar, no shard planner
+    unused = {"harness.report.junit", "harness.report.github", "harness.report.json_out"}
+    unused |= {"harness.shard", "rich.progress", "rich.table"}
+    assert not modules & unused
+
+
+def test_version_imports_no_command_module() -> None:
+    code, modules = _modules_after(["--version"], PROJECT)
+    assert code == 0
+    assert not {m for m in modules if m.startswith(("harness.commands", "harness.pipeline"))}
+    assert "rich.console" not in modules
 
 
 def test_bad_values_keep_typers_errors() -> None:
