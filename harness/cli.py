@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import functools
 import inspect
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -205,20 +206,24 @@ def _evaluated(annotation: Any, fn: Callable[..., Any]) -> Any:
 def _run(fn: Callable[[], int]) -> None:
     from harness.commands.common import EXIT_ERROR
     from harness.errors import HarnessError
-    from harness.gitref import Terminated
 
     try:
         code = fn()
     except HarnessError as exc:
         typer.echo(f"error: {exc}", err=True)
         code = EXIT_ERROR
-    except Terminated:
-        typer.echo("terminated", err=True)
-        code = 143
-    except KeyboardInterrupt:
-        typer.echo("interrupted", err=True)
-        code = 130
+    except KeyboardInterrupt as exc:
+        terminated = _is_sigterm(exc)
+        typer.echo("terminated" if terminated else "interrupted", err=True)
+        code = 143 if terminated else 130
     raise typer.Exit(code)
+
+
+def _is_sigterm(exc: KeyboardInterrupt) -> bool:
+    """gitref's SIGTERM (a KeyboardInterrupt): only a verb that imported gitref installs its
+    handler, so a verb that did not (check, update, render) never loads it for this test."""
+    gitref = sys.modules.get("harness.gitref")
+    return gitref is not None and isinstance(exc, gitref.Terminated)
 
 
 class Expect(enum.StrEnum):
