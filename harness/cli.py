@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import functools
 import inspect
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -12,11 +13,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from harness import __version__
-from harness.commands import common
-from harness.errors import HarnessError
-from harness.gitref import Terminated
 
 if TYPE_CHECKING:
+    from harness.commands import common
     from harness.commands.diff import DiffOptions
 
 app = typer.Typer(
@@ -173,13 +172,21 @@ COMMON_PARAMETERS = [
 def with_common_options(fn: Callable[..., int]) -> Callable[..., None]:
     """Give a verb the options every verb shares; it receives them as one `Common` (`c`).
 
-    The verb returns its exit code; errors become one `error:` line and exit 2.
+    The verb returns its exit code; errors become one `error:` line and exit 2. Only the
+    verb's own annotations are evaluated: `c: common.Common` stays a string, so the command
+    modules (and what they import) load when a verb runs, not for `--version` or `--help`.
     """
-    own = [p for p in inspect.signature(fn, eval_str=True).parameters.values() if p.name != "c"]
+    own = [
+        p.replace(annotation=_evaluated(p.annotation, fn))
+        for p in inspect.signature(fn).parameters.values()
+        if p.name != "c"
+    ]
     shared = [p.name for p in COMMON_PARAMETERS]
 
     @functools.wraps(fn)
     def command(**kwargs: Any) -> None:
+        from harness.commands import common
+
         c = common.Common(**{name: kwargs.pop(name) for name in shared})
         _run(lambda: fn(c, **kwargs))
 
@@ -189,19 +196,34 @@ def with_common_options(fn: Callable[..., int]) -> Callable[..., None]:
     return command
 
 
+def _evaluated(annotation: Any, fn: Callable[..., Any]) -> Any:
+    """A string annotation (this module's `from __future__ import annotations`) as its type."""
+    if isinstance(annotation, str):
+        return eval(annotation, fn.__globals__)  # what inspect's eval_str does
+    return annotation
+
+
 def _run(fn: Callable[[], int]) -> None:
+    from harness.commands.common import EXIT_ERROR
+    from harness.errors import HarnessError
+
     try:
         code = fn()
     except HarnessError as exc:
         typer.echo(f"error: {exc}", err=True)
-        code = common.EXIT_ERROR
-    except Terminated:
-        typer.echo("terminated", err=True)
-        code = 143
-    except KeyboardInterrupt:
-        typer.echo("interrupted", err=True)
-        code = 130
+        code = EXIT_ERROR
+    except KeyboardInterrupt as exc:
+        terminated = _is_sigterm(exc)
+        typer.echo("terminated" if terminated else "interrupted", err=True)
+        code = 143 if terminated else 130
     raise typer.Exit(code)
+
+
+def _is_sigterm(exc: KeyboardInterrupt) -> bool:
+    """gitref's SIGTERM (a KeyboardInterrupt): only a verb that imported gitref installs its
+    handler, so a verb that did not (check, update, render) never loads it for this test."""
+    gitref = sys.modules.get("harness.gitref")
+    return gitref is not None and isinstance(exc, gitref.Terminated)
 
 
 class Expect(enum.StrEnum):
@@ -691,8 +713,15 @@ def _root(
 
 
 def main() -> None:
-    """Console-script entry; usage errors from click exit 2 as well."""
-    app(prog_name="harness")
+    """Console-script entry; usage errors from click exit 2 as well.
+
+    Option values are coerced without Pydantic where typer's result is known (coercion.py).
+    """
+    from harness import coercion
+
+    command = typer.main.get_command(app)
+    coercion.install(command)
+    command(prog_name="harness")
 
 
 if __name__ == "__main__":  # pragma: no cover

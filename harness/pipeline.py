@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness import discover, incremental
+from harness import discover, incremental, parallel
 from harness.cache import RenderCache
 from harness.config import Config, default_jobs
 from harness.flux.model import ObjectRef
@@ -54,7 +56,13 @@ def render_repo(
     on_plan: OnPlan | None = None,
     on_done: OnDone | None = None,
 ) -> Snapshot:
-    """Render path targets, then (when present) every Flux Kustomization of every cluster."""
+    """Render path targets and (when present) every Flux Kustomization of every cluster.
+
+    The two overlap: path targets are queued first and render in the background while
+    the Flux fixed point, a chain of rounds that each wait for the last, runs in front;
+    the renderer keeps to `jobs` kustomize processes in all (render.Slots) and runs a
+    build both want once. Results are the same as rendering one after the other.
+    """
     jobs = options.jobs or default_jobs(config)
     targets = path_targets(config, options.selection)
     plan = options.shard.plan(config, path_targets(config)) if options.shard else None
@@ -62,27 +70,41 @@ def render_repo(
         targets = [t for t in targets if plan.owns(t)]
     if on_plan is not None:
         on_plan(len(targets))
+    _start_version_check(renderer)
     seam = incremental.Seam.for_run(renderer, options.cache, options.blob_index)
-    results = incremental.render_paths(seam, targets, config.repo, jobs, on_done)
-    skipped: dict[str, str] = {}
-    if options.flux and (plan is None or plan.owns_flux()):
+    with renderer.limited(jobs), parallel.pool(jobs) as pool:
+
+        def one(target: Target) -> TargetResult:
+            with renderer.background():
+                result = incremental.path_result(seam, target, config.repo)
+            if on_done is not None:
+                on_done(result)
+            return result
+
+        renderer.expect(t.path for t in targets)
+        pending = [pool.submit(one, t) for t in targets]
+        skipped: dict[str, str] = {}
         clusters: list[Any] = []
+        flux_results: dict[str, TargetResult] | None = None
+        if options.flux and (plan is None or plan.owns_flux()):
 
-        def collect(cluster: str, bootstrap: ObjectRef, owners: Any) -> None:
-            clusters.append((cluster, bootstrap, owners))
+            def collect(cluster: str, bootstrap: ObjectRef, owners: Any) -> None:
+                clusters.append((cluster, bootstrap, owners))
 
-        flux_results = render_flux(
-            config,
-            renderer,
-            jobs=jobs,
-            strict=options.strict,
-            on_plan=on_plan,
-            on_done=on_done,
-            on_skip=skipped.__setitem__,
-            on_cluster=collect if options.helm else None,
-            seam=seam,
-            keep=_cluster_filter(plan, config),
-        )
+            flux_results = render_flux(
+                config,
+                renderer,
+                jobs=jobs,
+                strict=options.strict,
+                on_plan=on_plan,
+                on_done=on_done,
+                on_skip=skipped.__setitem__,
+                on_cluster=collect if options.helm else None,
+                seam=seam,
+                keep=_cluster_filter(plan, config),
+            )
+        results = {r.name: r for r in (f.result() for f in pending)}
+    if flux_results is not None:
         for name, result in flux_results.items():
             selected = not options.selection or discover.matches(name, options.selection)
             if selected and (plan is None or plan.owns(result.target)):
@@ -100,6 +122,18 @@ def render_repo(
         label=label,
         skipped=dict(sorted(skipped.items())),
     )
+
+
+def _start_version_check(renderer: Renderer) -> None:
+    """`kubectl version` is a process of its own (~60 ms): start it beside the first builds
+    instead of after the last one (the snapshot names it; a cache key needs it first, and
+    then waits for this same check). Not a render, so it does not count against `jobs`."""
+
+    def check() -> None:
+        with contextlib.suppress(Exception):  # the error reaches whoever asks info() next
+            renderer.info()
+
+    threading.Thread(target=check, name="renderer-version", daemon=True).start()
 
 
 def _helm(

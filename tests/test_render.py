@@ -236,3 +236,133 @@ def test_standalone_kustomize_binary(
     assert payload["targets"][0]["documents"] == 1
     calls = log.read_text().splitlines()
     assert f"build --load-restrictor LoadRestrictionsNone {repo / 'a'}" in calls
+
+
+# -- process slots: overlapping stages keep to `jobs` kustomize processes -------------------
+
+
+def _wait_until(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 10
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting for the slot holders"
+        time.sleep(0.005)
+
+
+def test_slots_serve_urgent_waiters_before_background_ones() -> None:
+    import threading
+
+    slots = render.Slots(1)
+    order: list[str] = []
+    release = threading.Event()
+
+    def hold() -> None:
+        with slots.slot(background=True):
+            release.wait(10)
+
+    def take(name: str, background: bool) -> None:
+        with slots.slot(background):
+            order.append(name)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    _wait_until(lambda: slots._free == 0)
+    late = threading.Thread(target=take, args=("background", True))
+    late.start()
+    time.sleep(0.05)  # the background waiter queues first
+    urgent = threading.Thread(target=take, args=("urgent", False))
+    urgent.start()
+    _wait_until(lambda: slots._urgent_waiting == 1)
+    release.set()
+    for t in (holder, late, urgent):
+        t.join(10)
+    assert order == ["urgent", "background"]
+
+
+def test_limited_renderer_never_runs_more_processes_than_jobs(
+    tmp_path: Path, kubectl: Path, make_repo: Repo
+) -> None:
+    """Path targets and other stages together: the wrapper logs each run's start and end."""
+    log = tmp_path / "runs.log"
+    wrapper = _script(
+        tmp_path,
+        f'echo S >> {log}\nsleep 0.05\n"{kubectl}" "$@"\nrc=$?\necho E >> {log}\nexit $rc\n',
+    )
+    names = [f"app{i}" for i in range(8)]
+    repo = make_repo(
+        {
+            **{f"{n}/kustomization.yaml": kustomization("cm.yaml") for n in names},
+            **{f"{n}/cm.yaml": configmap(n, k=n) for n in names},
+        }
+    )
+    renderer = render.resolve(kubectl=str(wrapper))
+    targets = [Target(n, "path", repo / n) for n in names]
+    with renderer.limited(2):
+        results = render.render_paths(renderer, targets, repo, jobs=6)
+    assert all(r.ok for r in results.values())
+    running = peak = 0
+    for line in log.read_text().split():
+        running += 1 if line == "S" else -1
+        peak = max(peak, running)
+    assert peak == 2 and renderer.runs == 8
+    assert renderer._slots is None  # the limit ends with its block
+
+
+def test_version_check_runs_once_for_concurrent_askers(tmp_path: Path, kubectl: Path) -> None:
+    import threading
+
+    log = tmp_path / "versions.log"
+    wrapper = _script(
+        tmp_path,
+        f'if [ "$1" = version ]; then echo V >> {log}; sleep 0.2; fi\nexec "{kubectl}" "$@"\n',
+    )
+    renderer = render.resolve(kubectl=str(wrapper))
+    seen: list[render.RendererInfo] = []
+    askers = [threading.Thread(target=lambda: seen.append(renderer.info())) for _ in range(4)]
+    for t in askers:
+        t.start()
+    for t in askers:
+        t.join(30)
+    assert len(seen) == 4 and len(set(seen)) == 1
+    assert seen[0].version.startswith("v1.")
+    assert log.read_text().split() == ["V"]
+
+
+def test_failed_version_check_fails_every_asker(tmp_path: Path) -> None:
+    fake = _script(tmp_path, 'echo "boom" >&2\nexit 3\n')
+    renderer = render.resolve(kubectl=str(fake))
+    for _ in range(2):
+        with pytest.raises(RendererError, match="version check failed: boom"):
+            renderer.info()
+
+
+def test_render_repo_reports_a_failed_version_check(tmp_path: Path, make_repo: Repo) -> None:
+    """The check starts in the background; its error still ends the render as before."""
+    from harness import config as config_mod
+    from harness.pipeline import RenderOptions, render_repo
+
+    fake = _script(tmp_path, 'if [ "$1" = version ]; then echo nope >&2; exit 3; fi\nexit 0\n')
+    repo = make_repo({"app/kustomization.yaml": kustomization("cm.yaml"), "app/cm.yaml": ""})
+    with pytest.raises(RendererError, match="version check failed: nope"):
+        render_repo(config_mod.load(repo), render.resolve(kubectl=str(fake)), RenderOptions(jobs=2))
+
+
+def test_kustomize_runs_with_a_short_lived_go_runtime(
+    tmp_path: Path, kubectl: Path, make_repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GOGC/GOMEMLIMIT for a ~50 ms process, unless the user chose their own."""
+    log = tmp_path / "env.log"
+    wrapper = _script(tmp_path, f'echo "$GOGC $GOMEMLIMIT" >> {log}\nexec "{kubectl}" "$@"\n')
+    repo = make_repo(
+        {"app/kustomization.yaml": kustomization("cm.yaml"), "app/cm.yaml": configmap("a")}
+    )
+    monkeypatch.delenv("GOGC", raising=False)
+    monkeypatch.delenv("GOMEMLIMIT", raising=False)
+    renderer = render.resolve(kubectl=str(wrapper))
+    plain = render.resolve().build(repo / "app")
+    assert renderer.build(repo / "app") == plain and plain.error is None
+    renderer.info()
+    assert log.read_text().splitlines() == ["400 1GiB", "400 1GiB"]
+    log.unlink()
+    monkeypatch.setenv("GOMEMLIMIT", "300MiB")
+    render.resolve(kubectl=str(wrapper)).build(repo / "app")
+    assert log.read_text().splitlines() == [" 300MiB"]

@@ -37,7 +37,7 @@ from harness.flux.outside import DeclaredObject
 from harness.flux.sourceignore import Pattern, Rules, SourceIgnores
 from harness.incremental import Seam
 from harness.model import DocId, Document
-from harness.render import Renderer
+from harness.render import UNRESTRICTED, Renderer
 from harness.substitute import (
     SubstitutionError,
     envsubst,
@@ -358,7 +358,7 @@ def _extra_flags(renderer: Renderer) -> tuple[str, ...]:
     flags = " ".join(renderer.flags)
     if "LoadRestrictionsNone" in flags:
         return ()
-    return ("--load-restrictor", "LoadRestrictionsNone")
+    return UNRESTRICTED
 
 
 def _parse(stream: str) -> tuple[list[dict[str, Any]], int]:

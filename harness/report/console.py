@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from harness import replay
 from harness.model import TargetResult
@@ -51,6 +50,9 @@ def render_progress(
     if not progress_wanted(quiet):
         yield (lambda _n: None), (lambda _r: None)
         return
+    # imported here: a quiet or CI run never draws a bar (rich.progress is ~30 ms of start-up)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     progress = Progress(
         TextColumn("rendering"),
         BarColumn(),

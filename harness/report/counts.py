@@ -19,10 +19,12 @@ Stated in docs/json-schemas.md ("Counting"); every headline number is a field he
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.analyze import Analysis
-from harness.gate import Verdict
+
+if TYPE_CHECKING:  # annotations only: `check` prints without loading the diff gate
+    from harness.gate import Verdict
 
 DOCUMENT_COUNTERS = ("changed", "added", "removed", "moved_with_changes")
 

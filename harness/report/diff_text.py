@@ -7,17 +7,20 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
 
 from harness.analyze import Analysis, Move, Origin, TargetChange
 from harness.docdiff import DocChange, FieldChange, show_change, without_owner_labels
-from harness.gate import Expectation, MoveGroup, Verdict
 from harness.hazards.engine import HazardReport
 from harness.report.console import stdout
 from harness.report.counts import count, targets_line
 from harness.report.findings import print_findings
+
+if TYPE_CHECKING:  # annotations only: `check` prints field lines without the diff gate
+    from harness.gate import Expectation, MoveGroup, Verdict
 
 MAX_REASONS = 20
 STRING_DIFF_CONTEXT = 1

@@ -6,7 +6,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rich.markup import escape
-from rich.table import Table
 
 from harness.compare import Comparison, TargetDiff
 from harness.config import Config
@@ -192,6 +191,8 @@ def print_render(snapshot: Snapshot) -> None:
     if not out.is_terminal:
         out.print(escape(plain_table(RENDER_COLUMNS, rows, right=2)), highlight=False)
     else:
+        from rich.table import Table  # only this listing draws a table
+
         table = Table(box=None, pad_edge=False, show_edge=False)
         for col in RENDER_COLUMNS:
             # target names fold instead of ending in "…": two targets never print alike
