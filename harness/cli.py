@@ -135,7 +135,8 @@ NoCacheOpt = Annotated[
     bool,
     typer.Option(
         "--no-cache",
-        help="Render every target; read and write no render cache (confinement still applies).",
+        help="Render every target; read and write no render cache and replay no unchanged "
+        "check/lint run (confinement still applies).",
     ),
 ]
 CacheDirOpt = Annotated[
