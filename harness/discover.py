@@ -24,7 +24,7 @@ def kustomization_file(directory: Path) -> Path | None:
 def is_component(kfile: Path) -> bool:
     """`kind: Component` dirs only make sense inside another build; unreadable ones are not."""
     try:
-        data = yamlload.load(kfile.read_text(encoding="utf-8"))
+        data = yamlload.load_shared(kfile.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yamlload.YAMLError):
         return False
     return isinstance(data, dict) and data.get("kind") == "Component"
