@@ -28,7 +28,7 @@ import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -116,6 +116,27 @@ def subdirectory(root: Path, repo: Path) -> Path:
 @contextlib.contextmanager
 def checkout(repo: Path, ref: str) -> Iterator[Checkout]:
     """Check `ref` out into a temp dir outside the repo; always removed afterwards."""
+    with checkout_ahead(repo, ref, background=False) as wait:
+        yield wait().checkout
+
+
+@dataclass(frozen=True)
+class Exported:
+    """A checkout and, when asked for, the blob ids of its files (`blob_index`)."""
+
+    checkout: Checkout
+    blobs: dict[str, str] | None = None
+
+
+@contextlib.contextmanager
+def checkout_ahead(
+    repo: Path, ref: str, *, blobs: bool = False, background: bool = True
+) -> Iterator[Callable[[], Exported]]:
+    """`checkout`, with git writing the files (and listing the blob ids, with `blobs`) in a
+    background thread: the caller does other work meanwhile and calls the function it gets
+    when it needs the tree, which re-raises git's error there. The ref is resolved first, so
+    a bad ref still fails before anything else runs. On leaving, git is waited for, then
+    the temp dir is removed, as `checkout` does."""
     root = toplevel(repo)
     sub = subdirectory(root, repo)
     sha = resolve(root, ref)
@@ -126,25 +147,58 @@ def checkout(repo: Path, ref: str) -> Iterator[Checkout]:
                 raise GitError(
                     f"temporary directory {tmp} is inside the repository; set TMPDIR elsewhere"
                 )
-            tree = tmp / "tree"
-            env = {"GIT_INDEX_FILE": str(tmp / "index")}
-            git(root, "read-tree", "--end-of-options", sha, env=env)
-            git(
-                root,
-                "checkout-index",
-                "--all",
-                "--force",
-                "--ignore-skip-worktree-bits",
-                f"--prefix={tree}{os.sep}",
-                env=env,
-            )
-            tree.mkdir(exist_ok=True)
-            target = tree / sub
-            if not target.is_dir():
-                raise GitError(f"{sub.as_posix()} does not exist at {ref} ({sha[:12]})")
-            yield Checkout(ref=ref, sha=sha, root=tree, repo=target)
+            outcome: list[Exported | BaseException] = []
+
+            def work() -> None:
+                try:
+                    done = _export(root, sub, ref, sha, tmp)
+                    index = blob_index(root, done) if blobs else None
+                    outcome.append(Exported(done, index))
+                except BaseException as exc:  # handed to the caller by wait()
+                    outcome.append(exc)
+
+            thread = threading.Thread(target=work, name="harness-checkout", daemon=True)
+            if background:
+                thread.start()
+            else:
+                work()
+
+            def wait() -> Exported:
+                if background:
+                    thread.join()
+                found = outcome[0]
+                if isinstance(found, BaseException):
+                    raise found
+                return found
+
+            try:
+                yield wait
+            finally:
+                if background:
+                    thread.join()  # git is short; its files must exist before removal
         finally:
             remove_tree(tmp)
+
+
+def _export(root: Path, sub: Path, ref: str, sha: str, tmp: Path) -> Checkout:
+    """The temporary-index export (module docstring) of `sha` into `tmp/tree`."""
+    tree = tmp / "tree"
+    env = {"GIT_INDEX_FILE": str(tmp / "index")}
+    git(root, "read-tree", "--end-of-options", sha, env=env)
+    git(
+        root,
+        "checkout-index",
+        "--all",
+        "--force",
+        "--ignore-skip-worktree-bits",
+        f"--prefix={tree}{os.sep}",
+        env=env,
+    )
+    tree.mkdir(exist_ok=True)
+    target = tree / sub
+    if not target.is_dir():
+        raise GitError(f"{sub.as_posix()} does not exist at {ref} ({sha[:12]})")
+    return Checkout(ref=ref, sha=sha, root=tree, repo=target)
 
 
 def remove_tree(path: Path) -> None:

@@ -76,14 +76,44 @@ def _side(
         origin = Origin("worktree", "working tree", path=str(cfg.repo))
         snapshot = render_snapshot(common, cfg, renderer, label=origin.label, cache=cache)
         return snapshot, origin, inputs.side_digests(cfg.repo, snapshot)
-    with gitref.checkout(cfg.repo, ref) as checkout:
-        origin = Origin("git", checkout.label, ref=ref, sha=checkout.sha)
-        at = config_at(cfg, checkout.repo)
-        blobs = gitref.blob_index(gitref.toplevel(cfg.repo), checkout) if cache else None
-        snapshot = render_snapshot(
-            common, at, renderer, label=origin.label, cache=cache, blob_index=blobs
-        )
-        return snapshot, origin, inputs.side_digests(at.repo, snapshot)
+    with gitref.checkout_ahead(cfg.repo, ref, blobs=cache is not None, background=False) as wait:
+        return _ref_side(common, cfg, renderer, wait(), cache)
+
+
+def _ref_side(
+    common: Common,
+    cfg: Config,
+    renderer: Renderer,
+    exported: gitref.Exported,
+    cache: cache_mod.RenderCache | None,
+) -> tuple[Snapshot, Origin, dict[str, str]]:
+    """`_side` of a ref, from its checkout (still there while this runs)."""
+    checkout = exported.checkout
+    origin = Origin("git", checkout.label, ref=checkout.ref, sha=checkout.sha)
+    at = config_at(cfg, checkout.repo)
+    snapshot = render_snapshot(
+        common, at, renderer, label=origin.label, cache=cache, blob_index=exported.blobs
+    )
+    return snapshot, origin, inputs.side_digests(at.repo, snapshot)
+
+
+def _sides(
+    common: Common,
+    cfg: Config,
+    renderer: Renderer,
+    base_ref: str,
+    head_ref: str | None,
+    cache: cache_mod.RenderCache | None,
+) -> tuple[tuple[Snapshot, Origin, dict[str, str]], tuple[Snapshot, Origin, dict[str, str]]]:
+    """Both sides of a ref diff. Against the working tree, git exports the base in the
+    background while the working tree renders (the head goes first; through the shared
+    cache either order gives the same results)."""
+    if head_ref is not None:
+        base = _side(common, cfg, renderer, base_ref, cache)
+        return base, _side(common, cfg, renderer, head_ref, cache)
+    with gitref.checkout_ahead(cfg.repo, base_ref, blobs=cache is not None) as wait:
+        head = _side(common, cfg, renderer, None, cache)
+        return _ref_side(common, cfg, renderer, wait(), cache), head
 
 
 @dataclass(frozen=True)
@@ -182,8 +212,10 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
     try:
         # one cache for both sides: the head reuses every base result whose inputs match
         if base_ref is not None:
-            base, base_origin, base_digests = _side(common, cfg, renderer, base_ref, cache)
-        head, head_origin, head_digests = _side(common, cfg, renderer, options.head, cache)
+            pair = _sides(common, cfg, renderer, base_ref, options.head, cache)
+            (base, base_origin, base_digests), (head, head_origin, head_digests) = pair
+        else:
+            head, head_origin, head_digests = _side(common, cfg, renderer, options.head, cache)
     finally:
         if cache is not None:
             cache.close()
