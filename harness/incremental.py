@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import cache as cache_mod
-from harness import parallel
+from harness import parallel, parsed
 from harness.closure import Blobs, EscapeError, Walker
 from harness.model import DocId, Document, Target, TargetResult
 from harness.render import Renderer, result_from_output
@@ -99,10 +99,20 @@ def render_paths(
 # -- payloads: what an entry holds ---------------------------------------------------------
 
 
-def documents_payload(docs: Iterable[Document]) -> list[list[str]]:
-    """Documents as stored: identity, apiVersion, (already redacted) text, sha256."""
+def documents_payload(docs: Iterable[Document]) -> list[list[str | None]]:
+    """Documents as stored: identity, apiVersion, (already redacted) text, sha256, and the
+    text's parsed object as JSON (parsed.py; None when JSON cannot hold it)."""
     return [
-        [d.id.group, d.id.kind, d.id.namespace, d.id.name, d.api_version, d.text, d.sha256]
+        [
+            d.id.group,
+            d.id.kind,
+            d.id.namespace,
+            d.id.name,
+            d.api_version,
+            d.text,
+            d.sha256,
+            parsed.stored(d.text),
+        ]
         for d in docs
     ]
 
@@ -111,11 +121,20 @@ def documents_from_payload(rows: Any) -> tuple[Document, ...] | None:
     if not isinstance(rows, list):
         return None
     out: list[Document] = []
+    objects: list[tuple[str, str]] = []
     for row in rows:
-        if not isinstance(row, list) or len(row) != 7 or not all(isinstance(v, str) for v in row):
+        if not isinstance(row, list) or len(row) != 8:
             return None
-        group, kind, namespace, name, api_version, text, sha = row
+        if not all(isinstance(v, str) for v in row[:7]):
+            return None
+        group, kind, namespace, name, api_version, text, sha, obj = row
+        if obj is not None and not isinstance(obj, str):
+            return None
         out.append(Document(DocId(group, kind, namespace, name), api_version, text, sha))
+        if obj is not None:
+            objects.append((text, obj))
+    for text, obj in objects:  # only a whole, well-formed entry is believed
+        parsed.remember_json(text, obj)
     return tuple(out)
 
 
