@@ -33,6 +33,7 @@ ENV_DIR = "HARNESS_CACHE_DIR"
 ENV_MAX = "HARNESS_CACHE_MAX_MB"
 FORMAT = "harness-cache-v1"
 ENTRIES = "v1"
+META = "meta"
 DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
 STALE_TEMP_SECONDS = 3600.0
 _TMP_SUFFIX = ".tmp"
@@ -132,20 +133,20 @@ class Store:
     def put(self, digest: str, payload: dict[str, Any]) -> None:
         """Write atomically; a failure to write (read-only dir, full disk) only loses the entry."""
         data = _encode(payload, digest)
-        path = self._path(digest)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=_TMP_SUFFIX)
-        except OSError:
-            return
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, path)
+        if _write_atomically(self._path(digest), data):
             self.written += len(data)
+
+    def get_meta(self, digest: str) -> dict[str, Any] | None:
+        """A run's small fact kept beside the entries (the renderer's version): not a render,
+        so not counted, pruned by size or least-recent use; gone with `clear`."""
+        try:
+            raw = (self.directory / META / f"{digest}.json").read_bytes()
         except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+            return None
+        return _decode(raw, digest)
+
+    def put_meta(self, digest: str, payload: dict[str, Any]) -> None:
+        _write_atomically(self.directory / META / f"{digest}.json", _encode(payload, digest))
 
     def _files(self) -> Iterator[tuple[Path, os.stat_result]]:
         try:
@@ -205,7 +206,29 @@ class Store:
         return Pruned(removed, freed, len(live) - removed, total)
 
     def clear(self) -> Pruned:
+        with contextlib.suppress(OSError):
+            for path in (self.directory / META).iterdir():
+                with contextlib.suppress(OSError):
+                    path.unlink()
         return self.prune(0)
+
+
+def _write_atomically(path: Path, data: bytes) -> bool:
+    """Temp file, then rename: readers see the old file or the new one, never a part."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=_TMP_SUFFIX)
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return False
 
 
 def _encode(payload: dict[str, Any], digest: str) -> bytes:

@@ -11,6 +11,7 @@ target renders, but confinement still applies.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,8 @@ class Seam:
     ) -> Seam:
         seam = cls(renderer, cache, Walker(), Blobs(blob_index))
         if cache is not None:
+            if cache.store is not None:
+                known_version(renderer, cache.store)
             seam.identity()  # the version check runs once, before the render threads
         return seam
 
@@ -48,6 +51,35 @@ class Seam:
         """Renderer name, version and flags; not its path, so CI runners share entries."""
         info = self.renderer.info()
         return f"{info.name}\0{info.version}\0{' '.join(self.renderer.flags)}"
+
+
+def known_version(renderer: Renderer, store: cache_mod.Store) -> None:
+    """The renderer's version as an earlier run asked it, kept in the cache under the binary's
+    identity (real path, size, inode, mtime and ctime): a warm run starts no `version`
+    process. A script (`#!`, e.g. a version manager's shim choosing a binary per directory)
+    is asked every time; so is a binary whose entry is missing or corrupt."""
+    stamp = _binary_stamp(renderer.binary)
+    if stamp is None:
+        return
+    digest = cache_mod.key("renderer-version", renderer.mode, *stamp)
+    payload = store.get_meta(digest)
+    version = payload.get("version") if payload is not None else None
+    if isinstance(version, str) and version:
+        renderer.assume_version(version)
+        return
+    store.put_meta(digest, {"version": renderer.info().version})
+
+
+def _binary_stamp(binary: Path) -> tuple[str, ...] | None:
+    real = os.path.realpath(binary)
+    try:
+        with open(real, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if fh.read(2) == b"#!":
+                return None
+    except OSError:
+        return None
+    return (real, str(st.st_size), str(st.st_ino), str(st.st_mtime_ns), str(st.st_ctime_ns))
 
 
 def path_result(seam: Seam, target: Target, repo: Path) -> TargetResult:

@@ -62,6 +62,13 @@ class Renderer:
             )
         return self._info
 
+    def assume_version(self, version: str) -> None:
+        """Take the version an earlier run asked this same binary (incremental.py keeps it)."""
+        if self._info is None:
+            self._info = RendererInfo(
+                name=self.mode, version=version, argv=tuple(self.argv(Path("DIR")))
+            )
+
     def _version(self) -> str:
         if self.mode == "kubectl":
             cmd = [str(self.binary), "version", "--client", "-o", "json"]
