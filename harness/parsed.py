@@ -50,6 +50,13 @@ def load(text: str) -> Any:
     return found
 
 
+def fresh(text: str) -> Any:
+    """`yamlload.load(text)` as a new object the caller may change: decoded from the cache
+    entry's JSON when there is one (several times faster than YAML), else parsed."""
+    encoded = _JSON.get(text)
+    return json.loads(encoded) if encoded is not None else yamlload.load(text)
+
+
 def stored(text: str) -> str | None:
     """What a cache entry keeps beside `text`: its object as JSON, or None when JSON would
     not give back an equal object (timestamps, NaN, non-string keys) or the text does not

@@ -83,3 +83,18 @@ def test_a_malformed_row_rejects_the_whole_entry_and_its_objects() -> None:
         parsed.clear()
         assert documents_from_payload([planted, bad]) is None
         assert parsed.load(text) == {"apiVersion": "v1", "kind": "A", "metadata": {"name": "a"}}
+
+
+def test_fresh_objects_are_the_callers_own() -> None:
+    (row,) = documents_payload(
+        documents.parse_stream("apiVersion: v1\nkind: A\nmetadata: {name: a, z: [1]}\n")
+    )
+    text = row[5]
+    assert isinstance(text, str)
+    parsed.clear()
+    assert documents_from_payload([row]) is not None
+    first = parsed.fresh(text)
+    assert first == yamlload.load(text) and list(first["metadata"]) == ["name", "z"]
+    first["metadata"]["z"].append(2)  # the caller's to change
+    assert parsed.fresh(text) == parsed.load(text) == yamlload.load(text)
+    assert parsed.fresh("a: 1\n") == {"a": 1}  # unknown text: parsed
