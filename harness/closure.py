@@ -84,14 +84,15 @@ class Blobs:
         self._memo: dict[str, str | None] = {}
         self.read = 0
 
-    def of(self, path: Path) -> str | None:
+    def of(self, path: Path | str) -> str | None:
         key = str(path)
         if key in self._memo:
             return self._memo[key]
         found: str | None = self._index.get(key)
         if found is None:
             try:
-                found = git_blob_id(path.read_bytes())
+                with open(key, "rb") as fh:
+                    found = git_blob_id(fh.read())
                 self.read += 1
             except OSError:
                 found = None
@@ -123,10 +124,11 @@ class Closure:
     def digest(self, blobs: Blobs) -> str:
         """sha256 over relative paths and contents (git blob ids), in a fixed order."""
         h = hashlib.sha256()
+        root = str(self.root)
         for kind, rel in self.entries:
             h.update(f"{kind}\0{rel}\0".encode())
-            if kind == "file":
-                h.update((blobs.of(self.root / rel) or "unreadable").encode())
+            if kind == "file":  # str(root / rel), without building the Path
+                h.update((blobs.of(os.path.join(root, rel)) or "unreadable").encode())
             h.update(b"\n")
         for rel, content in self.generated:
             h.update(f"generated\0{rel}\0".encode())
