@@ -146,7 +146,7 @@ class Walker:
 
     def __init__(self) -> None:
         self._parsed: dict[Path, Any] = {}
-        self._real: dict[Path, Path] = {}
+        self._real: dict[str, str] = {}
         self._parts: dict[tuple[Path, Path], _Part] = {}
         self._kinds: dict[Path, str | None] = {}
 
@@ -232,14 +232,18 @@ class Walker:
 
     def real(self, path: Path) -> Path:
         """`os.path.realpath` for normalised absolute paths, one lstat per new component."""
+        return Path(self.real_str(str(path)))
+
+    def real_str(self, path: str) -> str:
+        """`real` on strings (what confinement compares)."""
         found = self._real.get(path)
         if found is None:
-            parent = path.parent
+            parent = os.path.dirname(path)
             if parent == path:
                 found = path
             else:
-                candidate = self.real(parent) / path.name
-                found = Path(os.path.realpath(candidate)) if candidate.is_symlink() else candidate
+                candidate = os.path.join(self.real_str(parent), os.path.basename(path))
+                found = os.path.realpath(candidate) if os.path.islink(candidate) else candidate
             self._real[path] = found
         return found
 
@@ -298,8 +302,8 @@ class _Walk:
         """`path` (already normalised) must stay inside the root, symlinks resolved."""
         if not _under(str(path), self._root):
             raise EscapeError(f"{self._what(via, ref, field)} is outside the source root ({path})")
-        real = self.w.real(path)
-        if not _under(str(real), self._real_root):
+        real = self.w.real_str(str(path))
+        if not _under(real, self._real_root):
             raise EscapeError(
                 f"{self._what(via, ref, field)}: {self.rel(path)} resolves through a symlink "
                 f"to {real}, outside the source root"
@@ -314,7 +318,7 @@ class _Walk:
         if is_remote(ref):
             self.remote.append(ref)
             return None
-        path = Path(os.path.normpath(base / ref))
+        path = Path(os.path.normpath(os.path.join(base, ref)))
         if self.w.kind(path) is None and _host_like(ref):
             self.remote.append(ref)
             return None
