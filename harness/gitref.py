@@ -116,8 +116,8 @@ def subdirectory(root: Path, repo: Path) -> Path:
 @contextlib.contextmanager
 def checkout(repo: Path, ref: str) -> Iterator[Checkout]:
     """Check `ref` out into a temp dir outside the repo; always removed afterwards."""
-    with checkout_ahead(repo, ref, background=False) as wait:
-        yield wait().checkout
+    with checkout_ahead(repo, ref, background=False) as pending:
+        yield pending().checkout
 
 
 @dataclass(frozen=True)
@@ -128,15 +128,46 @@ class Exported:
     blobs: dict[str, str] | None = None
 
 
+class Pending:
+    """What `checkout_ahead` yields. Calling it waits for the export (re-raising git's
+    error); `release()`, once the files are no longer read, starts removing them in the
+    background while the caller goes on (leaving the block still waits for the removal)."""
+
+    def __init__(self, wait: Callable[[], Exported], tmp: Path) -> None:
+        self._wait = wait
+        self._tmp = tmp
+        self._remover: threading.Thread | None = None
+
+    def __call__(self) -> Exported:
+        return self._wait()
+
+    def release(self) -> None:
+        if self._remover is None:
+            self._wait()  # git is done writing before anything is removed
+            self._remover = threading.Thread(
+                target=shutil.rmtree,
+                args=(self._tmp,),
+                kwargs={"ignore_errors": True},
+                name="harness-checkout-removal",
+                daemon=True,
+            )
+            self._remover.start()
+
+    def finish(self) -> None:
+        if self._remover is not None:
+            self._remover.join()
+
+
 @contextlib.contextmanager
 def checkout_ahead(
     repo: Path, ref: str, *, blobs: bool = False, background: bool = True
-) -> Iterator[Callable[[], Exported]]:
+) -> Iterator[Pending]:
     """`checkout`, with git writing the files (and listing the blob ids, with `blobs`) in a
-    background thread: the caller does other work meanwhile and calls the function it gets
-    when it needs the tree, which re-raises git's error there. The ref is resolved first, so
-    a bad ref still fails before anything else runs. On leaving, git is waited for, then
-    the temp dir is removed, as `checkout` does."""
+    background thread: the caller does other work meanwhile and calls what it gets when it
+    needs the tree, which re-raises git's error there. The ref is resolved first, so a bad
+    ref still fails before anything else runs. On leaving, git (and a removal `release`
+    started) is waited for, then whatever is left of the temp dir is removed, as `checkout`
+    does, also when the wait is interrupted."""
     root = toplevel(repo)
     sub = subdirectory(root, repo)
     sha = resolve(root, ref)
@@ -171,11 +202,13 @@ def checkout_ahead(
                     raise found
                 return found
 
+            pending = Pending(wait, tmp)
             try:
-                yield wait
+                yield pending
             finally:
                 if background:
                     thread.join()  # git is short; its files must exist before removal
+                pending.finish()
         finally:
             remove_tree(tmp)
 

@@ -177,7 +177,14 @@ def test_checkout_ahead_exports_in_the_background_and_cleans_up(repo: Path, tmp_
         assert "v: '1'" in (co.repo / "cm.yaml").read_text()
         assert exported.blobs == gitref.blob_index(repo, co)
     with gitref.checkout_ahead(app, "HEAD") as wait:
+        tree = wait().checkout.root
         assert wait().blobs is None
+        wait.release()  # removal starts while the caller goes on; leaving waits for it
+        wait.release()
+    assert not tree.exists()
+    with pytest.raises(KeyboardInterrupt), gitref.checkout_ahead(app, "HEAD") as wait:
+        wait.release()
+        raise KeyboardInterrupt
     with pytest.raises(RuntimeError), gitref.checkout_ahead(app, "HEAD"):
         raise RuntimeError("the caller fails before it waits")
     (repo / "later").mkdir()
