@@ -17,6 +17,9 @@ writes exactly what a checkout of the commit writes (same eol and smudge filters
 
 The checkout is removed on success, on error, on Ctrl-C and on SIGTERM (turned into
 KeyboardInterrupt while a checkout exists); cleanup runs with both signals blocked.
+`checkout_ahead` runs git in a background thread (the caller renders the working tree
+meanwhile) and can start the removal early in another; leaving its block waits for both,
+then removes whatever is left, so the guarantee is the same.
 """
 
 from __future__ import annotations
