@@ -31,6 +31,7 @@ ENV_DIR = cachefile.ENV_DIR
 ENV_MAX = "HARNESS_CACHE_MAX_MB"
 FORMAT = cachefile.FORMAT
 ENTRIES = cachefile.ENTRIES
+META = "meta"
 DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
 STALE_TEMP_SECONDS = 3600.0
 _TMP_SUFFIX = cachefile.TMP_SUFFIX
@@ -128,6 +129,19 @@ class Store:
         if cachefile.write_atomic(str(self._path(digest)), data):
             self.written += len(data)
 
+    def get_meta(self, digest: str) -> dict[str, Any] | None:
+        """A run's small fact kept beside the entries (the renderer's version): not a render,
+        so not counted, pruned by size or least-recent use; gone with `clear`."""
+        try:
+            raw = (self.directory / META / f"{digest}.json").read_bytes()
+        except OSError:
+            return None
+        return cachefile.decode(raw, digest)
+
+    def put_meta(self, digest: str, payload: dict[str, Any]) -> None:
+        path = str(self.directory / META / f"{digest}.json")
+        cachefile.write_atomic(path, cachefile.encode(payload, digest))
+
     def _files(self) -> Iterator[tuple[Path, os.stat_result]]:
         try:
             shards = sorted(os.scandir(self.entries), key=lambda e: e.name)
@@ -186,6 +200,10 @@ class Store:
         return Pruned(removed, freed, len(live) - removed, total)
 
     def clear(self) -> Pruned:
+        with contextlib.suppress(OSError):
+            for path in (self.directory / META).iterdir():
+                with contextlib.suppress(OSError):
+                    path.unlink()
         return self.prune(0)
 
 

@@ -19,9 +19,11 @@ share cache entries for files that did not change.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,14 +84,15 @@ class Blobs:
         self._memo: dict[str, str | None] = {}
         self.read = 0
 
-    def of(self, path: Path) -> str | None:
+    def of(self, path: Path | str) -> str | None:
         key = str(path)
         if key in self._memo:
             return self._memo[key]
         found: str | None = self._index.get(key)
         if found is None:
             try:
-                found = git_blob_id(path.read_bytes())
+                with open(key, "rb") as fh:
+                    found = git_blob_id(fh.read())
                 self.read += 1
             except OSError:
                 found = None
@@ -121,10 +124,11 @@ class Closure:
     def digest(self, blobs: Blobs) -> str:
         """sha256 over relative paths and contents (git blob ids), in a fixed order."""
         h = hashlib.sha256()
+        root = str(self.root)
         for kind, rel in self.entries:
             h.update(f"{kind}\0{rel}\0".encode())
-            if kind == "file":
-                h.update((blobs.of(self.root / rel) or "unreadable").encode())
+            if kind == "file":  # str(root / rel), without building the Path
+                h.update((blobs.of(os.path.join(root, rel)) or "unreadable").encode())
             h.update(b"\n")
         for rel, content in self.generated:
             h.update(f"generated\0{rel}\0".encode())
@@ -142,8 +146,9 @@ class Walker:
 
     def __init__(self) -> None:
         self._parsed: dict[Path, Any] = {}
-        self._real: dict[Path, Path] = {}
+        self._real: dict[str, str] = {}
         self._parts: dict[tuple[Path, Path], _Part] = {}
+        self._kinds: dict[Path, str | None] = {}
 
     def closure(
         self,
@@ -202,27 +207,54 @@ class Walker:
         found = self._parsed.get(path, _UNSET)
         if found is _UNSET:
             try:
-                found = yamlload.load(path.read_text(encoding="utf-8"))
+                found = yamlload.load_shared(path.read_text(encoding="utf-8"))
             except (OSError, UnicodeDecodeError, yamlload.YAMLError):
                 found = None
             self._parsed[path] = found
         return found
 
+    def kind(self, path: Path) -> str | None:
+        """`file`, `dir`, `other` or None (absent), following symlinks, one stat per path:
+        `Path.is_file`/`is_dir`/`exists` in one call, errors treated as they treat them."""
+        if path in self._kinds:
+            return self._kinds[path]
+        found: str | None
+        try:
+            mode = os.stat(path).st_mode
+        except OSError as exc:
+            if exc.errno not in _ABSENT:
+                raise
+            found = None
+        else:
+            found = "file" if stat.S_ISREG(mode) else "dir" if stat.S_ISDIR(mode) else "other"
+        self._kinds[path] = found
+        return found
+
     def real(self, path: Path) -> Path:
         """`os.path.realpath` for normalised absolute paths, one lstat per new component."""
+        return Path(self.real_str(str(path)))
+
+    def real_str(self, path: str) -> str:
+        """`real` on strings (what confinement compares)."""
         found = self._real.get(path)
         if found is None:
-            parent = path.parent
+            parent = os.path.dirname(path)
             if parent == path:
                 found = path
             else:
-                candidate = self.real(parent) / path.name
-                found = Path(os.path.realpath(candidate)) if candidate.is_symlink() else candidate
+                candidate = os.path.join(self.real_str(parent), os.path.basename(path))
+                found = os.path.realpath(candidate) if os.path.islink(candidate) else candidate
             self._real[path] = found
         return found
 
 
 _UNSET: Any = object()
+_ABSENT = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
+
+
+def _under(path: str, root: str) -> bool:
+    """`Path(path).is_relative_to(root)` for normalised absolute paths, on strings."""
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 @dataclass(frozen=True)
@@ -245,6 +277,9 @@ class _Walk:
         self.w = walker
         self.root = root
         self.real_root = walker.real(root)
+        self._root = str(root)
+        self._real_root = str(self.real_root)
+        self._prefix = self._root.rstrip("/") + "/"
         self.start = directory
         self.generated = generated
         self.entries: set[tuple[str, str]] = set()
@@ -255,48 +290,48 @@ class _Walk:
     # -- paths ----------------------------------------------------------------------------
 
     def rel(self, path: Path) -> str:
-        try:
-            return path.relative_to(self.root).as_posix()
-        except ValueError:
-            return str(path)
+        """`path.relative_to(root).as_posix()`, or the path itself outside the root."""
+        text = str(path)
+        if text == self._root:
+            return "."
+        if text.startswith(self._prefix):
+            return text[len(self._prefix) :]
+        return text
 
     def confine(self, path: Path, via: Path | None, ref: str, field: str = "") -> None:
         """`path` (already normalised) must stay inside the root, symlinks resolved."""
-        where = f"{self.rel(via)}: " if via is not None else ""
-        what = f"{field} '{ref}'" if field else f"'{ref}'"
-        if path != self.root and not path.is_relative_to(self.root):
-            raise EscapeError(f"{where}{what} is outside the source root ({path})")
-        real = self.w.real(path)
-        if real != self.real_root and not real.is_relative_to(self.real_root):
+        if not _under(str(path), self._root):
+            raise EscapeError(f"{self._what(via, ref, field)} is outside the source root ({path})")
+        real = self.w.real_str(str(path))
+        if not _under(real, self._real_root):
             raise EscapeError(
-                f"{where}{what}: {self.rel(path)} resolves through a symlink to {real}, "
-                "outside the source root"
+                f"{self._what(via, ref, field)}: {self.rel(path)} resolves through a symlink "
+                f"to {real}, outside the source root"
             )
+
+    def _what(self, via: Path | None, ref: str, field: str) -> str:
+        where = f"{self.rel(via)}: " if via is not None else ""
+        return f"{where}{field} '{ref}'" if field else f"{where}'{ref}'"
 
     def resolve(self, base: Path, ref: str, via: Path, field: str) -> Path | None:
         """The local path `ref` names, confined; None (and recorded) when it is remote."""
         if is_remote(ref):
             self.remote.append(ref)
             return None
-        path = Path(os.path.normpath(base / ref))
-        if not path.exists() and _host_like(ref):
+        path = Path(os.path.normpath(os.path.join(base, ref)))
+        if self.w.kind(path) is None and _host_like(ref):
             self.remote.append(ref)
             return None
         self.confine(path, via, ref, field)
         return path
 
     def file(self, path: Path) -> None:
-        rel = self.rel(path)
-        if path.is_file():
-            self.entries.add(("file", rel))
-        elif path.is_dir():
-            self.entries.add(("dir", rel))
-        else:
-            self.entries.add(("missing", rel))
+        kind = self.w.kind(path)
+        self.entries.add((kind if kind in ("file", "dir") else "missing", self.rel(path)))
 
     def tree(self, path: Path, via: Path) -> None:
         """Every file under a directory (a Helm chart home), confined."""
-        if not path.is_dir():
+        if self.w.kind(path) != "dir":
             self.entries.add(("missing", self.rel(path)))
             return
         for dirpath, dirnames, filenames in os.walk(path):
@@ -317,11 +352,11 @@ class _Walk:
             kfile = directory / name
             self.gen.append((self.rel(kfile), content))
             try:
-                data = yamlload.load(content)
+                data = yamlload.load_shared(content)
             except yamlload.YAMLError:
                 data = None
         else:
-            names = [n for n in KUSTOMIZATION_FILES if (directory / n).is_file()]
+            names = [n for n in KUSTOMIZATION_FILES if self.w.kind(directory / n) == "file"]
             self.entries.add(("kfiles", f"{rel}|{'|'.join(names)}"))
             if not names:
                 return  # kustomize fails here; nothing more is read
@@ -338,7 +373,7 @@ class _Walk:
                 path = self.resolve(directory, ref, kfile, field)
                 if path is None:
                     continue
-                if path.is_dir():
+                if self.w.kind(path) == "dir":
                     self.children.append(path)
                 else:
                     self.file(path)
@@ -372,7 +407,7 @@ class _Walk:
                 path = self.resolve(directory, ref, kfile, field)
                 if path is None:
                     continue
-                if path.is_dir():
+                if self.w.kind(path) == "dir":
                     self.children.append(path)
                     continue
                 self.file(path)

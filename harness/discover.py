@@ -24,7 +24,7 @@ def kustomization_file(directory: Path) -> Path | None:
 def is_component(kfile: Path) -> bool:
     """`kind: Component` dirs only make sense inside another build; unreadable ones are not."""
     try:
-        data = yamlload.load(kfile.read_text(encoding="utf-8"))
+        data = yamlload.load_shared(kfile.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yamlload.YAMLError):
         return False
     return isinstance(data, dict) and data.get("kind") == "Component"
@@ -49,12 +49,18 @@ def path_targets(config: Config) -> list[Target]:
     root = config.repo
     skip = {config.goldens.resolve()}
     found: list[Target] = []
-    for dirpath, dirnames, _files in os.walk(root):
+    # os.walk descends into real directories only, so a directory's resolved path is its
+    # parent's plus its name: one resolve for the root, not one per directory
+    real: dict[str, Path] = {str(root): root.resolve()}
+    for dirpath, dirnames, files in os.walk(root):
         here = Path(dirpath)
+        parent = real.pop(dirpath)
         dirnames[:] = sorted(
-            d for d in dirnames if not d.startswith(".") and (here / d).resolve() not in skip
+            d for d in dirnames if not d.startswith(".") and _real(here, d, parent) not in skip
         )
-        kfile = kustomization_file(here)
+        for d in dirnames:
+            real[os.path.join(dirpath, d)] = parent / d
+        kfile = _kustomization_in(here, files)
         if kfile is None or is_component(kfile):
             continue
         rel = here.relative_to(root).as_posix()
@@ -62,6 +68,23 @@ def path_targets(config: Config) -> list[Target]:
         if selected(name, config):
             found.append(Target(name=name, kind="path", path=here))
     return sorted(found, key=lambda t: t.name)
+
+
+def _real(here: Path, name: str, real_here: Path) -> Path:
+    """`(here / name).resolve()`, given `real_here` (`here` resolved)."""
+    child = here / name
+    return child.resolve() if child.is_symlink() else real_here / name
+
+
+def _kustomization_in(directory: Path, files: list[str]) -> Path | None:
+    """`kustomization_file(directory)` for a directory os.walk listed with these files (a
+    kustomization file, or a symlink to one, is among them)."""
+    for name in KUSTOMIZATION_FILES:
+        if name in files:
+            candidate = directory / name
+            if candidate.is_file():
+                return candidate
+    return None
 
 
 def find_repo_root(start: Path) -> Path:

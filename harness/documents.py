@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from harness import yamlload
+from harness import parsed, yamlload
 from harness.model import DocId, Document
 
 _SEPARATOR = re.compile(r"^---[ \t]*(?:#.*)?$", re.MULTILINE)
@@ -154,7 +154,10 @@ def parse_stream(text: str) -> list[Document]:
             raise DocumentError(
                 f"document {index}: not a Kubernetes object (needs apiVersion, kind, metadata.name)"
             )
-        docs.append(document(obj, chunk))
+        doc = document(obj, chunk)
+        if doc.text is chunk:  # not redacted: obj is this text's object (parsed.py)
+            parsed.remember(chunk, obj)
+        docs.append(doc)
     return docs
 
 

@@ -17,6 +17,9 @@ writes exactly what a checkout of the commit writes (same eol and smudge filters
 
 The checkout is removed on success, on error, on Ctrl-C and on SIGTERM (turned into
 KeyboardInterrupt while a checkout exists); cleanup runs with both signals blocked.
+`checkout_ahead` runs git in a background thread (the caller renders the working tree
+meanwhile) and can start the removal early in another; leaving its block waits for both,
+then removes whatever is left, so the guarantee is the same.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -116,6 +119,58 @@ def subdirectory(root: Path, repo: Path) -> Path:
 @contextlib.contextmanager
 def checkout(repo: Path, ref: str) -> Iterator[Checkout]:
     """Check `ref` out into a temp dir outside the repo; always removed afterwards."""
+    with checkout_ahead(repo, ref, background=False) as pending:
+        yield pending().checkout
+
+
+@dataclass(frozen=True)
+class Exported:
+    """A checkout and, when asked for, the blob ids of its files (`blob_index`)."""
+
+    checkout: Checkout
+    blobs: dict[str, str] | None = None
+
+
+class Pending:
+    """What `checkout_ahead` yields. Calling it waits for the export (re-raising git's
+    error); `release()`, once the files are no longer read, starts removing them in the
+    background while the caller goes on (leaving the block still waits for the removal)."""
+
+    def __init__(self, wait: Callable[[], Exported], tmp: Path) -> None:
+        self._wait = wait
+        self._tmp = tmp
+        self._remover: threading.Thread | None = None
+
+    def __call__(self) -> Exported:
+        return self._wait()
+
+    def release(self) -> None:
+        if self._remover is None:
+            self._wait()  # git is done writing before anything is removed
+            self._remover = threading.Thread(
+                target=shutil.rmtree,
+                args=(self._tmp,),
+                kwargs={"ignore_errors": True},
+                name="harness-checkout-removal",
+                daemon=True,
+            )
+            self._remover.start()
+
+    def finish(self) -> None:
+        if self._remover is not None:
+            self._remover.join()
+
+
+@contextlib.contextmanager
+def checkout_ahead(
+    repo: Path, ref: str, *, blobs: bool = False, background: bool = True
+) -> Iterator[Pending]:
+    """`checkout`, with git writing the files (and listing the blob ids, with `blobs`) in a
+    background thread: the caller does other work meanwhile and calls what it gets when it
+    needs the tree, which re-raises git's error there. The ref is resolved first, so a bad
+    ref still fails before anything else runs. On leaving, git (and a removal `release`
+    started) is waited for, then whatever is left of the temp dir is removed, as `checkout`
+    does, also when the wait is interrupted."""
     root = toplevel(repo)
     sub = subdirectory(root, repo)
     sha = resolve(root, ref)
@@ -126,25 +181,60 @@ def checkout(repo: Path, ref: str) -> Iterator[Checkout]:
                 raise GitError(
                     f"temporary directory {tmp} is inside the repository; set TMPDIR elsewhere"
                 )
-            tree = tmp / "tree"
-            env = {"GIT_INDEX_FILE": str(tmp / "index")}
-            git(root, "read-tree", "--end-of-options", sha, env=env)
-            git(
-                root,
-                "checkout-index",
-                "--all",
-                "--force",
-                "--ignore-skip-worktree-bits",
-                f"--prefix={tree}{os.sep}",
-                env=env,
-            )
-            tree.mkdir(exist_ok=True)
-            target = tree / sub
-            if not target.is_dir():
-                raise GitError(f"{sub.as_posix()} does not exist at {ref} ({sha[:12]})")
-            yield Checkout(ref=ref, sha=sha, root=tree, repo=target)
+            outcome: list[Exported | BaseException] = []
+
+            def work() -> None:
+                try:
+                    done = _export(root, sub, ref, sha, tmp)
+                    index = blob_index(root, done) if blobs else None
+                    outcome.append(Exported(done, index))
+                except BaseException as exc:  # handed to the caller by wait()
+                    outcome.append(exc)
+
+            thread = threading.Thread(target=work, name="harness-checkout", daemon=True)
+            if background:
+                thread.start()
+            else:
+                work()
+
+            def wait() -> Exported:
+                if background:
+                    thread.join()
+                found = outcome[0]
+                if isinstance(found, BaseException):
+                    raise found
+                return found
+
+            pending = Pending(wait, tmp)
+            try:
+                yield pending
+            finally:
+                if background:
+                    thread.join()  # git is short; its files must exist before removal
+                pending.finish()
         finally:
             remove_tree(tmp)
+
+
+def _export(root: Path, sub: Path, ref: str, sha: str, tmp: Path) -> Checkout:
+    """The temporary-index export (module docstring) of `sha` into `tmp/tree`."""
+    tree = tmp / "tree"
+    env = {"GIT_INDEX_FILE": str(tmp / "index")}
+    git(root, "read-tree", "--end-of-options", sha, env=env)
+    git(
+        root,
+        "checkout-index",
+        "--all",
+        "--force",
+        "--ignore-skip-worktree-bits",
+        f"--prefix={tree}{os.sep}",
+        env=env,
+    )
+    tree.mkdir(exist_ok=True)
+    target = tree / sub
+    if not target.is_dir():
+        raise GitError(f"{sub.as_posix()} does not exist at {ref} ({sha[:12]})")
+    return Checkout(ref=ref, sha=sha, root=tree, repo=target)
 
 
 def remove_tree(path: Path) -> None:

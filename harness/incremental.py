@@ -11,13 +11,16 @@ target renders, but confinement still applies.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness import cache as cache_mod
-from harness import parallel
+from harness import parallel, parsed
 from harness.closure import Blobs, EscapeError, Walker
 from harness.model import DocId, Document, Target, TargetResult
 from harness.render import Renderer, result_from_output
@@ -40,14 +43,51 @@ class Seam:
         blob_index: Mapping[str, str] | None = None,
     ) -> Seam:
         seam = cls(renderer, cache, Walker(), Blobs(blob_index))
-        if cache is not None:
-            seam.identity()  # the version check runs once, before the render threads
+        if cache is not None and cache.store is not None:
+            known_version(renderer, cache.store)
         return seam
 
     def identity(self) -> str:
         """Renderer name, version and flags; not its path, so CI runners share entries."""
         info = self.renderer.info()
         return f"{info.name}\0{info.version}\0{' '.join(self.renderer.flags)}"
+
+
+def known_version(renderer: Renderer, store: cache_mod.Store) -> threading.Thread | None:
+    """The renderer's version as an earlier run asked it, kept in the cache under the binary's
+    identity (real path, size, inode, mtime and ctime): a warm run starts no `version`
+    process. A script (`#!`, e.g. a version manager's shim choosing a binary per directory)
+    is asked every time; so is a binary whose entry is missing or corrupt. Returns the thread
+    that stores a version asked now (it waits for the run's own check), else None."""
+    stamp = _binary_stamp(renderer.binary)
+    if stamp is None:
+        return None
+    digest = cache_mod.key("renderer-version", renderer.mode, *stamp)
+    payload = store.get_meta(digest)
+    version = payload.get("version") if payload is not None else None
+    if isinstance(version, str) and version:
+        renderer.assume_version(version)
+        return None
+
+    def remember() -> None:  # beside the first builds, as render_repo runs the check itself
+        with contextlib.suppress(Exception):  # a failed check reaches whoever asks info()
+            store.put_meta(digest, {"version": renderer.info().version})
+
+    thread = threading.Thread(target=remember, name="renderer-version-memo")
+    thread.start()
+    return thread
+
+
+def _binary_stamp(binary: Path) -> tuple[str, ...] | None:
+    real = os.path.realpath(binary)
+    try:
+        with open(real, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if fh.read(2) == b"#!":
+                return None
+    except OSError:
+        return None
+    return (real, str(st.st_size), str(st.st_ino), str(st.st_mtime_ns), str(st.st_ctime_ns))
 
 
 def path_result(seam: Seam, target: Target, repo: Path) -> TargetResult:
@@ -99,10 +139,20 @@ def render_paths(
 # -- payloads: what an entry holds ---------------------------------------------------------
 
 
-def documents_payload(docs: Iterable[Document]) -> list[list[str]]:
-    """Documents as stored: identity, apiVersion, (already redacted) text, sha256."""
+def documents_payload(docs: Iterable[Document]) -> list[list[str | None]]:
+    """Documents as stored: identity, apiVersion, (already redacted) text, sha256, and the
+    text's parsed object as JSON (parsed.py; None when JSON cannot hold it)."""
     return [
-        [d.id.group, d.id.kind, d.id.namespace, d.id.name, d.api_version, d.text, d.sha256]
+        [
+            d.id.group,
+            d.id.kind,
+            d.id.namespace,
+            d.id.name,
+            d.api_version,
+            d.text,
+            d.sha256,
+            parsed.stored(d.text),
+        ]
         for d in docs
     ]
 
@@ -111,11 +161,20 @@ def documents_from_payload(rows: Any) -> tuple[Document, ...] | None:
     if not isinstance(rows, list):
         return None
     out: list[Document] = []
+    objects: list[tuple[str, str]] = []
     for row in rows:
-        if not isinstance(row, list) or len(row) != 7 or not all(isinstance(v, str) for v in row):
+        if not isinstance(row, list) or len(row) != 8:
             return None
-        group, kind, namespace, name, api_version, text, sha = row
+        if not all(isinstance(v, str) for v in row[:7]):
+            return None
+        group, kind, namespace, name, api_version, text, sha, obj = row
+        if obj is not None and not isinstance(obj, str):
+            return None
         out.append(Document(DocId(group, kind, namespace, name), api_version, text, sha))
+        if obj is not None:
+            objects.append((text, obj))
+    for text, obj in objects:  # only a whole, well-formed entry is believed
+        parsed.remember_json(text, obj)
     return tuple(out)
 
 

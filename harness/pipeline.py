@@ -70,8 +70,8 @@ def render_repo(
         targets = [t for t in targets if plan.owns(t)]
     if on_plan is not None:
         on_plan(len(targets))
-    _start_version_check(renderer)
     seam = incremental.Seam.for_run(renderer, options.cache, options.blob_index)
+    _start_version_check(renderer)  # after the seam: a version the cache knows is not asked
     with renderer.limited(jobs), parallel.pool(jobs) as pool:
 
         def one(target: Target) -> TargetResult:

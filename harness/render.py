@@ -158,6 +158,15 @@ class Renderer:
                 future.set_exception(exc)
         return future.result()
 
+    def assume_version(self, version: str) -> None:
+        """Take the version an earlier run asked this same binary (incremental.py keeps it)."""
+        info = RendererInfo(name=self.mode, version=version, argv=tuple(self.argv(Path("DIR"))))
+        with self._lock:
+            if self._info is None:
+                future: Future[RendererInfo] = Future()
+                future.set_result(info)
+                self._info = future
+
     def _version(self) -> str:
         if self.mode == "kubectl":
             cmd = [str(self.binary), "version", "--client", "-o", "json"]

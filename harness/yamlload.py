@@ -8,6 +8,7 @@ only needed for duplicate anchors.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import yaml
@@ -63,6 +64,14 @@ def load(text: str) -> Any:
     """One YAML document (the first, if several)."""
     docs = load_all(text)
     return docs[0] if docs else None
+
+
+@functools.lru_cache(maxsize=4096)
+def load_shared(text: str) -> Any:
+    """`load`, memoised by text for the run: one parse of a kustomization file however many
+    walks read it (discovery, the closure of every build, both sides of a diff). The object
+    is shared: callers must not mutate it."""
+    return load(text)
 
 
 class _PyDumper(yaml.SafeDumper):

@@ -68,3 +68,30 @@ def test_matches_dir_star_star_includes_the_dir_itself() -> None:
     assert discover.matches("apps", ("apps/**",))
     assert discover.matches("apps/a/b", ("apps/**",))
     assert not discover.matches("application", ("apps/**",))
+
+
+def test_symlinks_are_found_as_before_and_goldens_skipped_through_a_linked_root(
+    make_repo: Callable[[dict[str, str | bytes]], Path], tmp_path: Path
+) -> None:
+    """A kustomization file that is a symlink counts, a dangling one or a directory of that
+    name does not, a symlinked directory is not descended; the goldens are skipped even
+    when the repo is reached through a symlink."""
+    import os
+
+    repo = make_repo(
+        {
+            "goldens/x/kustomization.yaml": kustomization(),
+            "a/kustomization.yaml": kustomization(),
+            "real/k.yaml": kustomization(),
+            "dangling/cm.yaml": configmap("d"),
+            "dir-named/kustomization.yaml/cm.yaml": configmap("n"),
+        }
+    )
+    os.symlink("k.yaml", repo / "real" / "kustomization.yaml")
+    os.symlink("missing.yaml", repo / "dangling" / "kustomization.yaml")
+    os.symlink("a", repo / "linked-dir")
+    link = tmp_path / "repo-link"
+    os.symlink(repo, link)
+    for where in (repo, link):
+        names = [t.name for t in discover.path_targets(config.load(where))]
+        assert names == ["a", "real"], where

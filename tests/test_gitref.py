@@ -163,3 +163,40 @@ def test_blob_index_gives_the_checkout_files_their_git_ids(repo: Path) -> None:
     commit_all(repo, "attributes")
     with gitref.checkout(repo / "examples" / "app", "HEAD") as co:
         assert gitref.blob_index(repo, co) == {}  # the checkout may differ from the blobs
+
+
+def test_checkout_ahead_exports_in_the_background_and_cleans_up(repo: Path, tmp_path: Path) -> None:
+    """The export runs while the caller works; the checkout equals `checkout`'s, with the
+    blob ids when asked; the temp dir goes on success, on the caller's error and on git's."""
+    app = repo / "examples" / "app"
+    before = state(repo)
+    with gitref.checkout_ahead(app, "HEAD~1", blobs=True) as wait:
+        exported = wait()
+        assert wait() is exported  # waiting twice gives the same export
+        co = exported.checkout
+        assert "v: '1'" in (co.repo / "cm.yaml").read_text()
+        assert exported.blobs == gitref.blob_index(repo, co)
+    with gitref.checkout_ahead(app, "HEAD") as wait:
+        tree = wait().checkout.root
+        assert wait().blobs is None
+        wait.release()  # removal starts while the caller goes on; leaving waits for it
+        wait.release()
+    assert not tree.exists()
+    with pytest.raises(KeyboardInterrupt), gitref.checkout_ahead(app, "HEAD") as wait:
+        wait.release()
+        raise KeyboardInterrupt
+    with pytest.raises(RuntimeError), gitref.checkout_ahead(app, "HEAD"):
+        raise RuntimeError("the caller fails before it waits")
+    (repo / "later").mkdir()
+    (repo / "later" / "kustomization.yaml").write_text("resources: []\n")
+    with (
+        gitref.checkout_ahead(repo / "later", "HEAD") as wait,
+        pytest.raises(GitError, match="later does not exist at HEAD"),
+    ):
+        wait()  # git's error comes here, not when the export started
+    with pytest.raises(GitError, match="unknown revision"), gitref.checkout_ahead(app, "nope"):
+        pass  # a bad ref fails before the caller's work
+    assert leftovers(tmp_path) == []
+    (repo / "later" / "kustomization.yaml").unlink()
+    (repo / "later").rmdir()
+    assert state(repo) == before

@@ -105,7 +105,7 @@ def test_canary_secret_value_never_reaches_the_cache(tmp_path: Path) -> None:
         assert f"token: {TOKEN}" in res.stdout
     needles = [CANARY.encode(), base64.b64encode(CANARY.encode())]
     files = [p for p in cache_dir.rglob("*") if p.is_file()]
-    assert len(files) == 5  # two path targets, three Flux builds
+    assert len(files) == 6  # two path targets, three Flux builds, kubectl's version
     for path in files:
         data = path.read_bytes()
         assert not any(needle in data for needle in needles), path
@@ -284,3 +284,42 @@ def test_no_cache_touches_no_cache_dir_and_the_default_is_the_environment(
     assert cache.Store(Path(os.environ["HARNESS_CACHE_DIR"])).info().entries == 1
     res = cli("render", "--repo", repo, "--cache-dir", explicit)
     assert cache.Store(explicit).info().entries == 1
+
+
+def test_the_renderer_version_is_asked_once_per_binary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A warm run takes kubectl's version from the cache (keyed by the binary's identity); a
+    corrupt entry or a script (a shim may pick another binary per directory) asks again."""
+    from harness.incremental import known_version
+
+    store = cache.Store(tmp_path / "cache")
+    first = fresh_renderer()
+    memo = known_version(first, store)
+    asked = first.info()
+    assert memo is not None
+    memo.join()
+    (entry,) = (tmp_path / "cache" / cache.META).iterdir()
+
+    def refuse(self: render.Renderer) -> str:
+        raise AssertionError("version asked again")
+
+    with monkeypatch.context() as m:
+        m.setattr(render.Renderer, "_version", refuse)
+        second = fresh_renderer()
+        assert known_version(second, store) is None  # known: no thread, no process
+        assert second.info() == asked
+    entry.write_bytes(entry.read_bytes()[:-3])  # truncated: not believed, asked and rewritten
+    third = fresh_renderer()
+    memo = known_version(third, store)
+    assert memo is not None
+    memo.join()
+    assert third.info() == asked and cache.Store(tmp_path / "cache").get_meta(entry.stem)
+    shim = tmp_path / "kubectl"
+    shim.write_text(f'#!/bin/sh\nexec {first.binary} "$@"\n')
+    shim.chmod(0o755)
+    scripted = render.Renderer("kubectl", shim, first.flags, first.timeout)
+    known_version(scripted, cache.Store(tmp_path / "other"))
+    assert not (tmp_path / "other").exists() and scripted.info().version == asked.version
+    cache.Store(tmp_path / "cache").clear()
+    assert list((tmp_path / "cache" / cache.META).iterdir()) == []

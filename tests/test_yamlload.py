@@ -65,3 +65,12 @@ def test_fast_and_pure_python_emitters_agree_on_the_example() -> None:
     assert len(objs) > 100
     for obj in objs:
         assert yamlload.dump(obj) == yamlload.dump(obj, dumper=yamlload._PyDumper)
+
+
+def test_load_shared_parses_a_text_once_and_still_raises() -> None:
+    text = "resources:\n  - a.yaml\n"
+    first = yamlload.load_shared(text)
+    assert first == {"resources": ["a.yaml"]} == yamlload.load(text)
+    assert yamlload.load_shared(text) is first
+    with pytest.raises(yamlload.YAMLError):
+        yamlload.load_shared("a: [unclosed\n")

@@ -4,6 +4,7 @@ difference, and judge it against `--expect` / `--fail-on-diff`.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -76,14 +77,48 @@ def _side(
         origin = Origin("worktree", "working tree", path=str(cfg.repo))
         snapshot = render_snapshot(common, cfg, renderer, label=origin.label, cache=cache)
         return snapshot, origin, inputs.side_digests(cfg.repo, snapshot)
-    with gitref.checkout(cfg.repo, ref) as checkout:
-        origin = Origin("git", checkout.label, ref=ref, sha=checkout.sha)
-        at = config_at(cfg, checkout.repo)
-        blobs = gitref.blob_index(gitref.toplevel(cfg.repo), checkout) if cache else None
-        snapshot = render_snapshot(
-            common, at, renderer, label=origin.label, cache=cache, blob_index=blobs
-        )
-        return snapshot, origin, inputs.side_digests(at.repo, snapshot)
+    with gitref.checkout_ahead(cfg.repo, ref, blobs=cache is not None, background=False) as co:
+        return _ref_side(common, cfg, renderer, co(), cache)
+
+
+def _ref_side(
+    common: Common,
+    cfg: Config,
+    renderer: Renderer,
+    exported: gitref.Exported,
+    cache: cache_mod.RenderCache | None,
+) -> tuple[Snapshot, Origin, dict[str, str]]:
+    """`_side` of a ref, from its checkout (still there while this runs)."""
+    checkout = exported.checkout
+    origin = Origin("git", checkout.label, ref=checkout.ref, sha=checkout.sha)
+    at = config_at(cfg, checkout.repo)
+    snapshot = render_snapshot(
+        common, at, renderer, label=origin.label, cache=cache, blob_index=exported.blobs
+    )
+    return snapshot, origin, inputs.side_digests(at.repo, snapshot)
+
+
+def _sides(
+    common: Common,
+    cfg: Config,
+    renderer: Renderer,
+    base_ref: str,
+    head_ref: str | None,
+    cache: cache_mod.RenderCache | None,
+    stack: contextlib.ExitStack,
+) -> tuple[tuple[Snapshot, Origin, dict[str, str]], tuple[Snapshot, Origin, dict[str, str]]]:
+    """Both sides of a ref diff. Against the working tree, git exports the base in the
+    background while the working tree renders (the head goes first; through the shared
+    cache either order gives the same results), and the export is removed in the background
+    while the caller analyses (`stack` holds it until then)."""
+    if head_ref is not None:
+        base = _side(common, cfg, renderer, base_ref, cache)
+        return base, _side(common, cfg, renderer, head_ref, cache)
+    co = stack.enter_context(gitref.checkout_ahead(cfg.repo, base_ref, blobs=cache is not None))
+    head = _side(common, cfg, renderer, None, cache)
+    base = _ref_side(common, cfg, renderer, co(), cache)
+    co.release()
+    return base, head
 
 
 @dataclass(frozen=True)
@@ -179,31 +214,34 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
         base = goldens.to_snapshot(goldens.load(cfg.goldens), cfg.repo)
         base_origin = Origin("goldens", f"goldens ({cfg.goldens})", path=str(cfg.goldens))
     cache = cache_mod.open_cache(cache_settings(common))
-    try:
-        # one cache for both sides: the head reuses every base result whose inputs match
-        if base_ref is not None:
-            base, base_origin, base_digests = _side(common, cfg, renderer, base_ref, cache)
-        head, head_origin, head_digests = _side(common, cfg, renderer, options.head, cache)
-    finally:
-        if cache is not None:
-            cache.close()
-    same_inputs = inputs.same_inputs(base_digests, head_digests)
-    extra: dict[str, Any] = {}
-    plan = common.shard.current if common.shard is not None else None
-    if plan is None and common.shard is not None:  # nothing rendered (--goldens vs no targets)
-        plan = common.shard.plan(cfg, [])
-    if plan is not None:  # this shard's part; `harness merge` rebuilds the whole run
-        base, head = plan.restrict(base), plan.restrict(head)
-        same_inputs = frozenset(n for n in same_inputs if n in base.results)
-        recorded = {
-            **{k: v for k, v in asdict(options).items() if k not in ("output", "html")},
-            "base_origin": asdict(base_origin),
-            "head_origin": asdict(head_origin),
-        }
-        sides = {"base": base, "head": head}
-        extra = {"shard": shard.block(plan, "diff", sides, cfg.repo, recorded, same_inputs)}
-    result = conclude(cfg, options, base, head, base_origin, head_origin, started, same_inputs)
-    return replace(result, extra=extra)
+    with contextlib.ExitStack() as stack:  # a base export being removed meanwhile
+        try:
+            # one cache for both sides: the head reuses every base result whose inputs match
+            if base_ref is not None:
+                pair = _sides(common, cfg, renderer, base_ref, options.head, cache, stack)
+                (base, base_origin, base_digests), (head, head_origin, head_digests) = pair
+            else:
+                head, head_origin, head_digests = _side(common, cfg, renderer, options.head, cache)
+        finally:
+            if cache is not None:
+                cache.close()
+        same_inputs = inputs.same_inputs(base_digests, head_digests)
+        extra: dict[str, Any] = {}
+        plan = common.shard.current if common.shard is not None else None
+        if plan is None and common.shard is not None:  # nothing rendered (--goldens vs no targets)
+            plan = common.shard.plan(cfg, [])
+        if plan is not None:  # this shard's part; `harness merge` rebuilds the whole run
+            base, head = plan.restrict(base), plan.restrict(head)
+            same_inputs = frozenset(n for n in same_inputs if n in base.results)
+            recorded = {
+                **{k: v for k, v in asdict(options).items() if k not in ("output", "html")},
+                "base_origin": asdict(base_origin),
+                "head_origin": asdict(head_origin),
+            }
+            sides = {"base": base, "head": head}
+            extra = {"shard": shard.block(plan, "diff", sides, cfg.repo, recorded, same_inputs)}
+        result = conclude(cfg, options, base, head, base_origin, head_origin, started, same_inputs)
+        return replace(result, extra=extra)
 
 
 def conclude(

@@ -473,7 +473,7 @@ def plan(
     kfile = _kustomization_file(directory, rules)
     if kfile is not None:
         try:
-            base = yamlload.load(kfile.read_text(encoding="utf-8"))
+            base = yamlload.load_shared(kfile.read_text(encoding="utf-8"))  # not mutated
         except (OSError, UnicodeDecodeError, yamlload.YAMLError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             raise GeneratorError(f"{kfile}: cannot read kustomization: {first}") from None

@@ -29,7 +29,7 @@ def is_remote(ref: str) -> bool:
 
 def _load(kfile: Path) -> dict[str, Any] | None:
     try:
-        data = yamlload.load(kfile.read_text(encoding="utf-8"))
+        data = yamlload.load_shared(kfile.read_text(encoding="utf-8"))  # read only
     except (OSError, UnicodeDecodeError, yamlload.YAMLError):
         return None
     return data if isinstance(data, dict) else None

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness import discover, documents, parallel, yamlload
+from harness import discover, documents, parallel, parsed
 from harness.config import Config
 from harness.flux import clusters as clusters_mod
 from harness.flux import generator, outside
@@ -471,7 +471,7 @@ def _objects(built: Built) -> tuple[dict[str, Any], ...]:
     they are read back from those (the helm stage redacts Secret values either way)."""
     if built.objects or built.documents is None:
         return built.objects
-    loaded = (yamlload.load(d.text) for d in built.documents)
+    loaded = (parsed.fresh(d.text) for d in built.documents)
     return tuple(o for o in loaded if isinstance(o, dict))
 
 

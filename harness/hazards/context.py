@@ -38,9 +38,13 @@ class LintContext:
     config_file: str = "harness.yaml"
     inventory: Inventory | None = None
     strict: bool = True  # StrictPostBuildSubstitutions: an unset variable fails the build
+    # the graphs of this very snapshot when another context already derived them
+    known_graphs: Mapping[str, ClusterGraph] | None = field(default=None, compare=False, repr=False)
 
     @cached_property
     def graphs(self) -> dict[str, ClusterGraph]:
+        if self.known_graphs is not None:
+            return dict(self.known_graphs)
         return graphs(self.snapshot)
 
     @cached_property

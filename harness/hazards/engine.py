@@ -238,21 +238,34 @@ def diff(
         findings.extend(_run(rule, "diff", ctx))
     if new_lint and not same_render(base, head):
         inventory: Inventory = head_ctx.preinstalled  # scanned only when the lint passes run
+        # both sides' graphs are derived once, shared by every context of this diff
+        base_graphs, head_graphs = ctx.base_graphs, head_ctx.graphs
         before = lint_findings(
             LintContext(
-                base, sources=src, outside_git=decls, inventory=inventory, strict=strict
+                base,
+                sources=src,
+                outside_git=decls,
+                inventory=inventory,
+                strict=strict,
+                known_graphs=base_graphs,
             ),
             rules,
         )
         bare = _unique(
             lint_findings(
                 LintContext(
-                    head, sources=src, outside_git=decls, inventory=inventory, strict=strict
+                    head,
+                    sources=src,
+                    outside_git=decls,
+                    inventory=inventory,
+                    strict=strict,
+                    known_graphs=head_graphs,
                 ),
                 rules,
             )
         )
-        new = introduced.introduced(before, bare, introduced.renames(base, head))
+        names = introduced.renames(base, head, base_graphs, head_graphs)
+        new = introduced.introduced(before, bare, names)
         if new:
             full = {f.id: f for f in lint_findings(head_ctx, rules)} if head_repo else {}
             findings.extend(full.get(f.id) or f for f in new)

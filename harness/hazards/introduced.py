@@ -18,11 +18,11 @@ Renames are read from the two renders alone:
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from harness.hazards.finding import Finding, rank
-from harness.hazards.model import display, graphs, is_flux_kustomization
+from harness.hazards.model import ClusterGraph, display, graphs, is_flux_kustomization
 from harness.model import DocId, Snapshot
 
 Atom = tuple[str, str | None, str]  # (rule, cluster, object)
@@ -48,8 +48,14 @@ def _ids(snapshot: Snapshot) -> set[DocId]:
     return {d.id for r in snapshot.results.values() if r.ok for d in r.documents}
 
 
-def renames(base: Snapshot, head: Snapshot) -> Renames:
-    """Namespace and Kustomization renames between two renders (see the module docstring)."""
+def renames(
+    base: Snapshot,
+    head: Snapshot,
+    base_graphs: Mapping[str, ClusterGraph] | None = None,
+    head_graphs: Mapping[str, ClusterGraph] | None = None,
+) -> Renames:
+    """Namespace and Kustomization renames between two renders (see the module docstring);
+    the renders' graphs when the caller has them already."""
     before, after = _ids(base), _ids(head)
     gone, new = before - after, after - before
     arrived: dict[tuple[str, str, str], set[str]] = defaultdict(set)
@@ -76,7 +82,11 @@ def renames(base: Snapshot, head: Snapshot) -> Renames:
             moved = DocId("", "Namespace", "", namespaces[doc_id.name])
             if moved in new:
                 documents[str(doc_id)] = str(moved)
-    kustomizations = _kustomization_renames(base, head, documents)
+    kustomizations = _kustomization_renames(
+        graphs(base) if base_graphs is None else base_graphs,
+        graphs(head) if head_graphs is None else head_graphs,
+        documents,
+    )
     for (_cluster, old), new_name in kustomizations.items():
         for doc_id in gone:
             if is_flux_kustomization(doc_id) and _display(doc_id) == old:
@@ -96,11 +106,12 @@ def _split(name: str) -> tuple[str, str]:
 
 
 def _kustomization_renames(
-    base: Snapshot, head: Snapshot, documents: dict[str, str]
+    base_graphs: Mapping[str, ClusterGraph],
+    head_graphs: Mapping[str, ClusterGraph],
+    documents: dict[str, str],
 ) -> dict[tuple[str | None, str], str]:
     out: dict[tuple[str | None, str], str] = {}
-    head_graphs = graphs(head)
-    for cluster, old_graph in graphs(base).items():
+    for cluster, old_graph in base_graphs.items():
         new_graph = head_graphs.get(cluster)
         if new_graph is None:
             continue

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from harness import yamlload
+from harness import parsed, yamlload
 from harness.flux.model import PostBuild, SpecError, parse_kustomization
 from harness.model import DocId, Document, Snapshot, TargetResult
 
@@ -32,7 +32,7 @@ Key = tuple[str, str]  # (namespace, name) of a Flux Kustomization
 @lru_cache(maxsize=8192)
 def _parse_text(text: str) -> Any:
     try:
-        return yamlload.load(text)
+        return parsed.load(text)  # known when the text was rendered or read from the cache
     except yamlload.YAMLError:
         return None
 

@@ -27,8 +27,8 @@ from harness.hazards.sources import (
     SourceDoc,
     format_path,
     get_path,
+    strings,
     walk_leaves,
-    walk_strings,
 )
 from harness.hazards.substitution import analyse
 from harness.model import DocId
@@ -186,7 +186,10 @@ class OverlayParity:
                 for doc in result.documents:
                     if doc.id in sources:
                         continue
-                    for path, text in walk_strings(parse(doc)):
+                    texts = strings(parse(doc))
+                    if not pattern.search(_joined(texts)):
+                        continue  # the usual case: no string of the document matches
+                    for path, text in texts:
                         match = pattern.search(text)
                         if match is None:
                             continue
@@ -245,6 +248,26 @@ class OverlayParity:
                     )
                 )
         return out
+
+
+_JOINED: dict[int, tuple[object, str]] = {}
+
+
+def _joined(texts: tuple[tuple[Path_, str], ...]) -> str:
+    """A document's strings joined by newlines, once per (shared) string tuple.
+
+    A search that finds nothing here finds nothing in any one string: a value matched in
+    a string is in the joined text too, with the same neighbours or a newline (which the
+    pattern's boundaries accept like the string's own start and end).
+    """
+    found = _JOINED.get(id(texts))
+    if found is not None and found[0] is texts:
+        return found[1]
+    if len(_JOINED) >= 32768:
+        _JOINED.clear()
+    joined = "\n".join(text for _path, text in texts)
+    _JOINED[id(texts)] = (texts, joined)
+    return joined
 
 
 def _all(items: list[str]) -> str:

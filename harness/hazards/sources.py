@@ -217,11 +217,57 @@ def looks_like_script(path: Path_, text: str) -> bool:
     return any(line.strip().startswith(_SHELL_STARTS) for line in text.splitlines())
 
 
+class _Memo:
+    """Results of a pure function of a parsed object, keyed by the object's identity.
+
+    Parsed documents are shared (`model.parse` caches them by text) and never mutated, so
+    the same document rendered on both sides of a diff, or in every cluster from one path
+    target, is one object: its strings are walked and its `${...}` parsed once per run.
+    An entry holds its object, so the id cannot be reused while the entry lives; the memo
+    is bounded (cleared when full).
+    """
+
+    def __init__(self, limit: int = 32768) -> None:
+        self.limit = limit
+        self._entries: dict[tuple[int, bool], tuple[Any, Any]] = {}
+
+    def get(self, obj: Any, flag: bool) -> Any:
+        found = self._entries.get((id(obj), flag))
+        return found[1] if found is not None and found[0] is obj else None
+
+    def put(self, obj: Any, flag: bool, value: Any) -> Any:
+        if len(self._entries) >= self.limit:
+            self._entries.clear()
+        self._entries[(id(obj), flag)] = (obj, value)
+        return value
+
+
+_STRINGS = _Memo()
+_REFERENCES = _Memo()
+_RawRef = tuple[str, str, bool, str, bool, bool]  # Reference without its source
+
+
+def strings(obj: Any) -> tuple[tuple[Path_, str], ...]:
+    """`walk_strings(obj)` as a tuple, walked once per shared (parsed) object."""
+    found = _STRINGS.get(obj, False)
+    if found is None:
+        found = _STRINGS.put(obj, False, tuple(walk_strings(obj)))
+    return found  # type: ignore[no-any-return]
+
+
 def references(doc: SourceDoc) -> tuple[list[Reference], list[str]]:
     """(references, parse errors) of one source document's string values."""
-    refs: list[Reference] = []
+    found = _REFERENCES.get(doc.obj, doc.patch)
+    if found is None:
+        found = _REFERENCES.put(doc.obj, doc.patch, _raw_references(doc.obj, doc.patch))
+    raw, errors = found
+    return [Reference(n, e, d, f, m, s, doc) for n, e, d, f, m, s in raw], list(errors)
+
+
+def _raw_references(obj: Any, patch: bool) -> tuple[tuple[_RawRef, ...], tuple[str, ...]]:
+    refs: list[_RawRef] = []
     errors: list[str] = []
-    for path, text in walk_strings(doc.obj):
+    for path, text in strings(obj):
         if "$" not in text:
             continue
         try:
@@ -230,20 +276,12 @@ def references(doc: SourceDoc) -> tuple[list[Reference], list[str]]:
             errors.append(f"{format_path(path)}: {exc}")
             continue
         multiline = "\n" in text.strip()
-        script = not doc.patch and looks_like_script(path, text)
+        script = not patch and looks_like_script(path, text)
         for ref in found:
             refs.append(
-                Reference(
-                    name=ref.name,
-                    expression=ref.expression,
-                    has_default=ref.has_default,
-                    field=format_path(path),
-                    multiline=multiline,
-                    script=script,
-                    source=doc,
-                )
+                (ref.name, ref.expression, ref.has_default, format_path(path), multiline, script)
             )
-    return refs, errors
+    return tuple(refs), tuple(errors)
 
 
 @dataclass(frozen=True)
@@ -264,6 +302,7 @@ class SourceIndex:
         }
         self._docs: dict[tuple[str, str, str], list[SourceDoc] | None] = {}
         self._clusters: dict[str, ClusterSources] = {}
+        self._path_docs: dict[str, list[SourceDoc]] = {}
 
     @property
     def repo(self) -> Path | None:
@@ -332,7 +371,12 @@ class SourceIndex:
         if result is not None:
             if not result.ok:
                 return None
-            return [SourceDoc(d.id, parse(d), self.file_for(d.id, rel)) for d in result.documents]
+            found = self._path_docs.get(rel)
+            if found is None:  # every cluster building this path shares one list
+                found = self._path_docs[rel] = [
+                    SourceDoc(d.id, parse(d), self.file_for(d.id, rel)) for d in result.documents
+                ]
+            return list(found)
         if self.repo is None:
             return None
         directory = self.repo / rel

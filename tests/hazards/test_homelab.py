@@ -140,3 +140,54 @@ def test_dev_literal_copied_into_a_prod_rendered_value(repo: Path) -> None:
     assert f.severity == "warning" and f.cluster == "prod"
     assert "192.168.1.10 (dev's K3S_API_HOST)" in f.message
     assert "spec.values.k8sServiceHost" in f.message
+
+
+def _clear_memos() -> None:
+    from harness import parsed, yamlload
+    from harness.hazards import model, overlay_parity, sources
+
+    sources._STRINGS._entries.clear()
+    sources._REFERENCES._entries.clear()
+    overlay_parity._JOINED.clear()
+    parsed.clear()
+    model._parse_text.cache_clear()
+    yamlload.load_shared.cache_clear()
+
+
+def test_the_per_document_memos_change_no_finding(
+    base: Snapshot, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three seed incidents at once: the diff and the lint report the same with the
+    run's memos (strings, references, joined texts, parsed objects) bypassed, cold or warm."""
+    from harness import parsed, yamlload
+    from harness.hazards import overlay_parity, sources
+
+    split_cilium(repo)
+    edit(
+        repo / "apps/vms/unifi/virtualmachine.yaml",
+        '              cd "$${HOME}"\n',
+        '              cd "$${HOME}"\n              echo "${HOSTNAME}" > /etc/hostname-seen\n',
+    )
+    edit(
+        repo / "platform/cilium/helmrelease.yaml",
+        "k8sServiceHost: ${K3S_API_HOST}",
+        "k8sServiceHost: 192.168.1.10",
+    )
+    head = render(repo)
+
+    def reports() -> tuple[HazardReport, HazardReport]:
+        return engine.diff(base, head, head_repo=repo), engine.lint(head, repo=repo)
+
+    with monkeypatch.context() as m:
+        m.setattr(sources._Memo, "get", lambda self, obj, flag: None)
+        m.setattr(overlay_parity, "_joined", lambda texts: "\n".join(t for _p, t in texts))
+        m.setattr(parsed, "load", yamlload.load)
+        _clear_memos()
+        bare = reports()
+    _clear_memos()
+    cold = reports()
+    warm = reports()
+    assert bare == cold == warm
+    diff, lint_report = bare
+    rules = {f.rule for f in diff.findings} | {f.rule for f in lint_report.findings}
+    assert {"ownership-race", "substitution", "overlay-parity"} <= rules

@@ -87,3 +87,19 @@ def test_distinctive_values() -> None:
     assert distinctive("192.168.1.10") and distinctive("home.example.dev")
     assert not distinctive("debug") and not distinctive("longhorn-single-replica")
     assert not distinctive("3")
+
+
+def test_a_foreign_value_is_found_at_either_end_of_any_string() -> None:
+    """The joined-strings pre-check never hides a value a single string holds (the value
+    first, last, alone, or between two other strings of the document)."""
+
+    def prod_warnings(host: str) -> list[str]:
+        rendered = helmrelease("cilium", "kube-system", k8sServiceHost=host, a="b", replicas=1)
+        literal = helmrelease("cilium", "kube-system", k8sServiceHost=host, a="b", replicas=1)
+        snap = _snap(_hr("192.168.1.10"), rendered, source=literal)
+        return [f.id for f in _lint(snap).values() if f.severity == "warning" and ":prod:" in f.id]
+
+    for host in ("192.168.1.10", "http://192.168.1.10", "192.168.1.10:6443 x", "x 192.168.1.10"):
+        assert prod_warnings(host), host
+    for host in ("192.168.1.100", "a192.168.1.10", "192.168.1.10-x", "192.168.2.10"):
+        assert not prod_warnings(host), host
