@@ -7,14 +7,23 @@ that the render cache keeps, prunes and clears.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import json
 import os
 
-TYPE_CHECKING = False  # the replay fast path imports this module: typing would cost ~2.5 ms
+# The replay fast path imports this module: typing (~2.5 ms), json (~5 ms with re) and
+# hashlib (OpenSSL, ~2 ms) would be most of a replay's own cost, so none is imported here at
+# module level. The render cache's JSON entries import them when first used.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from hashlib import sha256 as sha256
     from typing import Any
+else:  # the interpreter's own sha256, without OpenSSL's start-up (3.12+, then 3.11)
+    try:
+        from _sha2 import sha256
+    except ImportError:  # pragma: no cover - depends on the Python version
+        try:
+            from _sha256 import sha256
+        except ImportError:
+            from hashlib import sha256
 
 ENV_DIR = "HARNESS_CACHE_DIR"
 FORMAT = "harness-cache-v1"
@@ -42,6 +51,9 @@ def entry_path(directory: str, digest: str) -> str:
 
 def encode(payload: dict[str, Any], digest: str) -> bytes:
     """The sha256 of the body, a newline, then the body: truncation and bit rot show."""
+    import hashlib
+    import json
+
     body = json.dumps(
         {"format": FORMAT, "key": digest, "payload": payload},
         sort_keys=True,
@@ -53,6 +65,9 @@ def encode(payload: dict[str, Any], digest: str) -> bytes:
 
 def decode(raw: bytes, digest: str) -> dict[str, Any] | None:
     """The payload of a whole, uncorrupted entry stored under `digest`; else None."""
+    import hashlib
+    import json
+
     head, sep, body = raw.partition(b"\n")
     if not sep or hashlib.sha256(body).hexdigest().encode() != head:
         return None
@@ -64,6 +79,24 @@ def decode(raw: bytes, digest: str) -> dict[str, Any] | None:
         return None
     payload = doc.get("payload")
     return payload if isinstance(payload, dict) else None
+
+
+def encode_raw(body: bytes, digest: str) -> bytes:
+    """An entry whose body is bytes the caller encodes (replay records: marshal, which needs no
+    import): the sha256 of a header and the body, the header, the body."""
+    header = f"{FORMAT} {digest} raw\n".encode()
+    return sha256(header + body).hexdigest().encode() + b"\n" + header + body
+
+
+def decode_raw(raw: bytes, digest: str) -> bytes | None:
+    """The body of a whole, uncorrupted raw entry stored under `digest`; else None."""
+    head, sep, rest = raw.partition(b"\n")
+    if not sep or sha256(rest).hexdigest().encode() != head:
+        return None
+    header, sep, body = rest.partition(b"\n")
+    if not sep or header != f"{FORMAT} {digest} raw".encode():
+        return None
+    return body
 
 
 def write_atomic(path: str, data: bytes) -> bool:
@@ -85,6 +118,13 @@ def write_atomic(path: str, data: bytes) -> bool:
         os.replace(tmp, path)
         return True
     except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        unlink_quietly(tmp)
         return False
+
+
+def unlink_quietly(path: str) -> None:
+    """Remove `path` if it can be removed (contextlib would be one more import to replay)."""
+    try:
+        os.unlink(path)
+    except OSError:
+        return

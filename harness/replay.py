@@ -33,19 +33,20 @@ Standard library only, light modules only: this module runs before harness.cli i
 
 from __future__ import annotations
 
-import binascii
-import contextlib
-import hashlib
 import io
+import marshal
 import os
 import sys
 import time
 
 from harness import __version__, cachefile
+from harness.cachefile import sha256
 
-TYPE_CHECKING = False  # not typing's: importing typing costs a replay ~2.5 ms
+# Imports are the bulk of a replay's own time: typing, contextlib, json, base64 and hashlib
+# are avoided here (records are marshal'd, sha256 is the interpreter's own).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from types import TracebackType
     from typing import Any, BinaryIO, TextIO
 
     from harness.config import Config
@@ -105,8 +106,11 @@ def invocation_key(argv: list[str]) -> str:
     ttys = [_isatty(fd) for fd in (0, 1, 2)]
     size: tuple[int, int] | None = None
     if ttys[1] or ttys[2]:
-        with contextlib.suppress(OSError):
-            size = tuple(os.get_terminal_size(1 if ttys[1] else 2))  # type: ignore[assignment]
+        try:
+            columns, lines = os.get_terminal_size(1 if ttys[1] else 2)
+            size = (columns, lines)
+        except OSError:
+            size = None
     env = sorted((k, v) for k, v in os.environ.items() if k not in VOLATILE_ENV)
     parts: list[Any] = [
         KIND,
@@ -121,7 +125,7 @@ def invocation_key(argv: list[str]) -> str:
         sys.stdout.encoding,
         sys.stderr.encoding,
     ]
-    h = hashlib.sha256()
+    h = sha256()
     for part in parts:
         data = repr(part).encode("utf-8", "surrogateescape")
         h.update(b"%d:" % len(data))
@@ -161,7 +165,7 @@ class Fingerprint:
 
 def fingerprint(roots: list[str], files: list[str], skip: str, racy_after: int) -> Fingerprint:
     """Walk `roots` and stat `files`; files modified after `racy_after` get content hashes."""
-    h = hashlib.sha256()
+    h = sha256()
     digests: dict[str, str] = {}
     for path in files:
         h.update(f"F\0{path}\0{_stat_line(path)}\n".encode("utf-8", "surrogateescape"))
@@ -230,11 +234,14 @@ def _walk(root: str, h: Any, digests: dict[str, str], skip: str, racy_after: int
 
 
 def _content(path: str) -> str:
+    h = sha256()
     try:
         with open(path, "rb") as fh:
-            return hashlib.file_digest(fh, "sha256").hexdigest()
+            while chunk := fh.read(1 << 20):
+                h.update(chunk)
     except OSError:
         return "unreadable"
+    return str(h.hexdigest())
 
 
 def code_files() -> list[str]:
@@ -259,18 +266,17 @@ def replay(run: Plan) -> int | None:
     except OSError:
         _log(run, "miss: no record")
         return None
-    payload = cachefile.decode(raw, run.digest)
+    payload = _load(raw, run.digest)
     if payload is None or payload.get("kind") != KIND or payload.get("argv") != run.argv:
         _log(run, "miss: unreadable record")
-        with contextlib.suppress(OSError):
-            os.unlink(run.path)
+        cachefile.unlink_quietly(run.path)
         return None
     try:
         roots = list(payload["roots"])
         files = list(payload["files"])
         skip = str(payload["skip"])
         recorded = Fingerprint(str(payload["signature"]), dict(payload["digests"]))
-        chunks = [(int(fd), binascii.a2b_base64(data)) for fd, data in payload["output"]]
+        chunks = [(int(fd), bytes(data)) for fd, data in payload["output"]]
         code = int(payload["exit"])
         racy_after = int(payload["racy_after"])
         tools = {str(k): str(v) for k, v in dict(payload["tools"]).items()}
@@ -287,10 +293,30 @@ def replay(run: Plan) -> int | None:
         stream.flush()
         stream.buffer.write(data)
         stream.buffer.flush()
-    with contextlib.suppress(OSError):
-        os.utime(run.path)  # least recently used goes first when the cache is pruned
+    _touch(run.path)
     _log(run, f"hit: exit {code}")
     return code
+
+
+def _touch(path: str) -> None:
+    """Least recently used goes first when the cache is pruned."""
+    try:
+        os.utime(path)
+    except OSError:
+        return
+
+
+def _load(raw: bytes, digest: str) -> dict[str, Any] | None:
+    """A record's payload: a checksummed cache entry whose body is marshal'd (builtin types
+    only; the checksum is verified before marshal reads a byte)."""
+    body = cachefile.decode_raw(raw, digest)
+    if body is None:
+        return None
+    try:
+        payload = marshal.loads(body)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return payload if isinstance(payload, dict) else None
 
 
 def _tools_unchanged(tools: dict[str, str]) -> bool:
@@ -301,8 +327,11 @@ def _log(run: Plan, message: str) -> None:
     target = os.environ.get(ENV_LOG)
     if not target:
         return
-    with contextlib.suppress(OSError), open(target, "a", encoding="utf-8") as fh:
-        fh.write(f"{' '.join(run.argv[:1])} {run.digest[:12]} {message}\n")
+    try:
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write(f"{' '.join(run.argv[:1])} {run.digest[:12]} {message}\n")
+    except OSError:
+        return
 
 
 # -- recording -------------------------------------------------------------------------------
@@ -389,12 +418,10 @@ class Recorder:
             "digests": self.before.digests,
             "racy_after": self.racy_after,
             "exit": code,
-            "output": [
-                [fd, binascii.b2a_base64(bytes(data), newline=False).decode()]
-                for fd, data in self.chunks
-            ],
+            "output": [[fd, bytes(data)] for fd, data in self.chunks],
         }
-        if cachefile.write_atomic(self.run.path, cachefile.encode(payload, self.run.digest)):
+        data = cachefile.encode_raw(marshal.dumps(payload), self.run.digest)
+        if cachefile.write_atomic(self.run.path, data):
             _log(self.run, f"recorded: exit {code}")
 
     def _refusal(self, code: int) -> str | None:
@@ -410,31 +437,42 @@ class Recorder:
 _active: Recorder | None = None
 
 
-@contextlib.contextmanager
-def recording(run: Plan) -> Iterator[None]:
+class recording:  # lower case: used as `with replay.recording(run):`, like a function
     """Run the CLI inside this: its output is captured and, if replayable, recorded."""
-    global _active
-    recorder = Recorder(run)
-    saved: tuple[TextIO, TextIO] = (sys.stdout, sys.stderr)
-    sys.stdout = _wrap(sys.stdout, 1, recorder)
-    sys.stderr = _wrap(sys.stderr, 2, recorder)
-    _active = recorder
-    code: int = 0
-    try:
-        yield
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        raise
-    except BaseException:
-        code = -1
-        raise
-    finally:
+
+    def __init__(self, run: Plan) -> None:
+        self.recorder = Recorder(run)
+        self.saved: tuple[TextIO, TextIO] = (sys.stdout, sys.stderr)
+
+    def __enter__(self) -> Recorder:
+        global _active
+        self.saved = (sys.stdout, sys.stderr)
+        sys.stdout = _wrap(sys.stdout, 1, self.recorder)
+        sys.stderr = _wrap(sys.stderr, 2, self.recorder)
+        _active = self.recorder
+        return self.recorder
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        global _active
+        if kind is None:
+            code = 0
+        elif isinstance(exc, SystemExit):
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        else:
+            code = -1  # an exception: never recorded
         _active = None
         for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
+            try:
                 stream.flush()
-        sys.stdout, sys.stderr = saved
-        recorder.finish(code)
+            except Exception:  # a closed pipe must not hide the run's own outcome
+                continue
+        sys.stdout, sys.stderr = self.saved
+        self.recorder.finish(code)
 
 
 def _wrap(stream: TextIO, fd: int, recorder: Recorder) -> TextIO:
@@ -482,15 +520,16 @@ def taint(reason: str) -> None:
         _active.tainted = reason
 
 
-@contextlib.contextmanager
-def paused() -> Iterator[None]:
+class paused:  # lower case: used as `with replay.paused():`, like a function
     """Output written inside (a live progress bar on a terminal) is not part of the record."""
-    if _active is None:
-        yield
-        return
-    recorder = _active
-    recorder.paused += 1
-    try:
-        yield
-    finally:
-        recorder.paused -= 1
+
+    def __init__(self) -> None:
+        self.recorder = _active
+
+    def __enter__(self) -> None:
+        if self.recorder is not None:
+            self.recorder.paused += 1
+
+    def __exit__(self, *exc: object) -> None:
+        if self.recorder is not None:
+            self.recorder.paused -= 1
