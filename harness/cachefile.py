@@ -14,6 +14,7 @@ import os
 # module level. The render cache's JSON entries import them when first used.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from hashlib import sha256 as sha256
     from typing import Any
 else:  # the interpreter's own sha256, without OpenSSL's start-up (3.12+, then 3.11)
@@ -118,13 +119,14 @@ def write_atomic(path: str, data: bytes) -> bool:
         os.replace(tmp, path)
         return True
     except OSError:
-        unlink_quietly(tmp)
+        quietly(os.unlink, tmp)
         return False
 
 
-def unlink_quietly(path: str) -> None:
-    """Remove `path` if it can be removed (contextlib would be one more import to replay)."""
+def quietly(operation: Callable[[str], object], path: str) -> None:
+    """`operation(path)` (os.unlink, os.utime) where failing loses nothing; contextlib would
+    be one more import for the replay fast path."""
     try:
-        os.unlink(path)
+        operation(path)
     except OSError:
         return

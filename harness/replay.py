@@ -269,7 +269,7 @@ def replay(run: Plan) -> int | None:
     payload = _load(raw, run.digest)
     if payload is None or payload.get("kind") != KIND or payload.get("argv") != run.argv:
         _log(run, "miss: unreadable record")
-        cachefile.unlink_quietly(run.path)
+        cachefile.quietly(os.unlink, run.path)
         return None
     try:
         roots = list(payload["roots"])
@@ -293,17 +293,9 @@ def replay(run: Plan) -> int | None:
         stream.flush()
         stream.buffer.write(data)
         stream.buffer.flush()
-    _touch(run.path)
+    cachefile.quietly(os.utime, run.path)  # least recently used goes first when pruned
     _log(run, f"hit: exit {code}")
     return code
-
-
-def _touch(path: str) -> None:
-    """Least recently used goes first when the cache is pruned."""
-    try:
-        os.utime(path)
-    except OSError:
-        return
 
 
 def _load(raw: bytes, digest: str) -> dict[str, Any] | None:
