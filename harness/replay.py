@@ -90,6 +90,8 @@ def plan(argv: list[str]) -> Plan | None:
     for i, arg in enumerate(argv):
         if arg == "--no-cache" or arg == "--html" or arg.startswith("--html="):
             return None
+        if _option_value(argv, i, "--output", "o") == "junit":
+            return None  # JUnit XML holds the run's duration: a replay would report the old one
         if arg == "--cache-dir" and i + 1 < len(argv):
             directory = argv[i + 1]
         elif arg.startswith("--cache-dir="):
@@ -99,6 +101,28 @@ def plan(argv: list[str]) -> Plan | None:
     if directory is None:
         directory = cachefile.default_dir()
     return Plan(list(argv), os.path.realpath(directory), invocation_key(argv))
+
+
+# check's and lint's short options that take a value: in a cluster (`-qo junit`, `-j2`)
+# the rest of the word, else the next word, is that value
+VALUED_SHORT = "oj"
+
+
+def _option_value(argv: list[str], i: int, long: str, short: str) -> str | None:
+    """The value argv[i] gives `--long`/`-short`: `--long V`, `--long=V`, `-s V`, `-sV`, `-qs V`."""
+    arg = argv[i]
+    following = argv[i + 1] if i + 1 < len(argv) else None
+    if arg == long:
+        return following
+    if arg.startswith(long + "="):
+        return arg[len(long) + 1 :]
+    if arg.startswith("-") and not arg.startswith("--"):
+        for k, letter in enumerate(arg[1:], start=2):
+            if letter in VALUED_SHORT:
+                if letter != short:
+                    return None
+                return arg[k:] or following
+    return None
 
 
 def invocation_key(argv: list[str]) -> str:

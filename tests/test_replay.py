@@ -189,6 +189,10 @@ def test_runs_that_are_never_recorded(project: Path, run: Run, tmp_path: Path) -
         (("--no-cache",), {}),
         (("--html", str(tmp_path / "r.html")), {}),
         ((), {"GITHUB_STEP_SUMMARY": str(summary)}),
+        (("-o", "junit"), {}),  # its XML holds the run's duration
+        (("--output=junit",), {}),
+        (("-ojunit",), {}),
+        (("-qo", "junit"), {}),
         ((), {replay.ENV_OFF: "1"}),
     ):
         assert _check(run, project, *extra, env=env)[1] == ""
