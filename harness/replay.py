@@ -24,9 +24,10 @@ resource, a chart from a Helm repository) and met no transient failure (a render
 out, was killed by a signal or could not start); the inputs must not change while it reads
 them. An error such as a missing file or an unmapped source is a function of the inputs like
 any other answer, so it is replayed too.
-`--no-cache`, `--html FILE`, `$GITHUB_STEP_SUMMARY` or `HARNESS_NO_REPLAY=1` turn it off;
-`HARNESS_REPLAY_LOG=FILE` appends one line per decision. Records are ordinary entries of
-the render cache (cachefile.py): checksummed, atomic, counted, pruned and cleared with it.
+`--no-cache`, `--html FILE`, `-o junit` (its XML holds the run's duration),
+`$GITHUB_STEP_SUMMARY` or `HARNESS_NO_REPLAY=1` turn it off; `HARNESS_REPLAY_LOG=FILE`
+appends one line per decision. Records are ordinary entries of the render cache
+(cachefile.py): checksummed, atomic, counted, pruned and cleared with it.
 
 Standard library only, light modules only: this module runs before harness.cli is imported.
 """
