@@ -103,9 +103,17 @@ def test_canary_secret_value_never_reaches_the_cache(tmp_path: Path) -> None:
             "render", "dev/flux-system/apps", "--repo", repo, "--cache-dir", cache_dir
         )
         assert f"token: {TOKEN}" in res.stdout
+    # check and lint are recorded for replay (their output, in the cache) and then replayed
+    assert run_harness("update", "--repo", repo, "--cache-dir", cache_dir).code == 0
+    for argv in (("check",), ("check", "-o", "json"), ("lint", "-o", "json")) * 2:
+        res = run_harness(*argv, "--repo", repo, "--cache-dir", cache_dir)
+        assert res.code in (0, 1) and CANARY not in res.stdout + res.stderr, res.stderr
     needles = [CANARY.encode(), base64.b64encode(CANARY.encode())]
     files = [p for p in cache_dir.rglob("*") if p.is_file()]
-    assert len(files) == 6  # two path targets, three Flux builds, kubectl's version
+    records = [p for p in files if b"harness-run-v1" in p.read_bytes()]
+    assert len(records) == 3
+    # two path targets, three Flux builds, kubectl's version, three run records
+    assert len(files) == 9
     for path in files:
         data = path.read_bytes()
         assert not any(needle in data for needle in needles), path
