@@ -298,7 +298,6 @@ def replay(run: Plan) -> int | None:
         return None
     try:
         roots = list(payload["roots"])
-        files = list(payload["files"])
         skip = str(payload["skip"])
         recorded = Fingerprint(str(payload["signature"]), dict(payload["digests"]))
         chunks = [(int(fd), bytes(data)) for fd, data in payload["output"]]
@@ -308,7 +307,8 @@ def replay(run: Plan) -> int | None:
     except (KeyError, TypeError, ValueError):
         _log(run, "miss: unreadable record")
         return None
-    now = fingerprint(roots, files, skip, racy_after)
+    # today's code files, not the recorded list: a module added since is a change too
+    now = fingerprint(roots, code_files(), skip, racy_after)
     if now != recorded or not _tools_unchanged(tools):
         _log(run, "miss: inputs changed")
         return None
@@ -428,7 +428,6 @@ class Recorder:
             "kind": KIND,
             "argv": self.run.argv,
             "roots": self.roots,
-            "files": code_files(),
             "tools": self.tools,
             "skip": self.run.directory,
             "signature": self.before.signature,

@@ -308,3 +308,15 @@ def test_lint_replays_too(project: Path, run: Run) -> None:
         third.stdout
         == run("lint", "--repo", project, "-o", "json", env={replay.ENV_OFF: "1"})[0].stdout
     )
+
+
+def test_code_files_see_an_added_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An upgrade that only adds a module still changes the fingerprint (today's list is walked
+    at replay time, not the recorded one); bytecode caches are not code."""
+    package = write_tree(tmp_path / "pkg", {"a.py": "x = 1\n", "sub/b.py": "y = 2\n"})
+    monkeypatch.setattr(replay, "PACKAGE_DIR", str(package))
+    before = replay.fingerprint([], replay.code_files(), "", racy_after=2**62)
+    write_tree(package, {"__pycache__/a.cpython-311.pyc": b"\0"})
+    assert replay.fingerprint([], replay.code_files(), "", racy_after=2**62) == before
+    write_tree(package, {"sub/c.py": "z = 3\n"})
+    assert replay.fingerprint([], replay.code_files(), "", racy_after=2**62) != before
