@@ -150,22 +150,22 @@ class Renderer:
                 future = self._info = Future()
         if owner:
             try:
-                info = RendererInfo(
-                    name=self.mode, version=self._version(), argv=tuple(self.argv(Path("DIR")))
-                )
-                future.set_result(info)
+                future.set_result(self._info_for(self._version()))
             except BaseException as exc:
                 future.set_exception(exc)
         return future.result()
 
     def assume_version(self, version: str) -> None:
         """Take the version an earlier run asked this same binary (incremental.py keeps it)."""
-        info = RendererInfo(name=self.mode, version=version, argv=tuple(self.argv(Path("DIR"))))
+        info = self._info_for(version)
         with self._lock:
             if self._info is None:
                 future: Future[RendererInfo] = Future()
                 future.set_result(info)
                 self._info = future
+
+    def _info_for(self, version: str) -> RendererInfo:
+        return RendererInfo(name=self.mode, version=version, argv=tuple(self.argv(Path("DIR"))))
 
     def _version(self) -> str:
         if self.mode == "kubectl":
