@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.config import Config
-from harness.discover import is_component, kustomization_file
+from harness.discover import KUSTOMIZATION_FILES, is_component, kustomization_file
 from harness.errors import ConfigError
 from harness.flux.includes import MANIFEST_SUFFIXES, Includes
 from harness.flux.model import KUSTOMIZE_GROUP
@@ -63,24 +63,67 @@ def candidates(config: Config, incl: Includes) -> list[Path]:
     """Steps 1 and 2 above: directories that may be cluster entries, sorted."""
     declaring: set[Path] = set()
     with_kfile: list[Path] = []
-    skip = {config.goldens.resolve()}
+    # the walk starts at the resolved repo and does not follow symlinks, so a walked
+    # directory's path is its real path: the goldens are pruned by a string compare
+    skip = str(config.goldens.resolve())
     for dirpath, dirnames, filenames in os.walk(config.repo):
         here = Path(dirpath)
         dirnames[:] = sorted(
-            d for d in dirnames if not d.startswith(".") and (here / d).resolve() not in skip
+            d for d in dirnames if not d.startswith(".") and os.path.join(dirpath, d) != skip
         )
-        kfile = kustomization_file(here)
+        kfile = _kustomization_file(here, filenames)
         if kfile is not None and not is_component(kfile):
             with_kfile.append(here)
         for name in filenames:
             if name.endswith(MANIFEST_SUFFIXES) and _file_declares(here / name):
                 declaring.add(here)
                 break
-    found = [d for d in with_kfile if incl.closure([d]) & declaring]
+    reaching = _reaching(with_kfile, declaring, incl)
+    found = [d for d in with_kfile if d in reaching]
     found += [d for d in declaring if kustomization_file(d) is None]
     found = sorted(set(found))
     closures = {d: incl.closure([d]) for d in found}
     return [d for d in found if not any(d in closures[o] for o in found if o != d)]
+
+
+def _kustomization_file(directory: Path, filenames: list[str]) -> Path | None:
+    """`kustomization_file` from a listing the walk already made: a stat only for a name
+    that is there (a broken link or a directory of that name is not a kustomization)."""
+    names = set(filenames)
+    for name in KUSTOMIZATION_FILES:
+        if name in names and (directory / name).is_file():
+            return directory / name
+    return None
+
+
+def _reaching(starts: Iterable[Path], targets: set[Path], incl: Includes) -> set[Path]:
+    """The directories reachable from `starts` whose closure meets `targets`.
+
+    One walk of the include graph and one backwards search from the targets, instead of
+    a closure per start: linear in the graph, where a closure each is quadratic on repos
+    with hundreds of kustomization directories.
+    """
+    callers: dict[Path, list[Path]] = {}
+    seen: set[Path] = set()
+    stack = [Path(os.path.normpath(d)) for d in starts]
+    while stack:
+        here = stack.pop()
+        if here in seen:
+            continue
+        seen.add(here)
+        for ref in incl.refs(here):
+            callers.setdefault(ref, []).append(here)
+            if ref not in seen:
+                stack.append(ref)
+    reaching: set[Path] = set()
+    queue = [t for t in targets if t in seen]
+    while queue:
+        here = queue.pop()
+        if here in reaching:
+            continue
+        reaching.add(here)
+        queue.extend(c for c in callers.get(here, ()) if c not in reaching)
+    return reaching
 
 
 def _file_declares(path: Path) -> bool:

@@ -43,7 +43,8 @@ def direct_refs(directory: Path) -> tuple[Path, ...]:
     data = _load(kfile)
     if data is None:
         return ()
-    out: list[Path] = []
+    here = str(directory)
+    out: list[str] = []
     for field in REF_FIELDS:
         entries = data.get(field)
         if not isinstance(entries, list):
@@ -51,12 +52,13 @@ def direct_refs(directory: Path) -> tuple[Path, ...]:
         for entry in entries:
             if not isinstance(entry, str) or is_remote(entry):
                 continue
-            target = Path(os.path.normpath(directory / entry))
-            if target.is_dir():
+            # strings, not Paths: this runs for every directory of the repo on every run
+            target = os.path.normpath(os.path.join(here, entry))
+            if os.path.isdir(target):
                 out.append(target)
-            elif target.is_file() and target.parent != directory:
-                out.append(target.parent)
-    return tuple(dict.fromkeys(out))
+            elif os.path.isfile(target) and os.path.dirname(target) != here:
+                out.append(os.path.dirname(target))
+    return tuple(Path(d) for d in dict.fromkeys(out))
 
 
 def file_refs(kfile: Path) -> tuple[Path, ...]:

@@ -69,6 +69,36 @@ def test_goldens_and_dot_directories_are_not_searched(make_repo: Repo) -> None:
     assert candidates(repo) == ["clusters/dev"]
 
 
+def test_a_directory_reaches_flux_through_a_chain_and_a_cycle(make_repo: Repo) -> None:
+    # the backwards search must find `clusters/dev` through mid -> deep (a cycle back to
+    # mid on the way), and must not credit `apps`, which reaches no Flux Kustomization
+    repo = make_repo(
+        {
+            "clusters/dev/kustomization.yaml": ks_file("../../mid"),
+            "mid/kustomization.yaml": ks_file("../deep"),
+            "deep/kustomization.yaml": ks_file("../mid", "sync.yaml"),
+            "deep/sync.yaml": flux_ks("flux-system", "./clusters/dev"),
+            "apps/kustomization.yaml": ks_file("a.yaml"),
+            "apps/a.yaml": cm("a"),
+        }
+    )
+    # mid and deep reach each other, and clusters/dev reaches both: only clusters/dev stays
+    assert candidates(repo) == ["clusters/dev"]
+
+
+def test_a_kustomization_name_that_is_not_a_file_does_not_count(make_repo: Repo) -> None:
+    repo = make_repo(
+        {
+            "clusters/dev/apps.yaml": flux_ks("apps", "./apps"),
+            "clusters/dev/kustomization.yaml/README": "a directory, not a kustomization\n",
+            "apps/a.yaml": cm("a"),
+        }
+    )
+    (repo / "apps" / "kustomization.yml").symlink_to(repo / "missing.yaml")  # broken link
+    # clusters/dev is a plain directory holding a Flux Kustomization (no kustomization file)
+    assert candidates(repo) == ["clusters/dev"]
+
+
 def test_candidate_reached_through_a_flux_path_is_not_a_cluster(make_repo: Repo) -> None:
     repo = make_repo(
         {
