@@ -60,7 +60,7 @@ def path_targets(config: Config) -> list[Target]:
         )
         for d in dirnames:
             real[os.path.join(dirpath, d)] = parent / d
-        kfile = _kustomization_in(here, files)
+        kfile = kustomization_in(here, files)
         if kfile is None or is_component(kfile):
             continue
         rel = here.relative_to(root).as_posix()
@@ -76,7 +76,7 @@ def _real(here: Path, name: str, real_here: Path) -> Path:
     return child.resolve() if child.is_symlink() else real_here / name
 
 
-def _kustomization_in(directory: Path, files: list[str]) -> Path | None:
+def kustomization_in(directory: Path, files: list[str]) -> Path | None:
     """`kustomization_file(directory)` for a directory os.walk listed with these files (a
     kustomization file, or a symlink to one, is among them)."""
     for name in KUSTOMIZATION_FILES:

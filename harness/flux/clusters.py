@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.config import Config
-from harness.discover import KUSTOMIZATION_FILES, is_component, kustomization_file
+from harness.discover import is_component, kustomization_file, kustomization_in
 from harness.errors import ConfigError
 from harness.flux.includes import MANIFEST_SUFFIXES, Includes
 from harness.flux.model import KUSTOMIZE_GROUP
@@ -71,7 +71,7 @@ def candidates(config: Config, incl: Includes) -> list[Path]:
         dirnames[:] = sorted(
             d for d in dirnames if not d.startswith(".") and os.path.join(dirpath, d) != skip
         )
-        kfile = _kustomization_file(here, filenames)
+        kfile = kustomization_in(here, filenames)
         if kfile is not None and not is_component(kfile):
             with_kfile.append(here)
         for name in filenames:
@@ -84,16 +84,6 @@ def candidates(config: Config, incl: Includes) -> list[Path]:
     found = sorted(set(found))
     closures = {d: incl.closure([d]) for d in found}
     return [d for d in found if not any(d in closures[o] for o in found if o != d)]
-
-
-def _kustomization_file(directory: Path, filenames: list[str]) -> Path | None:
-    """`kustomization_file` from a listing the walk already made: a stat only for a name
-    that is there (a broken link or a directory of that name is not a kustomization)."""
-    names = set(filenames)
-    for name in KUSTOMIZATION_FILES:
-        if name in names and (directory / name).is_file():
-            return directory / name
-    return None
 
 
 def _reaching(starts: Iterable[Path], targets: set[Path], incl: Includes) -> set[Path]:
