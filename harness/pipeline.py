@@ -41,9 +41,12 @@ class RenderOptions:
 
 
 def path_targets(config: Config, selection: Sequence[str] = ()) -> list[Target]:
-    targets = discover.path_targets(config)
+    return _selected(discover.path_targets(config), selection)
+
+
+def _selected(targets: list[Target], selection: Sequence[str]) -> list[Target]:
     if selection:
-        targets = [t for t in targets if discover.matches(t.name, tuple(selection))]
+        return [t for t in targets if discover.matches(t.name, tuple(selection))]
     return targets
 
 
@@ -64,8 +67,9 @@ def render_repo(
     build both want once. Results are the same as rendering one after the other.
     """
     jobs = options.jobs or default_jobs(config)
-    targets = path_targets(config, options.selection)
-    plan = options.shard.plan(config, path_targets(config)) if options.shard else None
+    every = discover.path_targets(config)  # one walk of the repo serves all three uses
+    targets = _selected(every, options.selection)
+    plan = options.shard.plan(config, every) if options.shard else None
     if plan is not None:
         targets = [t for t in targets if plan.owns(t)]
     if on_plan is not None:
@@ -110,7 +114,7 @@ def render_repo(
             if selected and (plan is None or plan.owns(result.target)):
                 results[name] = result
         if options.helm:
-            taken = {t.name for t in path_targets(config)} | set(flux_results)
+            taken = {t.name for t in every} | set(flux_results)
             results.update(
                 _helm(config, renderer, options, clusters, jobs, taken, on_plan, on_done)
             )
