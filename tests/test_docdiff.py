@@ -507,3 +507,26 @@ def test_every_output_shows_keyed_paths() -> None:
     assert case.failure is not None and lines[2] in case.failure[2]
     annotations = "\n".join(github.diff_lines(analysis, verdict))
     assert github.escape_data(lines[0]) in annotations
+
+
+def test_deepdiff_loads_without_pydantic_and_leaves_it_importable() -> None:
+    # a fresh interpreter: the first changed document imports deepdiff with pydantic hidden
+    # (it only recognises pydantic models); the answer is deepdiff's, and pydantic still
+    # imports afterwards for whoever needs it (typer does)
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from harness.docdiff import field_changes\n"
+        "changes = field_changes({'a': 1, 'b': [1, 2]}, {'a': 2, 'b': [1, 2, 3]}, 'ConfigMap')\n"
+        "print([(c.path, c.op, c.before, c.after) for c in changes])\n"
+        "print('pydantic' in sys.modules)\n"
+        "import pydantic\n"
+        "print(bool(pydantic.BaseModel))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert out[0] == repr([("a", "changed", 1, 2), ("b[2]", "added", None, 3)])
+    assert out[1:] == ["False", "True"]
