@@ -181,13 +181,19 @@ def edit_one_file(repo: Path, cfg: config_mod.Config, n: int = 0) -> Path:
         marker = "value-0-" if "value-0-" in text else f"edited{n - 1}-0-"
         target.write_text(text.replace(marker, f"edited{n}-0-", 1))
     else:
-        target = next(
+        files = [
             f
             for t in discover.path_targets(config_mod.load(repo, cfg.source_file))
             for f in sorted(t.path.iterdir())
-            if f.suffix in (".yaml", ".yml") and not f.name.startswith("kustomization")
-        )
-        target.write_text(annotated(target.read_text(), n))
+            if (f.suffix in (".yaml", ".yml") or f.name == "Kustomization") and f.is_file()
+        ]
+        # a manifest beside a kustomization file, else (a repo of bare kustomizations) one
+        # of those, edited by a comment (it re-renders to the same output)
+        target = min(files, key=lambda f: f.name.lower().startswith("kustomization"))
+        if target.name.lower().startswith("kustomization"):
+            target.write_text(commented(target.read_text(), n))
+        else:
+            target.write_text(annotated(target.read_text(), n))
     git(repo, "commit", "-q", "-am", f"edit one file ({n})")
     return target
 
@@ -216,6 +222,10 @@ def annotated(text: str, n: int) -> str:
             if field not in keys:
                 note = f'{indent}{field}: {{{EDIT_MARK}: "{n}"}}'
                 return "\n".join([*lines[: start + 1], note, *lines[start + 1 :]])
+    return commented(text, n)
+
+
+def commented(text: str, n: int) -> str:
     text = text.split("\n# edited by scripts/bench.py")[0]
     return text + f"\n# edited by scripts/bench.py ({n})\n"
 
