@@ -20,7 +20,7 @@ import hashlib
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -235,8 +235,6 @@ class RenderCache:
         self.hits = 0
         self.misses = 0
         self.uncacheable = 0
-        # called once, on the first miss: a verb starts work a render makes likely (diff)
-        self.on_miss: Callable[[], None] | None = None
 
     def get(self, digest: str) -> dict[str, Any] | None:
         with self._lock:
@@ -246,15 +244,11 @@ class RenderCache:
             if found is not None:
                 with self._lock:
                     self._memory[digest] = found
-        hook = None
         with self._lock:
             if found is None:
                 self.misses += 1
-                hook, self.on_miss = self.on_miss, None
             else:
                 self.hits += 1
-        if hook is not None:
-            hook()
         return found
 
     def put(self, digest: str, payload: dict[str, Any]) -> None:

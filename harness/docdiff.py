@@ -19,7 +19,6 @@ import difflib
 import importlib
 import json
 import sys
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -311,35 +310,23 @@ def field_changes(before: Any, after: Any, kind: str) -> tuple[FieldChange, ...]
     return tuple(change for _, change in out)
 
 
-_DEEPDIFF_IMPORT = threading.Lock()
-
-
 def _deepdiff() -> Any:
     """deepdiff's `DeepDiff`, imported when a document first changes (~0.1 s).
 
     deepdiff imports pydantic when it is installed (typer depends on it) only to recognise
     pydantic models, which parsed YAML never holds. Unless something already imported it,
     pydantic is hidden for that one import, which halves its cost; deepdiff then takes its
-    own fallback, and a later `import pydantic` works as usual. Only typer imports pydantic
-    otherwise, while the command line is parsed, before any render or `prewarm` thread.
+    own fallback, and a later `import pydantic` anywhere works as usual.
     """
-    with _DEEPDIFF_IMPORT:
-        if "deepdiff.helper" not in sys.modules and "pydantic" not in sys.modules:
-            sys.modules["pydantic"] = None  # type: ignore[assignment]  # import -> ImportError
-            try:
-                importlib.import_module("deepdiff")
-            finally:
-                del sys.modules["pydantic"]
-        from deepdiff import DeepDiff
+    if "deepdiff.helper" not in sys.modules and "pydantic" not in sys.modules:
+        sys.modules["pydantic"] = None  # type: ignore[assignment]  # import -> ImportError
+        try:
+            importlib.import_module("deepdiff")
+        finally:
+            del sys.modules["pydantic"]
+    from deepdiff import DeepDiff
 
     return DeepDiff
-
-
-def prewarm() -> None:
-    """Import deepdiff in the background: a diff calls this when a target has to render,
-    so the import overlaps the wait on kustomize instead of following it."""
-    if "deepdiff" not in sys.modules:
-        threading.Thread(target=_deepdiff, name="deepdiff-import", daemon=True).start()
 
 
 def _match_items(

@@ -182,16 +182,3 @@ def test_cache_commands(cli: Callable[..., Result], tmp_path: Path) -> None:
 def test_cache_info_defaults_to_the_environment(cli: Callable[..., Result]) -> None:
     res = cli("cache", "info", "-o", "json")
     assert json.loads(res.stdout)["directory"] == os.environ["HARNESS_CACHE_DIR"]
-
-
-def test_on_miss_hook_runs_once_on_the_first_miss_only(tmp_path: Path) -> None:
-    run = cache.RenderCache(cache.Store(tmp_path))
-    calls: list[str] = []
-    run.on_miss = lambda: calls.append("miss")
-    run.put("k1", {"a": 1})
-    assert run.get("k1") == {"a": 1}
-    assert calls == []  # a hit starts nothing
-    assert run.get("k2") is None
-    assert run.get("k3") is None
-    assert calls == ["miss"]
-    assert (run.hits, run.misses) == (1, 2)

@@ -530,25 +530,3 @@ def test_deepdiff_loads_without_pydantic_and_leaves_it_importable() -> None:
     ).stdout.splitlines()
     assert out[0] == repr([("a", "changed", 1, 2), ("b[2]", "added", None, 3)])
     assert out[1:] == ["False", "True"]
-
-
-def test_prewarm_imports_deepdiff_in_the_background() -> None:
-    import subprocess
-    import sys
-
-    script = (
-        "import sys, threading\n"
-        "from harness import docdiff\n"
-        "docdiff.prewarm()\n"
-        "for t in threading.enumerate():\n"
-        "    if t.name == 'deepdiff-import':\n"
-        "        t.join()\n"
-        "print('deepdiff' in sys.modules, 'pydantic' in sys.modules)\n"
-        "docdiff.prewarm()\n"  # already loaded: no second thread
-        "print(any(t.name == 'deepdiff-import' for t in threading.enumerate()))\n"
-        "print(len(docdiff.field_changes({'a': 1}, {'a': 2}, 'ConfigMap')))\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True
-    ).stdout.splitlines()
-    assert out == ["True False", "False", "1"]

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import cache as cache_mod
-from harness import docdiff, gate, gitref, goldens, inputs, shard
+from harness import gate, gitref, goldens, inputs, shard
 from harness.analyze import Analysis, Origin, analyze, ignore_patterns
 from harness.commands.common import (
     Common,
@@ -214,11 +214,6 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
         base = goldens.to_snapshot(goldens.load(cfg.goldens), cfg.repo)
         base_origin = Origin("goldens", f"goldens ({cfg.goldens})", path=str(cfg.goldens))
     cache = cache_mod.open_cache(cache_settings(common))
-    # a target that renders likely changed: load the field-by-field differ meanwhile
-    if cache is None:
-        docdiff.prewarm()
-    else:
-        cache.on_miss = docdiff.prewarm
     with contextlib.ExitStack() as stack:  # a base export being removed meanwhile
         try:
             # one cache for both sides: the head reuses every base result whose inputs match
