@@ -68,9 +68,11 @@ class ReleaseCache:
         request: sources.ChartRequest,
         chart: Path,
         render: RenderRequest,
+        values: str,
         scoped: Iterable[tuple[str, str]],
     ) -> str:
-        """The entry's digest; `chart` is the local directory or the fetched archive."""
+        """The entry's digest; `chart` is the local directory or the fetched archive, `values`
+        the merged values (or what the valuesFrom references read, targets._cache_key)."""
         location = request.location
         if isinstance(location, sources.LocalChart):
             chart_part = "dir\0" + self._local_chart(chart)
@@ -88,6 +90,7 @@ class ReleaseCache:
             files_part,
             repr(release),
             repr(render),
+            values,
             repr(sorted(scoped)),
             kustomize,
         )
@@ -233,13 +236,16 @@ class _Rule:
 
 
 def _helmignore(path: Path) -> tuple[_Rule, ...]:
-    """The rules, or none at all when one is beyond what is mirrored here for certain."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        return _helmignore_rules(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError):
         return ()
+
+
+def _helmignore_rules(text: str) -> tuple[_Rule, ...]:
+    """The rules, or none at all when one is beyond what is mirrored here for certain."""
     rules: list[_Rule] = []
-    for line in lines:
+    for line in text.splitlines():
         rule = line.strip()
         if not rule or rule.startswith("#"):
             continue

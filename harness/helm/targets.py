@@ -227,15 +227,22 @@ def _cache_key(
     request: sources.ChartRequest,
     chart: Path,
 ) -> str | None:
-    """The render cache key, or None without a cache or when the values cannot be composed
-    (the render then fails with the error, in its usual order)."""
+    """The render cache key, or None without a cache or when the values cannot be read
+    (the render then fails with the error, in its usual order). The fully merged values go
+    in; with a `targetPath` reference (Helm's `--set` parser, in the SDK) what each reference
+    reads does instead, so a hit never loads the SDK; so does a Secret reference (a cache
+    hit of its Flux build holds it redacted: values.inputs reads it either way alike)."""
     if ctx.cache is None:
         return None
+    lookup = _lookup(job.objects)
     try:
-        vals, _notes = values.compose(release, _lookup(job.objects), sdk.parse_set)
-    except (values.ValuesError, sdk.SdkError):
+        if any(ref.target_path or ref.kind == "Secret" for ref in release.values_from):
+            vals: Any = values.inputs(release, lookup)
+        else:
+            vals, _notes = values.compose(release, lookup, sdk.parse_set)
+    except values.ValuesError:
         return None
-    return ctx.cache.key(release, request, chart, _request(release, vals), job.scoped)
+    return ctx.cache.key(release, request, chart, _request(release, {}), repr(vals), job.scoped)
 
 
 def _chart_name(location: sources.ChartLocation) -> str:
