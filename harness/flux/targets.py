@@ -507,7 +507,10 @@ def _values_secrets(objs: Iterable[Mapping[str, Any]]) -> set[ObjectRef]:
 def _real(obj: dict[str, Any], wanted: set[ObjectRef]) -> dict[str, Any]:
     if not isinstance(obj, ElidedSecret) or obj.ref not in wanted:
         return obj
-    return obj.materialize() or obj
+    try:
+        return obj.materialize() or obj
+    except BuildError:  # it built a moment ago; if not now, the release fails on its values
+        return obj
 
 
 def _results(
