@@ -17,6 +17,7 @@ from harness import cache
 from harness import config as config_mod
 from harness import render as render_mod
 from harness.helm import rendercache
+from harness.helm.engine import BinaryEngine
 from harness.model import Snapshot
 from harness.pipeline import RenderOptions, render_repo
 from tests.conftest import Result, write_tree
@@ -360,3 +361,50 @@ def test_cached_diff_equals_uncached_diff(tmp_path: Path, cli: Callable[..., Res
             for extra in (("--no-cache",), ("--cache-dir", cache_dir), ("--cache-dir", cache_dir))
         ]
         assert len({(c.code, c.stdout) for c in check}) == 1, check
+
+
+def test_flux_hit_with_a_helm_miss_reads_the_real_secret_values(tmp_path: Path) -> None:
+    """A Flux cache hit holds a plaintext Secret redacted; a helm render that misses (its chart
+    changed) still reads the Secret's values, so it answers what an uncached render does."""
+    repo = write_tree(tmp_path / "repo", _files())
+    store = cache.Store(tmp_path / "cache")
+    _render(repo, store)
+    _edit(repo / "charts/demo/templates/configmap.yaml", "level:", "extra: x\n  level:")
+    warm, warm_cache = _render(repo, store)
+    assert warm_cache is not None and warm_cache.misses == 1  # the helm target alone
+    uncached, _ = _render(repo, None)
+    assert warm.results[TARGET].ok, warm.results[TARGET].error
+    assert _helm_text(warm) == _helm_text(uncached)
+    assert "extra: x" in warm.results[TARGET].text()
+
+
+def test_a_binary_version_is_remembered_per_binary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Like kubectl's: a warm run asks a `helm` binary (not a script) for no version."""
+    binary = tmp_path / "helm"
+    binary.write_bytes(Path(sys.executable).resolve().read_bytes()[:4096] + b"\0not a script")
+    binary.chmod(0o755)
+    store = cache.Store(tmp_path / "cache")
+    renderer = render_mod.resolve(flags=config_mod.DEFAULT_KUBECTL_FLAGS)
+
+    def identity() -> str:
+        engine = BinaryEngine(binary, 60)
+        return rendercache.ReleaseCache(
+            cache.RenderCache(store), engine, renderer
+        ).engine_identity()
+
+    asked: list[list[str]] = []
+
+    def answer(self: BinaryEngine, argv: list[str], chart: Path | None) -> str:
+        asked.append(argv)
+        return "v4.2.3+gtest\n"
+
+    monkeypatch.setattr(BinaryEngine, "_run", answer)
+    first = identity()
+    assert asked and "helm v4.2.3+gtest" in first
+    asked.clear()
+    assert identity() == first and not asked  # remembered under the binary's identity
+    binary.write_bytes(binary.read_bytes() + b"\0rebuilt")  # another binary: asked again
+    identity()
+    assert asked
