@@ -50,15 +50,19 @@ def identity() -> str:
     and version and the sha256 of every file of the package its RECORD lists (the library
     included; no machine-specific path or time, so CI runners share cache entries), else,
     with no RECORD, each file's size and mtime; `$HELM_C_LIB` (a library the user points
-    the wheel at) adds that file's path, size and times. "" when the wheel is missing."""
+    the wheel at) adds that file's path, size and times. "" when the wheel is missing; a
+    package found only by an import hook is loaded and asked."""
     return _identity(os.environ.get("HELM_C_LIB", ""))
 
 
 @functools.cache
 def _identity(override: str) -> str:
     package = _package_dir()
-    if package is None:
-        return ""
+    if package is None:  # not a plain directory on sys.path: ask the loaded library itself
+        try:
+            return f"{version()} loaded from {module().__file__}"
+        except SdkMissing:
+            return ""
     parts = [_record(package) or _stat_listing(package)]
     if override:
         chosen = Path(override).expanduser().resolve()

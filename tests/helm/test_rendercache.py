@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -408,3 +409,29 @@ def test_a_binary_version_is_remembered_per_binary(
     binary.write_bytes(binary.read_bytes() + b"\0rebuilt")  # another binary: asked again
     identity()
     assert asked
+
+
+def test_sdk_identity_is_read_without_loading_the_library(tmp_path: Path) -> None:
+    script = (
+        "import sys\n"
+        "from harness.helm import sdk\n"
+        "assert sdk.installed()\n"
+        "identity = sdk.identity()\n"
+        "assert 'helm_python' not in sys.modules\n"
+        "print(identity)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.startswith("helm-python-sdk ") and "helm_python/lib/" in out
+    lib = tmp_path / "libhelm_c.so"
+    lib.write_bytes(b"a library the user built")
+    env_script = script.replace("print(identity)", "print(identity.splitlines()[-1])")
+    other = subprocess.run(
+        [sys.executable, "-c", env_script],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "HELM_C_LIB": str(lib)},
+    ).stdout
+    assert other.startswith("libhelm_c.so:")  # $HELM_C_LIB's file is part of it
