@@ -17,7 +17,7 @@ import pytest
 from harness import cache
 from harness import config as config_mod
 from harness import render as render_mod
-from harness.helm import rendercache
+from harness.helm import rendercache, sdk
 from harness.helm.engine import BinaryEngine
 from harness.model import Snapshot
 from harness.pipeline import RenderOptions, render_repo
@@ -435,3 +435,37 @@ def test_sdk_identity_is_read_without_loading_the_library(tmp_path: Path) -> Non
         env={**os.environ, "HELM_C_LIB": str(lib)},
     ).stdout
     assert other.startswith("libhelm_c.so:")  # $HELM_C_LIB's file is part of it
+
+
+@pytest.mark.slow
+def test_oci_chart_resolved_each_run_rendered_once_per_digest(
+    tmp_path: Path, oci_registry: str
+) -> None:
+    """A semver range is resolved against the registry every run; a new matching version
+    is a new archive digest, so a new entry, and the old one is never served for it."""
+    push = sdk.module().push
+    push(str(package(tmp_path, "1.2.0")), f"oci://{oci_registry}/charts", plain_http=True)
+    artifact = {
+        "apiVersion": "source.toolkit.fluxcd.io/v1beta2",
+        "kind": "OCIRepository",
+        "metadata": {"name": "demo", "namespace": "apps"},
+        "spec": {
+            "url": f"oci://{oci_registry}/charts/demo",
+            "ref": {"semver": ">=1.0.0"},
+            "insecure": True,
+        },
+    }
+    release = helm_release(chartRef={"kind": "OCIRepository", "name": "demo"})
+    repo = write_tree(tmp_path / "repo", cluster_repo(release, sources=[artifact]))
+    store = cache.Store(tmp_path / "cache")
+    cold, _ = _render(repo, store)
+    warm, warm_cache = _render(repo, store)
+    uncached, _ = _render(repo, None)
+    assert cold.results[TARGET].ok, cold.results[TARGET].error
+    assert warm_cache is not None and warm_cache.misses == 0
+    assert _helm_text(cold) == _helm_text(warm) == _helm_text(uncached)
+    push(str(package(tmp_path, "1.3.0")), f"oci://{oci_registry}/charts", plain_http=True)
+    newer, newer_cache = _render(repo, store)
+    assert newer_cache is not None and newer_cache.misses == 1
+    assert "ghcr.io/example/web:1.3.0" in newer.results[TARGET].text()
+    assert len(_helm_entries(store)) == 2
