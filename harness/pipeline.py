@@ -158,7 +158,12 @@ def _helm(
         config,
         renderer,
         [ClusterObjects(c, b, o) for c, b, o in clusters],
-        stage.HelmOptions(binary=options.helm_binary, offline=options.offline),
+        stage.HelmOptions(
+            binary=options.helm_binary,
+            offline=options.offline,
+            render_cache=options.cache,
+            blob_index=options.blob_index,
+        ),
         jobs=jobs,
         taken=taken,
         selection=options.selection,

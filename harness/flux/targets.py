@@ -19,7 +19,7 @@ with the `spec.ignore` of the source object when this cluster renders it.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -96,6 +96,8 @@ class _Run:
     entry_sources: dict[ObjectRef, dict[str, Any]] = field(default_factory=dict)
     # harness.yaml `outside_git` declarations for this cluster
     declared: outside.Resolved = field(default_factory=outside.Resolved)
+    # each build's objects for the helm stage (_collect_owned), when it runs
+    owned: list[tuple[Key, tuple[dict[str, Any], ...]]] = field(default_factory=list)
 
     def lookup(self, ref: ObjectRef) -> Mapping[str, Any] | outside.DeclaredObject | None:
         """A rendered object wins over a declaration of the same object."""
@@ -158,6 +160,9 @@ def render_flux(
         list(pool.map(lambda run: _start(run, ctx), runs))
         runs = [r for r in runs if r.explicit or r.has_flux or r.entry_error]
         _fixed_point(runs, config, ctx, pool)
+        if on_cluster is not None:
+            for run in runs:
+                _collect_owned(run)
     for run in runs:
         _check_references(run)
     if not explicit:
@@ -459,20 +464,53 @@ def _drop_reached(runs: Sequence[_Run], incl: Includes) -> list[_Run]:
 
 
 def _owned(run: _Run, cluster: str) -> tuple[tuple[str, tuple[dict[str, Any], ...]], ...]:
-    return tuple(
-        (f"{cluster}/{node.key[0]}/{node.key[1]}", _objects(node.built))
-        for node in run.nodes.values()
-        if node.built is not None
-    )
+    return tuple((f"{cluster}/{key[0]}/{key[1]}", objs) for key, objs in run.owned)
+
+
+def _collect_owned(run: _Run) -> None:
+    """Each build's objects for the helm stage, taken while the workspace lives: a Secret a
+    HelmRelease's `valuesFrom` reads that a cache hit holds redacted is rebuilt (once,
+    uncached) for its values; other Secrets stay as they are."""
+    owned = [(n.key, _objects(n.built)) for n in run.nodes.values() if n.built is not None]
+    wanted = _values_secrets(o for _, objs in owned for o in objs)
+    run.owned = [(key, tuple(_real(o, wanted) for o in objs)) for key, objs in owned]
 
 
 def _objects(built: Built) -> tuple[dict[str, Any], ...]:
     """A build's objects; a render-cache hit keeps only its (Secret-redacted) documents, so
-    they are read back from those (the helm stage redacts Secret values either way)."""
+    they are read back from those, a plaintext Secret as the `ElidedSecret` it was stored as."""
     if built.objects or built.documents is None:
         return built.objects
-    loaded = (parsed.fresh(d.text) for d in built.documents)
-    return tuple(o for o in loaded if isinstance(o, dict))
+    elided = {s.ref: s for s in built.raw if isinstance(s, ElidedSecret)}
+    loaded = [o for o in (parsed.fresh(d.text) for d in built.documents) if isinstance(o, dict)]
+    if not elided:
+        return tuple(loaded)
+    return tuple(
+        elided.get(object_ref(o, "default"), o) if o.get("kind") == "Secret" else o
+        for o in loaded
+    )
+
+
+def _values_secrets(objs: Iterable[Mapping[str, Any]]) -> set[ObjectRef]:
+    """Secrets a HelmRelease's `valuesFrom` reads: the helm stage needs their values."""
+    wanted: set[ObjectRef] = set()
+    for obj in objs:
+        if obj.get("kind") != "HelmRelease" or not isinstance(obj.get("spec"), dict):
+            continue
+        namespace = object_ref(obj, "default").namespace
+        for ref in obj["spec"].get("valuesFrom") or []:
+            if isinstance(ref, dict) and ref.get("kind") == "Secret":
+                wanted.add(ObjectRef("Secret", namespace, str(ref.get("name"))))
+    return wanted
+
+
+def _real(obj: dict[str, Any], wanted: set[ObjectRef]) -> dict[str, Any]:
+    if not isinstance(obj, ElidedSecret) or obj.ref not in wanted:
+        return obj
+    try:
+        return obj.materialize() or obj
+    except BuildError:  # it built a moment ago; if not now, the release fails on its values
+        return obj
 
 
 def _results(

@@ -5,5 +5,6 @@ helm-controller derives them) -> sources.py (which chart: a directory, an HTTP r
 an OCI reference) -> fetch.py + cache.py (charts on disk, `--offline`) -> values.py (values +
 valuesFrom) -> engine.py (the in-process SDK or a `helm` binary; sdk.py is the only module
 importing the optional wheel) -> postrender.py (Flux's post-renderers) -> targets.py
-(documents of a `helm` target); stage.py is the pipeline's entry point.
+(documents of a `helm` target), through rendercache.py (a release's render in the render
+cache, keyed by everything it reads); stage.py is the pipeline's entry point.
 """

@@ -23,15 +23,16 @@ class DependencyError(Exception):
     """The dependencies cannot be built; the message is the target's one-line error."""
 
 
-def ensure(chart: Path, root: Path, into: Path, *, offline: bool) -> Path:
-    """`chart` when nothing is missing, else a built copy under `into`."""
+def ensure(chart: Path, root: Path, into: Path, *, offline: bool) -> tuple[Path, bool]:
+    """(`chart` when nothing is missing, else a built copy under `into`; whether a
+    dependency was downloaded from a repository, which the render cache never keeps)."""
     try:
         listed = sdk.module().dependency_list(str(chart))
     except Exception as exc:  # the SDK's own error types
         raise DependencyError(f"chart dependencies: {exc}") from None
     missing = [d for d in listed if d.get("status") not in BUILT]
     if not missing:
-        return chart
+        return chart, False
     remote = [d for d in missing if not str(d.get("repository", "")).startswith("file://")]
     if offline and remote:
         names = ", ".join(f"{d.get('name')} {d.get('version')}" for d in remote)
@@ -48,7 +49,7 @@ def ensure(chart: Path, root: Path, into: Path, *, offline: bool) -> Path:
     except Exception as exc:
         text = " ".join(str(exc).split())
         raise DependencyError(f"chart dependencies: {text}") from None
-    return copy
+    return copy, bool(remote)
 
 
 def _absolute_file_repositories(copy: Path, original: Path, root: Path) -> None:

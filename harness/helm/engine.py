@@ -57,6 +57,10 @@ class Engine(Protocol):
 
     def version(self) -> str: ...
 
+    def identity(self) -> str:
+        """What decides its output, for the render cache's key; loads no library."""
+        ...
+
     def render(self, chart: Path, request: RenderRequest) -> list[Part]: ...
 
 
@@ -67,6 +71,9 @@ class SdkEngine:
 
     def version(self) -> str:
         return sdk.version()
+
+    def identity(self) -> str:
+        return f"{self.name}\0{sdk.identity()}"
 
     def render(self, chart: Path, request: RenderRequest) -> list[Part]:
         try:
@@ -97,10 +104,23 @@ class BinaryEngine:
         self.binary = binary
         self.timeout = timeout
         self.extra = extra
+        self._version: str | None = None
 
     def version(self) -> str:
-        out = self._run([str(self.binary), "version", "--short"], None)
-        return f"helm {out.strip()}"
+        if self._version is None:
+            out = self._run([str(self.binary), "version", "--short"], None)
+            self._version = f"helm {out.strip()}"
+        return self._version
+
+    def assume_version(self, version: str) -> None:
+        """A version an earlier run asked this very binary (helm/rendercache.py)."""
+        self._version = version
+
+    def identity(self) -> str:
+        """Its version (not its path: CI runners share entries), `$HARNESS_HELM_ARGS` (e.g.
+        `--kube-version`, `--api-versions`) and the `HELM_*` environment it reads."""
+        env = sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith("HELM_"))
+        return "\0".join([self.name, self.version(), shlex.join(self.extra), *env])
 
     def argv(self, chart: Path, request: RenderRequest, values_file: Path) -> list[str]:
         argv = [str(self.binary), "template", request.release, str(chart)]
@@ -150,7 +170,8 @@ def resolve(binary: str | None, timeout: float) -> Engine:
     """`--helm-binary`, else `$HARNESS_HELM`, else the in-process SDK."""
     chosen = binary or os.environ.get("HARNESS_HELM") or None
     if chosen is None:
-        sdk.module()  # fails now, with the install hint, if the extra is missing
+        if not sdk.installed():  # fails now, with the install hint; the library itself is
+            sdk.module()  # loaded by the first render, never when the cache answers them all
         return SdkEngine()
     found = shutil.which(chosen) if os.sep not in chosen else chosen
     if found is None or not Path(found).is_file():

@@ -6,6 +6,9 @@ rendering (charts are still fetched through the SDK).
 
 from __future__ import annotations
 
+import functools
+import os
+import sys
 import tempfile
 from pathlib import Path
 from types import ModuleType
@@ -33,6 +36,85 @@ def module() -> ModuleType:
     except OSError as exc:  # the shared library failed to load
         raise SdkMissing(f"the Helm SDK cannot load its library: {exc}") from None
     return helm_python
+
+
+def installed() -> bool:
+    """Whether the wheel is there, without importing it (which loads the Go library)."""
+    if "helm_python" in sys.modules:
+        return sys.modules["helm_python"] is not None
+    return _package_dir() is not None
+
+
+def identity() -> str:
+    """What decides the SDK's output, without loading its library: the distribution's name
+    and version and the sha256 of every file of the package its RECORD lists (the library
+    included; no machine-specific path or time, so CI runners share cache entries), else,
+    with no RECORD, each file's size and mtime; `$HELM_C_LIB` (a library the user points
+    the wheel at) adds that file's path, size and times. "" when the wheel is missing; a
+    package found only by an import hook is loaded and asked."""
+    return _identity(os.environ.get("HELM_C_LIB", ""))
+
+
+@functools.cache
+def _identity(override: str) -> str:
+    package = _package_dir()
+    if package is None:  # not a plain directory on sys.path: ask the loaded library itself
+        try:
+            return f"{version()} loaded from {module().__file__}"
+        except SdkMissing:
+            return ""
+    parts = [_record(package) or _stat_listing(package)]
+    if override:
+        chosen = Path(override).expanduser().resolve()
+        libs = sorted(chosen.iterdir()) if chosen.is_dir() else [chosen]
+        parts.append(f"HELM_C_LIB {chosen}\n" + _stat_listing_of(libs, chosen.parent))
+    return "\n".join(parts)
+
+
+def _package_dir() -> Path | None:
+    loaded = sys.modules.get("helm_python")
+    if loaded is not None and getattr(loaded, "__file__", None):
+        return Path(str(loaded.__file__)).parent
+    for entry in sys.path:
+        candidate = Path(entry or ".") / "helm_python"
+        if (candidate / "__init__.py").is_file():
+            return candidate
+    return None
+
+
+def _record(package: Path) -> str | None:
+    """`helm-python-sdk <version>` and the package's lines of its dist-info RECORD."""
+    try:
+        infos = sorted(package.parent.glob("helm_python_sdk-*.dist-info"))
+    except OSError:
+        return None
+    for info in infos:
+        try:
+            lines = (info / "RECORD").read_text(encoding="utf-8").splitlines()
+        except OSError:
+            continue
+        hashed = sorted(r for r in lines if r.startswith("helm_python/") and ",sha256=" in r)
+        if hashed:
+            version = info.name.removeprefix("helm_python_sdk-").removesuffix(".dist-info")
+            return "\n".join([f"helm-python-sdk {version}", *hashed])
+    return None
+
+
+def _stat_listing(package: Path) -> str:
+    files = [p for p in sorted(package.rglob("*")) if "__pycache__" not in p.parts]
+    return "helm-python-sdk (no RECORD)\n" + _stat_listing_of(files, package)
+
+
+def _stat_listing_of(files: list[Path], base: Path) -> str:
+    rows = []
+    for path in files:
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        if path.is_file():
+            rows.append(f"{path.relative_to(base)}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}")
+    return "\n".join(rows)
 
 
 def available() -> bool:

@@ -10,15 +10,18 @@ a Kustomization of one name and namespace) is named
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import discover
+from harness.cache import RenderCache
+from harness.closure import Blobs
 from harness.config import Config
 from harness.helm import engine as engine_mod
 from harness.helm.cache import ChartCache, default_root
 from harness.helm.fetch import Fetcher
+from harness.helm.rendercache import ReleaseCache
 from harness.helm.targets import ClusterObjects, HelmContext, render_helm
 from harness.model import TargetResult
 from harness.render import Renderer
@@ -29,6 +32,9 @@ class HelmOptions:
     binary: str | None = None
     offline: bool = False
     cache_dir: Path | None = None
+    # the render cache (rendercache.py; None: `--no-cache`) and a git checkout's blob ids
+    render_cache: RenderCache | None = field(default=None, compare=False)
+    blob_index: Mapping[str, str] | None = field(default=None, compare=False)
 
 
 def render(
@@ -45,12 +51,16 @@ def render(
 ) -> dict[str, TargetResult]:
     if not clusters:
         return {}
+    engine = engine_mod.resolve(options.binary, config.timeout)  # loads no library
+    cache = options.render_cache
+    blobs = Blobs(options.blob_index)
     ctx = HelmContext(
-        engine=engine_mod.resolve(options.binary, config.timeout),
+        engine=engine,
         fetcher=Fetcher(ChartCache(options.cache_dir or default_root()), offline=options.offline),
         renderer=renderer,
         repo=config.repo,
         source_map=config.sources,
+        cache=None if cache is None else ReleaseCache(cache, engine, renderer, blobs),
     )
 
     def keep(name: str) -> bool:

@@ -24,6 +24,7 @@ from harness.helm import dependencies, postrender, sdk, sources, values
 from harness.helm.engine import Engine, EngineError, RenderRequest
 from harness.helm.fetch import Fetcher, FetchError
 from harness.helm.release import HelmRelease, is_helm_release, parse_helm_release
+from harness.helm.rendercache import ReleaseCache
 from harness.model import HelmInfo, Target, TargetResult
 from harness.render import Renderer
 
@@ -74,6 +75,7 @@ class HelmContext:
     renderer: Renderer
     repo: Path
     source_map: Mapping[str, str] = field(default_factory=dict)
+    cache: ReleaseCache | None = None  # the render cache; None: `--no-cache`
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,7 @@ class _Job:
     owner: str
     obj: dict[str, Any]
     objects: Mapping[ObjectRef, Mapping[str, Any]]
+    scoped: frozenset[tuple[str, str]]  # the cluster's cluster-scoped kinds (cluster_scoped)
 
 
 def target_name(cluster: str, obj: Mapping[str, Any], taken: Container[str]) -> str:
@@ -112,12 +115,15 @@ def render_helm(
                 else:
                     objects.setdefault(object_ref(obj, "default"), obj)
         seen: set[ObjectRef] = set()
+        scoped: frozenset[tuple[str, str]] | None = None
         for owner, obj in releases:
             ref = object_ref(obj, "default")
             name = target_name(cluster.cluster, obj, taken)
             if ref not in seen and keep(name):
                 seen.add(ref)
-                work.append(_Job(name, cluster, owner, obj, objects))
+                if scoped is None:
+                    scoped = cluster_scoped(objects.values())
+                work.append(_Job(name, cluster, owner, obj, objects, scoped))
     with parallel.pool(jobs) as pool:
         results = list(pool.map(lambda job: _render(job, ctx), work))
     return {r.name: r for r in results}
@@ -138,6 +144,8 @@ def _render(job: _Job, ctx: HelmContext) -> TargetResult:
     notes: list[str] = []
     if release.suspend:
         notes.append("spec.suspend: true: helm-controller does not reconcile it until resumed")
+    digest: str | None = None
+    downloaded = False
     try:
         request = sources.locate(release, job.objects, lambda ref: _source_root(ref, job, ctx))
         location = request.location
@@ -150,31 +158,28 @@ def _render(job: _Job, ctx: HelmContext) -> TargetResult:
             version="",
             source=location.source,
         )
+        if isinstance(location, sources.LocalChart):
+            chart, version = location.path, ""
+        else:
+            chart, pinned = ctx.fetcher.archive(location)
+            version = pinned.version
+            info = replace(info, url=location.url, digest=pinned.digest)
+        digest = _cache_key(job, ctx, release, request, chart)
+        if digest is not None and ctx.cache is not None:
+            hit = ctx.cache.get(digest, replace(target, helm=info))
+            if hit is not None:
+                return hit
         with tempfile.TemporaryDirectory(prefix="harness-helm-") as tmp:
+            chart_path = chart
             if isinstance(location, sources.LocalChart):
-                chart_path, version = location.path, ""
-                chart_path = dependencies.ensure(
+                chart_path, downloaded = dependencies.ensure(
                     chart_path, location.root, Path(tmp), offline=ctx.fetcher.offline
                 )
-            else:
-                chart_path, pinned = ctx.fetcher.archive(location)
-                version = pinned.version
-                info = replace(info, url=location.url, digest=pinned.digest)
             if request.values_files:
                 chart_path = _with_values_files(chart_path, request, Path(tmp))
             vals, value_notes = values.compose(release, _lookup(job.objects), sdk.parse_set)
             notes.extend(value_notes)
-            parts = ctx.engine.render(
-                chart_path,
-                RenderRequest(
-                    release=release.release_name,
-                    namespace=release.release_namespace,
-                    values=vals,
-                    include_crds=release.include_crds,
-                    hooks=not release.disable_hooks,
-                    tests=release.test_enable,
-                ),
-            )
+            parts = ctx.engine.render(chart_path, _request(release, vals))
             objs = postrender.apply(parts, release, ctx.renderer)
             crds = tuple(str(documents.identity(p.obj)) for p in parts if p.kind == "crd")
             if not version:
@@ -190,12 +195,54 @@ def _render(job: _Job, ctx: HelmContext) -> TargetResult:
     ) as exc:
         return TargetResult(target, error=str(exc), notes=tuple(notes))
     target = replace(target, helm=replace(info, version=version, crds=crds))
-    _namespace(objs, release, job.objects.values())
+    _namespace(objs, release, job.scoped)
     docs = tuple(documents.document_from_object(o) for o in objs)
     result = TargetResult(
         target, documents=docs, duplicates=documents.duplicates(docs), notes=tuple(notes)
     )
-    return replace(result, sha256=documents.sha256_text(result.text()))
+    result = replace(result, sha256=documents.sha256_text(result.text()))
+    if ctx.cache is not None:
+        if digest is None or downloaded:
+            ctx.cache.skip()
+        else:
+            ctx.cache.put(digest, result)
+    return result
+
+
+def _request(release: HelmRelease, vals: dict[str, Any]) -> RenderRequest:
+    return RenderRequest(
+        release=release.release_name,
+        namespace=release.release_namespace,
+        values=vals,
+        include_crds=release.include_crds,
+        hooks=not release.disable_hooks,
+        tests=release.test_enable,
+    )
+
+
+def _cache_key(
+    job: _Job,
+    ctx: HelmContext,
+    release: HelmRelease,
+    request: sources.ChartRequest,
+    chart: Path,
+) -> str | None:
+    """The render cache key, or None without a cache or when the values cannot be read
+    (the render then fails with the error, in its usual order). The fully merged values go
+    in; with a `targetPath` reference (Helm's `--set` parser, in the SDK) what each reference
+    reads does instead, so a hit never loads the SDK; so does a Secret reference (a cache
+    hit of its Flux build holds it redacted: values.inputs reads it either way alike)."""
+    if ctx.cache is None:
+        return None
+    lookup = _lookup(job.objects)
+    try:
+        if any(ref.target_path or ref.kind == "Secret" for ref in release.values_from):
+            vals: Any = values.inputs(release, lookup)
+        else:
+            vals, _notes = values.compose(release, lookup, sdk.parse_set)
+    except values.ValuesError:
+        return None
+    return ctx.cache.key(release, request, chart, _request(release, {}), repr(vals), job.scoped)
 
 
 def _chart_name(location: sources.ChartLocation) -> str:
@@ -263,13 +310,10 @@ def _with_values_files(chart: Path, request: sources.ChartRequest, tmp: Path) ->
     return copy
 
 
-def _namespace(
-    objs: list[dict[str, Any]], release: HelmRelease, cluster: Iterable[Mapping[str, Any]]
-) -> None:
-    """Namespaced objects without one land in the release namespace (Helm's apply); kinds
-    are cluster-scoped when built in, or by a CRD of the chart or of the cluster's objects."""
+def cluster_scoped(objects: Iterable[Mapping[str, Any]]) -> frozenset[tuple[str, str]]:
+    """Kinds that are cluster-scoped: built in, or by a `scope: Cluster` CRD among `objects`."""
     scoped = set(CLUSTER_SCOPED)
-    for obj in [*objs, *cluster]:
+    for obj in objects:
         if obj.get("kind") == "CustomResourceDefinition":
             spec = obj.get("spec") or {}
             if isinstance(spec, dict) and spec.get("scope") == "Cluster":
@@ -277,6 +321,16 @@ def _namespace(
                 kind = names.get("kind") if isinstance(names, dict) else None
                 if kind:
                     scoped.add((str(spec.get("group") or ""), str(kind)))
+    return frozenset(scoped)
+
+
+def _namespace(
+    objs: list[dict[str, Any]], release: HelmRelease, cluster: frozenset[tuple[str, str]]
+) -> None:
+    """Namespaced objects without one land in the release namespace (Helm's apply); kinds
+    are cluster-scoped when built in, or by a CRD of the chart or of the cluster's objects
+    (`cluster`: the cluster's, from `cluster_scoped`)."""
+    scoped = cluster | cluster_scoped(objs)
     for obj in objs:
         group = str(obj.get("apiVersion") or "").rpartition("/")[0]
         meta = obj.get("metadata")

@@ -92,6 +92,29 @@ def compose(
     return merge_maps(result, dict(release.values)), notes
 
 
+def inputs(release: HelmRelease, lookup: Lookup) -> list[tuple[str, str | None]]:
+    """What each valuesFrom reference reads, in order (None: absent): with the HelmRelease,
+    all `compose` depends on. A Secret's value is read as its redaction marker (the same
+    whether the Secret arrives in plaintext or already redacted from the render cache), so
+    the render cache keys a release by these when it reads a Secret or has a `targetPath`
+    (composing that needs Helm's parser, in the SDK). ValuesError as `compose` raises it."""
+    out: list[tuple[str, str | None]] = []
+    for ref in release.values_from:
+        obj = lookup(ObjectRef(ref.kind, release.namespace, ref.name))
+        raw: str | None = None
+        if obj is not None and ref.kind == "Secret":
+            shown = documents.redact(dict(obj)) or obj
+            for field in ("stringData", "data"):
+                found = shown.get(field)
+                if isinstance(found, dict) and ref.values_key in found:
+                    raw = f"{field}:{found[ref.values_key]}"
+                    break
+        elif obj is not None:
+            raw = _read_key(obj, ref)
+        out.append((repr(ref), raw))
+    return out
+
+
 def _read_key(obj: Mapping[str, Any], ref: ValuesReference) -> str | None:
     data = obj.get("data") or {}
     if ref.kind == "Secret":
