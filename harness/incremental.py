@@ -59,7 +59,7 @@ def known_version(renderer: Renderer, store: cache_mod.Store) -> threading.Threa
     process. A script (`#!`, e.g. a version manager's shim choosing a binary per directory)
     is asked every time; so is a binary whose entry is missing or corrupt. Returns the thread
     that stores a version asked now (it waits for the run's own check), else None."""
-    stamp = _binary_stamp(renderer.binary)
+    stamp = binary_stamp(renderer.binary)
     if stamp is None:
         return None
     digest = cache_mod.key("renderer-version", renderer.mode, *stamp)
@@ -78,7 +78,9 @@ def known_version(renderer: Renderer, store: cache_mod.Store) -> threading.Threa
     return thread
 
 
-def _binary_stamp(binary: Path) -> tuple[str, ...] | None:
+def binary_stamp(binary: Path) -> tuple[str, ...] | None:
+    """A binary's identity for remembering its version (real path, size, inode, mtime,
+    ctime); None for a script (`#!`) or a file that cannot be read: those are asked."""
     real = os.path.realpath(binary)
     try:
         with open(real, "rb") as fh:

@@ -135,7 +135,7 @@ class ReleaseCache:
         """A binary's version as an earlier run asked it, kept under the binary's identity
         (real path, size, inode, times); a script (`#!`, a version manager's shim) is asked."""
         store = self.cache.store
-        stamp = incremental._binary_stamp(engine.binary)
+        stamp = incremental.binary_stamp(engine.binary)
         if store is None or stamp is None:
             return
         digest = cache_mod.key("helm-binary-version", *stamp)
