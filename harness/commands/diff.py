@@ -5,13 +5,14 @@ difference, and judge it against `--expect` / `--fail-on-diff`.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from harness import cache as cache_mod
-from harness import gate, gitref, goldens, inputs, shard
+from harness import gate, gitref, inputs
 from harness.analyze import Analysis, Origin, analyze, ignore_patterns
 from harness.commands.common import (
     Common,
@@ -27,7 +28,6 @@ from harness.hazards import engine as hazard_engine
 from harness.hazards.engine import HazardReport
 from harness.model import Snapshot
 from harness.render import Renderer
-from harness.report import diff_json, diff_text, github, junit
 
 DEFAULT_BASE = "HEAD"
 
@@ -141,7 +141,10 @@ def run(common: Common, options: DiffOptions) -> int:
 
 
 def report(result: DiffRun, options: DiffOptions) -> int:
-    """Print one diff in the chosen output; the exit code. A shard's block joins the JSON."""
+    """Print one diff in the chosen output; the exit code. A shard's block joins the JSON.
+
+    Output modules are imported when chosen: a plain `diff` loads only the text report.
+    """
     analysis, verdict, code = result.analysis, result.verdict, result.code
     base_origin, head_origin = result.base, result.head
     if options.output == "html" or options.html is not None:
@@ -154,6 +157,8 @@ def report(result: DiffRun, options: DiffOptions) -> int:
     if options.output == "html":
         pass
     elif options.output == "json":
+        from harness.report import diff_json
+
         diff_json.print_diff(
             analysis,
             verdict,
@@ -165,6 +170,8 @@ def report(result: DiffRun, options: DiffOptions) -> int:
             extra=result.extra,
         )
     elif options.output == "junit":
+        from harness.report import junit
+
         junit.print_diff(
             analysis,
             verdict,
@@ -175,10 +182,14 @@ def report(result: DiffRun, options: DiffOptions) -> int:
             fail_on_preexisting=options.fail_on_preexisting_error,
         )
     elif options.output == "github":
+        from harness.report import github
+
         github.print_diff(
             analysis, verdict, options.expect, options.fail_on_diff, hazards=result.hazards
         )
     else:
+        from harness.report import diff_text
+
         diff_text.print_diff(
             analysis,
             verdict,
@@ -187,7 +198,10 @@ def report(result: DiffRun, options: DiffOptions) -> int:
             expect=options.expect,
             hazards=result.hazards,
         )
-    github.append_step_summary(github.diff_summary(analysis, verdict))
+    if os.environ.get("GITHUB_STEP_SUMMARY"):  # where github.append_step_summary writes
+        from harness.report import github
+
+        github.append_step_summary(github.diff_summary(analysis, verdict))
     return code
 
 
@@ -211,6 +225,8 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
     renderer = renderer_for(common, cfg)
     base_digests: dict[str, str] = {}  # goldens hold no failures: nothing is pre-existing
     if options.goldens:
+        from harness import goldens
+
         base = goldens.to_snapshot(goldens.load(cfg.goldens), cfg.repo)
         base_origin = Origin("goldens", f"goldens ({cfg.goldens})", path=str(cfg.goldens))
     cache = cache_mod.open_cache(cache_settings(common))
@@ -231,6 +247,8 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
         if plan is None and common.shard is not None:  # nothing rendered (--goldens vs no targets)
             plan = common.shard.plan(cfg, [])
         if plan is not None:  # this shard's part; `harness merge` rebuilds the whole run
+            from harness import shard
+
             base, head = plan.restrict(base), plan.restrict(head)
             same_inputs = frozenset(n for n in same_inputs if n in base.results)
             recorded = {
