@@ -199,8 +199,12 @@ def with_common_options(fn: Callable[..., int]) -> Callable[..., None]:
 
 
 def _evaluated(annotation: Any, fn: Callable[..., Any]) -> Any:
-    """A string annotation (this module's `from __future__ import annotations`) as its type."""
+    """A string annotation (this module's `from __future__ import annotations`) as its type.
+
+    Most are one alias name (`ShardOpt`): looked up, not compiled, at every start."""
     if isinstance(annotation, str):
+        if annotation in fn.__globals__:
+            return fn.__globals__[annotation]
         return eval(annotation, fn.__globals__)  # what inspect's eval_str does
     return annotation
 

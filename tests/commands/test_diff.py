@@ -276,6 +276,7 @@ NOT_FOR_A_PLAIN_DIFF = {
     "harness.goldens",
     "harness.hazards.introduced",
     "harness.hazards.preinstalled",
+    "harness.hazards.sources",
     "helm_python",
     "rich.progress",
 }
