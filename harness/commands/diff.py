@@ -66,6 +66,7 @@ def _side(
     renderer: Renderer,
     ref: str | None,
     cache: cache_mod.RenderCache | None = None,
+    resolved: gitref.Resolved | None = None,
 ) -> tuple[Snapshot, Origin, dict[str, str]]:
     """Render a ref from a temporary checkout (gone when this returns), or the working tree;
     with the input digests of its failed targets, taken while the tree exists.
@@ -77,7 +78,10 @@ def _side(
         origin = Origin("worktree", "working tree", path=str(cfg.repo))
         snapshot = render_snapshot(common, cfg, renderer, label=origin.label, cache=cache)
         return snapshot, origin, inputs.side_digests(cfg.repo, snapshot)
-    with gitref.checkout_ahead(cfg.repo, ref, blobs=cache is not None, background=False) as co:
+    blobs = cache is not None
+    with gitref.checkout_ahead(
+        cfg.repo, ref, blobs=blobs, background=False, resolved=resolved
+    ) as co:
         return _ref_side(common, cfg, renderer, co(), cache)
 
 
@@ -106,15 +110,18 @@ def _sides(
     head_ref: str | None,
     cache: cache_mod.RenderCache | None,
     stack: contextlib.ExitStack,
+    resolved: gitref.Resolved | None = None,
 ) -> tuple[tuple[Snapshot, Origin, dict[str, str]], tuple[Snapshot, Origin, dict[str, str]]]:
     """Both sides of a ref diff. Against the working tree, git exports the base in the
     background while the working tree renders (the head goes first; through the shared
     cache either order gives the same results), and the export is removed in the background
     while the caller analyses (`stack` holds it until then)."""
     if head_ref is not None:
-        base = _side(common, cfg, renderer, base_ref, cache)
-        return base, _side(common, cfg, renderer, head_ref, cache)
-    co = stack.enter_context(gitref.checkout_ahead(cfg.repo, base_ref, blobs=cache is not None))
+        base = _side(common, cfg, renderer, base_ref, cache, resolved)
+        return base, _side(common, cfg, renderer, head_ref, cache, resolved)
+    co = stack.enter_context(
+        gitref.checkout_ahead(cfg.repo, base_ref, blobs=cache is not None, resolved=resolved)
+    )
     head = _side(common, cfg, renderer, None, cache)
     base = _ref_side(common, cfg, renderer, co(), cache)
     co.release()
@@ -217,11 +224,11 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
     if options.unified is not None and options.unified < 0:
         raise HarnessError("--unified must be >= 0")
     base_ref = None if options.goldens else (options.base or DEFAULT_BASE)
+    resolved = None
     if base_ref is not None or options.head is not None:
-        root = gitref.toplevel(cfg.repo)
-        for ref in (base_ref, options.head):
-            if ref is not None:
-                gitref.resolve(root, ref)  # a typo fails before anything renders
+        # a typo fails before anything renders; the checkouts reuse git's answers
+        refs = [ref for ref in (base_ref, options.head) if ref is not None]
+        resolved = gitref.resolve_refs(cfg.repo, refs)
     renderer = renderer_for(common, cfg)
     base_digests: dict[str, str] = {}  # goldens hold no failures: nothing is pre-existing
     if options.goldens:
@@ -234,7 +241,9 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
         try:
             # one cache for both sides: the head reuses every base result whose inputs match
             if base_ref is not None:
-                pair = _sides(common, cfg, renderer, base_ref, options.head, cache, stack)
+                pair = _sides(
+                    common, cfg, renderer, base_ref, options.head, cache, stack, resolved
+                )
                 (base, base_origin, base_digests), (head, head_origin, head_digests) = pair
             else:
                 head, head_origin, head_digests = _side(common, cfg, renderer, options.head, cache)

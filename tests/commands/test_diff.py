@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from harness import documents
 from tests.commands.conftest import SECRET, private_tmpdir
 from tests.conftest import Result, configmap, kustomization, modules_after
@@ -300,3 +302,26 @@ def test_a_diff_imports_only_its_output_format(repo: Path) -> None:
     assert json.loads(as_json.stdout)["exit_code"] == 0  # a change, no expectation
     assert "harness.report.diff_json" in modules
     assert modules & {"harness.report.junit", "harness.report.github"} == set()
+
+
+def test_each_ref_is_resolved_once(repo: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The refs are resolved up front (a typo fails first) and the checkouts reuse the
+    answers: one `rev-parse --show-toplevel` and one per ref, not two of each."""
+    from harness import gitref
+
+    asked: list[tuple[str, ...]] = []
+    real = gitref.git
+
+    def counting(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
+        if args[0] == "rev-parse":
+            asked.append(args)
+        return real(cwd, *args, env=env)
+
+    monkeypatch.setattr(gitref, "git", counting)
+    assert cli("diff", "--repo", repo).code == 0
+    assert [a[1] for a in asked] == ["--show-toplevel", "--verify"]
+    asked.clear()
+    commit_all(repo.parent, "second")
+    assert cli("diff", "--repo", repo, "--base", "HEAD~1", "--head", "HEAD").code == 0
+    assert [a[-1] for a in asked[1:]] == ["HEAD~1^{commit}", "HEAD^{commit}"]
+    assert len(asked) == 3
