@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import enum
 import functools
 import inspect
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -198,8 +199,12 @@ def with_common_options(fn: Callable[..., int]) -> Callable[..., None]:
 
 
 def _evaluated(annotation: Any, fn: Callable[..., Any]) -> Any:
-    """A string annotation (this module's `from __future__ import annotations`) as its type."""
+    """A string annotation (this module's `from __future__ import annotations`) as its type.
+
+    Most are one alias name (`ShardOpt`): looked up, not compiled, at every start."""
     if isinstance(annotation, str):
+        if annotation in fn.__globals__:
+            return fn.__globals__[annotation]
         return eval(annotation, fn.__globals__)  # what inspect's eval_str does
     return annotation
 
@@ -713,6 +718,30 @@ def _root(
     """Render-and-diff for Flux + kustomize GitOps repos."""
 
 
+def for_verb(args: Sequence[str]) -> typer.Typer:
+    """The app with only the verb `args` start with, when they start with one.
+
+    typer builds a click command for every verb it is given, reading each one's signature
+    and evaluating its type hints (~10 ms for all of them); a run needs its own verb only,
+    and the group keeps its callback (--version), so usage lines, help and errors read the
+    same. No verb first (an option, --help, a typo) gets the whole app.
+    """
+    verb = args[0] if args else ""
+    commands = [
+        c
+        for c in app.registered_commands
+        if c.callback is not None
+        and (c.name or typer.main.get_command_name(c.callback.__name__)) == verb
+    ]
+    groups = [g for g in app.registered_groups if g.name == verb]
+    if not commands and not groups:
+        return app
+    trimmed = copy.copy(app)
+    trimmed.registered_commands = commands
+    trimmed.registered_groups = groups
+    return trimmed
+
+
 def main() -> None:
     """Console-script entry; usage errors from click exit 2 as well.
 
@@ -720,7 +749,7 @@ def main() -> None:
     """
     from harness import coercion
 
-    command = typer.main.get_command(app)
+    command = typer.main.get_command(for_verb(sys.argv[1:]))
     coercion.install(command)
     command(prog_name="harness")
 

@@ -31,10 +31,11 @@ import signal
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
+from typing import NamedTuple
 
 from harness.errors import GitError
 
@@ -100,6 +101,20 @@ def resolve(root: Path, ref: str) -> str:
     return out.strip()
 
 
+class Resolved(NamedTuple):
+    """A work tree's root and the commits its refs named, asked of git once per run."""
+
+    root: Path
+    shas: Mapping[str, str]
+
+
+def resolve_refs(repo: Path, refs: Iterable[str]) -> Resolved:
+    """`toplevel` and `resolve` of each ref: a typo fails before anything renders, and the
+    checkouts (`checkout_ahead(..., resolved=)`) need not ask git again."""
+    root = toplevel(repo)
+    return Resolved(root, {ref: resolve(root, ref) for ref in refs})
+
+
 def head_sha(root: Path) -> str | None:
     """HEAD's sha, or None in a repository without commits."""
     try:
@@ -163,17 +178,24 @@ class Pending:
 
 @contextlib.contextmanager
 def checkout_ahead(
-    repo: Path, ref: str, *, blobs: bool = False, background: bool = True
+    repo: Path,
+    ref: str,
+    *,
+    blobs: bool = False,
+    background: bool = True,
+    resolved: Resolved | None = None,
 ) -> Iterator[Pending]:
     """`checkout`, with git writing the files (and listing the blob ids, with `blobs`) in a
     background thread: the caller does other work meanwhile and calls what it gets when it
     needs the tree, which re-raises git's error there. The ref is resolved first, so a bad
     ref still fails before anything else runs. On leaving, git (and a removal `release`
     started) is waited for, then whatever is left of the temp dir is removed, as `checkout`
-    does, also when the wait is interrupted."""
-    root = toplevel(repo)
+    does, also when the wait is interrupted. `resolved` (resolve_refs) spares asking again."""
+    root = resolved.root if resolved is not None else toplevel(repo)
     sub = subdirectory(root, repo)
-    sha = resolve(root, ref)
+    sha = resolved.shas.get(ref) if resolved is not None else None
+    if sha is None:
+        sha = resolve(root, ref)
     with interrupt_on_sigterm():
         tmp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX)).resolve()
         try:

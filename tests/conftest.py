@@ -96,6 +96,25 @@ def run_harness(*args: str | Path, cwd: Path | None = None, timeout: float = 300
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
+def modules_after(*args: str | Path, cwd: Path) -> tuple[Result, set[str]]:
+    """Run the console entry in a subprocess (no replay, no step summary) and name every
+    module it imported: start-up cost is guarded by what a run loads, never by a timing."""
+    script = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: sys.stderr.write('\\nMODULES ' + ' '.join(sys.modules)))\n"
+        "from harness.entry import main\n"
+        f"sys.argv = ['harness', *{[str(a) for a in args]!r}]\n"
+        "main()\n"
+    )
+    env = {**os.environ, "NO_COLOR": "1", "CI": "1", "HARNESS_NO_REPLAY": "1"}
+    env.pop("GITHUB_STEP_SUMMARY", None)
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=cwd, env=env
+    )
+    err, _, modules = proc.stderr.rpartition("\nMODULES ")
+    return Result(proc.returncode, proc.stdout, err), set(modules.split())
+
+
 @pytest.fixture
 def example_copy(tmp_path: Path) -> Iterator[Path]:
     """A writable copy of examples/homelab with its goldens beside it (as in the project)."""

@@ -30,3 +30,26 @@ def test_a_verbs_own_exit_code_passes_through() -> None:
     with pytest.raises(typer.Exit) as done:
         cli._run(lambda: 1)
     assert done.value.exit_code == 1
+
+
+VERBS = ("check", "update", "init", "render", "lint", "diff", "comment", "graph", "merge")
+
+
+@pytest.mark.parametrize("args", [[v, "--help"] for v in VERBS] + [["cache", "info", "--help"]])
+def test_a_verb_alone_reads_as_in_the_whole_app(args: list[str]) -> None:
+    """main() builds only the verb being run: its help and usage are the whole app's."""
+    from typer.testing import CliRunner
+
+    trimmed = cli.for_verb(args)
+    assert trimmed is not cli.app
+    assert len(trimmed.registered_commands) + len(trimmed.registered_groups) == 1
+    whole = CliRunner().invoke(cli.app, args, prog_name="harness")
+    alone = CliRunner().invoke(trimmed, args, prog_name="harness")
+    assert whole.exit_code == alone.exit_code == 0
+    assert alone.output == whole.output
+    assert "Usage: harness " in alone.output
+
+
+@pytest.mark.parametrize("args", [[], ["--help"], ["--version", "diff"], ["chek"], ["-q"]])
+def test_no_verb_first_builds_the_whole_app(args: list[str]) -> None:
+    assert cli.for_verb(args) is cli.app

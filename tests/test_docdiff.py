@@ -6,15 +6,21 @@ from __future__ import annotations
 import copy
 import json
 import re
+import subprocess
+import sys
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from harness import documents, fieldpath, gate
 from harness.analyze import Origin, analyze
 from harness.docdiff import (
     Differ,
+    deep_changes,
     field_changes,
     moved_items,
+    plain_changes,
     same,
     show_change,
     show_fields,
@@ -507,6 +513,91 @@ def test_every_output_shows_keyed_paths() -> None:
     assert case.failure is not None and lines[2] in case.failure[2]
     annotations = "\n".join(github.diff_lines(analysis, verdict))
     assert github.escape_data(lines[0]) in annotations
+
+
+# -- the deepdiff-free walk answers as deepdiff does -----------------------------------------
+
+_KEYS = st.sampled_from(["a", "b", "c", "__p", 1, True, Keyed("name", "x"), Keyed("name", "y")])
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-1, 2),
+    st.sampled_from([0.0, 1.0, 1.5, float("nan")]),
+    st.sampled_from(["", "x", "y", "1", "a\nb"]),
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(_KEYS, inner, max_size=4),
+        st.tuples(inner, inner),
+    ),
+    max_leaves=12,
+)
+
+
+@st.composite
+def _edited(draw: st.DrawFn) -> tuple[object, object]:
+    """A document and a copy with a few values replaced, keys added or removed."""
+    before = draw(st.dictionaries(_KEYS, _VALUES, max_size=4))
+    after = copy.deepcopy(before)
+    for _ in range(draw(st.integers(0, 5))):
+        node = after
+        while isinstance(node, dict) and node and draw(st.integers(0, 3)):
+            child = node[draw(st.sampled_from(list(node)))]
+            if not isinstance(child, dict):
+                break
+            node = child
+        if not isinstance(node, dict):
+            continue
+        key = draw(_KEYS)
+        if key in node and draw(st.booleans()):
+            del node[key]
+        else:
+            node[key] = draw(_VALUES)
+    return before, after
+
+
+def _by_kind(changes: list[tuple[str, list[object], object, object]]) -> dict[str, list[str]]:
+    """Each kind of deepdiff report in its order (a type change is its own report)."""
+    out: dict[str, list[str]] = {}
+    for op, raw, old, new in changes:
+        kind = "type" if op == "changed" and type(old) is not type(new) else op
+        out.setdefault(kind, []).append(repr((raw, old, new)))
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(_edited(), st.tuples(_VALUES, _VALUES)))
+@example(({"a": {"x": 1}, "b": {"y": 1}}, {"b": {"y": 2}, "a": {"x": 2, "z": 0}}))
+@example(({"b": {"y": 1}, "a": {"x": 1, "w": 0}}, {"a": {"x": "1"}, "b": {"y": 1.0, "v": 0}}))
+def test_the_plain_walk_is_deepdiffs_answer(pair: tuple[object, object]) -> None:
+    """Where no list or set differs, `plain_changes` reports what deepdiff reports, each
+    kind of change in deepdiff's order; otherwise it leaves the documents to deepdiff."""
+    before, after = pair
+    plain = plain_changes(before, after)
+    if plain is None:
+        return
+    assert _by_kind(plain) == _by_kind(deep_changes(before, after))
+
+
+def test_field_changes_without_a_list_change_never_import_deepdiff() -> None:
+    code = (
+        "import sys\n"
+        "from harness.docdiff import field_changes\n"
+        "a = {'kind': 'Deployment', 'spec': {'template': {'spec': {'containers': "
+        "[{'name': 'app', 'image': 'a:1'}, {'name': 'side', 'image': 's:1'}]}}}}\n"
+        "b = {'kind': 'Deployment', 'spec': {'template': {'spec': {'containers': "
+        "[{'name': 'app', 'image': 'a:2'}, {'name': 'side', 'image': 's:1'}]}}}}\n"
+        "(f,) = field_changes(a, b, 'Deployment')\n"
+        "print(f.path, 'deepdiff' in sys.modules)\n"
+        "field_changes({'args': ['a']}, {'args': ['a', 'b']}, 'X')\n"
+        "print('deepdiff' in sys.modules)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    edited, listed = proc.stdout.split("\n")[:2]
+    assert edited == "spec.template.spec.containers[name=app].image False"  # a keyed item
+    assert listed == "True"  # an unkeyed list grew: deepdiff aligns its items
 
 
 def test_deepdiff_loads_without_pydantic_and_leaves_it_importable() -> None:

@@ -5,13 +5,14 @@ difference, and judge it against `--expect` / `--fail-on-diff`.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from harness import cache as cache_mod
-from harness import gate, gitref, goldens, inputs, shard
+from harness import gate, gitref, inputs
 from harness.analyze import Analysis, Origin, analyze, ignore_patterns
 from harness.commands.common import (
     Common,
@@ -27,7 +28,6 @@ from harness.hazards import engine as hazard_engine
 from harness.hazards.engine import HazardReport
 from harness.model import Snapshot
 from harness.render import Renderer
-from harness.report import diff_json, diff_text, github, junit
 
 DEFAULT_BASE = "HEAD"
 
@@ -66,6 +66,7 @@ def _side(
     renderer: Renderer,
     ref: str | None,
     cache: cache_mod.RenderCache | None = None,
+    resolved: gitref.Resolved | None = None,
 ) -> tuple[Snapshot, Origin, dict[str, str]]:
     """Render a ref from a temporary checkout (gone when this returns), or the working tree;
     with the input digests of its failed targets, taken while the tree exists.
@@ -77,7 +78,10 @@ def _side(
         origin = Origin("worktree", "working tree", path=str(cfg.repo))
         snapshot = render_snapshot(common, cfg, renderer, label=origin.label, cache=cache)
         return snapshot, origin, inputs.side_digests(cfg.repo, snapshot)
-    with gitref.checkout_ahead(cfg.repo, ref, blobs=cache is not None, background=False) as co:
+    blobs = cache is not None
+    with gitref.checkout_ahead(
+        cfg.repo, ref, blobs=blobs, background=False, resolved=resolved
+    ) as co:
         return _ref_side(common, cfg, renderer, co(), cache)
 
 
@@ -106,15 +110,18 @@ def _sides(
     head_ref: str | None,
     cache: cache_mod.RenderCache | None,
     stack: contextlib.ExitStack,
+    resolved: gitref.Resolved | None = None,
 ) -> tuple[tuple[Snapshot, Origin, dict[str, str]], tuple[Snapshot, Origin, dict[str, str]]]:
     """Both sides of a ref diff. Against the working tree, git exports the base in the
     background while the working tree renders (the head goes first; through the shared
     cache either order gives the same results), and the export is removed in the background
     while the caller analyses (`stack` holds it until then)."""
     if head_ref is not None:
-        base = _side(common, cfg, renderer, base_ref, cache)
-        return base, _side(common, cfg, renderer, head_ref, cache)
-    co = stack.enter_context(gitref.checkout_ahead(cfg.repo, base_ref, blobs=cache is not None))
+        base = _side(common, cfg, renderer, base_ref, cache, resolved)
+        return base, _side(common, cfg, renderer, head_ref, cache, resolved)
+    co = stack.enter_context(
+        gitref.checkout_ahead(cfg.repo, base_ref, blobs=cache is not None, resolved=resolved)
+    )
     head = _side(common, cfg, renderer, None, cache)
     base = _ref_side(common, cfg, renderer, co(), cache)
     co.release()
@@ -141,7 +148,10 @@ def run(common: Common, options: DiffOptions) -> int:
 
 
 def report(result: DiffRun, options: DiffOptions) -> int:
-    """Print one diff in the chosen output; the exit code. A shard's block joins the JSON."""
+    """Print one diff in the chosen output; the exit code. A shard's block joins the JSON.
+
+    Output modules are imported when chosen: a plain `diff` loads only the text report.
+    """
     analysis, verdict, code = result.analysis, result.verdict, result.code
     base_origin, head_origin = result.base, result.head
     if options.output == "html" or options.html is not None:
@@ -154,6 +164,8 @@ def report(result: DiffRun, options: DiffOptions) -> int:
     if options.output == "html":
         pass
     elif options.output == "json":
+        from harness.report import diff_json
+
         diff_json.print_diff(
             analysis,
             verdict,
@@ -165,6 +177,8 @@ def report(result: DiffRun, options: DiffOptions) -> int:
             extra=result.extra,
         )
     elif options.output == "junit":
+        from harness.report import junit
+
         junit.print_diff(
             analysis,
             verdict,
@@ -175,10 +189,14 @@ def report(result: DiffRun, options: DiffOptions) -> int:
             fail_on_preexisting=options.fail_on_preexisting_error,
         )
     elif options.output == "github":
+        from harness.report import github
+
         github.print_diff(
             analysis, verdict, options.expect, options.fail_on_diff, hazards=result.hazards
         )
     else:
+        from harness.report import diff_text
+
         diff_text.print_diff(
             analysis,
             verdict,
@@ -187,7 +205,10 @@ def report(result: DiffRun, options: DiffOptions) -> int:
             expect=options.expect,
             hazards=result.hazards,
         )
-    github.append_step_summary(github.diff_summary(analysis, verdict))
+    if os.environ.get("GITHUB_STEP_SUMMARY"):  # where github.append_step_summary writes
+        from harness.report import github
+
+        github.append_step_summary(github.diff_summary(analysis, verdict))
     return code
 
 
@@ -203,14 +224,16 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
     if options.unified is not None and options.unified < 0:
         raise HarnessError("--unified must be >= 0")
     base_ref = None if options.goldens else (options.base or DEFAULT_BASE)
+    resolved = None
     if base_ref is not None or options.head is not None:
-        root = gitref.toplevel(cfg.repo)
-        for ref in (base_ref, options.head):
-            if ref is not None:
-                gitref.resolve(root, ref)  # a typo fails before anything renders
+        # a typo fails before anything renders; the checkouts reuse git's answers
+        refs = [ref for ref in (base_ref, options.head) if ref is not None]
+        resolved = gitref.resolve_refs(cfg.repo, refs)
     renderer = renderer_for(common, cfg)
     base_digests: dict[str, str] = {}  # goldens hold no failures: nothing is pre-existing
     if options.goldens:
+        from harness import goldens
+
         base = goldens.to_snapshot(goldens.load(cfg.goldens), cfg.repo)
         base_origin = Origin("goldens", f"goldens ({cfg.goldens})", path=str(cfg.goldens))
     cache = cache_mod.open_cache(cache_settings(common))
@@ -218,7 +241,9 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
         try:
             # one cache for both sides: the head reuses every base result whose inputs match
             if base_ref is not None:
-                pair = _sides(common, cfg, renderer, base_ref, options.head, cache, stack)
+                pair = _sides(
+                    common, cfg, renderer, base_ref, options.head, cache, stack, resolved
+                )
                 (base, base_origin, base_digests), (head, head_origin, head_digests) = pair
             else:
                 head, head_origin, head_digests = _side(common, cfg, renderer, options.head, cache)
@@ -231,6 +256,8 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
         if plan is None and common.shard is not None:  # nothing rendered (--goldens vs no targets)
             plan = common.shard.plan(cfg, [])
         if plan is not None:  # this shard's part; `harness merge` rebuilds the whole run
+            from harness import shard
+
             base, head = plan.restrict(base), plan.restrict(head)
             same_inputs = frozenset(n for n in same_inputs if n in base.results)
             recorded = {

@@ -8,12 +8,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from harness.compare import Comparison
 from harness.hazards.finding import Finding
 from harness.hazards.model import ClusterGraph, Key, graphs
 from harness.model import Document, Snapshot
 
 if TYPE_CHECKING:
+    from harness.compare import Comparison
     from harness.config import Preinstalled
     from harness.flux.outside import ClusterDecl
     from harness.hazards.preinstalled import Inventory

@@ -24,15 +24,17 @@ installer is left alone. One finding per (consumer, provider) pair lists its doc
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.hazards import k8s
 from harness.hazards.context import DiffContext, LintContext
 from harness.hazards.finding import Finding, Severity, and_list
 from harness.hazards.installers import installs
 from harness.hazards.model import ClusterGraph, Key, display, parse
-from harness.hazards.preinstalled import Inventory
 from harness.model import DocId, Document
+
+if TYPE_CHECKING:
+    from harness.hazards.preinstalled import Inventory
 
 HELMRELEASE = ("helm.toolkit.fluxcd.io", "HelmRelease")
 # Values that switch a chart's CRD templates off (cert-manager, external-secrets, ...).

@@ -18,8 +18,8 @@ import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from harness.compare import Comparison
 from harness.config import Config, Preinstalled, Suppression
 from harness.errors import ConfigError, HarnessError
 from harness.flux.outside import ClusterDecl
@@ -29,7 +29,6 @@ from harness.hazards import (
     duplicate_owner,
     helm_crd_upgrade,
     helm_delete,
-    introduced,
     overlay_parity,
     ownership_race,
     prune_delete,
@@ -38,8 +37,11 @@ from harness.hazards import (
 )
 from harness.hazards.context import DiffContext, LintContext, Rule
 from harness.hazards.finding import SEVERITIES, Finding, at_least
-from harness.hazards.preinstalled import Inventory, Provision
 from harness.model import Snapshot, TargetResult
+
+if TYPE_CHECKING:  # the inventory is scanned, and introduced.py runs, only when lint passes do
+    from harness.compare import Comparison
+    from harness.hazards.preinstalled import Inventory, Provision
 
 RULES: tuple[Rule, ...] = (
     prune_delete.RULE,
@@ -237,6 +239,8 @@ def diff(
     for rule in rules:
         findings.extend(_run(rule, "diff", ctx))
     if new_lint and not same_render(base, head):
+        from harness.hazards import introduced
+
         inventory: Inventory = head_ctx.preinstalled  # scanned only when the lint passes run
         # both sides' graphs are derived once, shared by every context of this diff
         base_graphs, head_graphs = ctx.base_graphs, head_ctx.graphs

@@ -16,22 +16,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.documents import REDACTED_PREFIX
 from harness.hazards.context import DiffContext, LintContext
 from harness.hazards.finding import Finding, and_list
 from harness.hazards.model import ClusterGraph, Key, KsNode, display, parse
-from harness.hazards.sources import (
-    Path_,
-    SourceDoc,
-    format_path,
-    get_path,
-    strings,
-    walk_leaves,
-)
 from harness.hazards.substitution import analyse
 from harness.model import DocId
+
+if TYPE_CHECKING:  # sources.py loads when a lint pass runs (a diff of equal renders has none)
+    from harness.hazards.sources import Path_, SourceDoc
 
 SOPS_MASK = "**SOPS**"
 IPV4 = re.compile(r"(?<![0-9.])(?:\d{1,3}\.){3}\d{1,3}(?![0-9])")
@@ -113,6 +108,8 @@ class OverlayParity:
         graphs: list[ClusterGraph],
         values: Mapping[str, Mapping[str, set[str]]],
     ) -> list[Finding]:
+        from harness.hazards.sources import format_path
+
         clusters = [g.cluster for g in graphs]
         docs = {g.cluster: {d.id: d for d in g.documents(key)} for g in graphs}
         node = graphs[0].nodes[key]
@@ -168,6 +165,8 @@ class OverlayParity:
     def _foreign(
         self, ctx: LintContext, values: Mapping[str, Mapping[str, set[str]]]
     ) -> list[Finding]:
+        from harness.hazards.sources import format_path, strings
+
         out: list[Finding] = []
         for cluster, graph in ctx.graphs.items():
             own = values.get(cluster, {})
@@ -321,6 +320,8 @@ def _unexplained(
     source: SourceDoc | None,
     values: Mapping[str, Mapping[str, set[str]]],
 ) -> list[tuple[Path_, dict[str, Any]]]:
+    from harness.hazards.sources import format_path, get_path, walk_leaves
+
     leaves = {c: dict(walk_leaves(o)) for c, o in objs.items()}
     paths = sorted(set().union(*(set(v) for v in leaves.values())), key=format_path)
     out = []

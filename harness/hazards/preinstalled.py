@@ -256,19 +256,26 @@ class _Scanner:
         return any(rel.startswith(p + "/") for p in self.bootstrap_targets)
 
     def files(self) -> Iterator[tuple[str, Path]]:
-        for dirpath, dirnames, filenames in os.walk(self.repo):
-            here = Path(dirpath)
+        """(repo-relative path, path) of every manifest-like file, in sorted walk order.
+
+        The walk starts at the repo's real path and follows no symlink, so every directory
+        it enters is already resolved: skipped ones compare as strings, not one realpath
+        (a syscall per path component) per directory of the repo."""
+        root = os.path.realpath(self.repo)
+        skip = {str(p) for p in self.skip}
+        for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(
                 d
                 for d in dirnames
                 if not d.startswith(".")
                 and d != "node_modules"
-                and (here / d).resolve() not in self.skip
+                and os.path.join(dirpath, d) not in skip
             )
+            prefix = os.path.relpath(dirpath, root).replace(os.sep, "/") + "/"
+            prefix = "" if prefix == "./" else prefix
             for name in sorted(filenames):
                 if name.endswith(SUFFIXES):
-                    path = here / name
-                    yield path.relative_to(self.repo).as_posix(), path
+                    yield prefix + name, Path(dirpath, name)
 
     def run(self) -> None:
         for rel, path in self.files():
@@ -572,12 +579,13 @@ def scan(
                 if rel is not None:
                     flux_paths.add(rel)
     repo = ctx.repo.resolve()
-    for result in ctx.snapshot.results.values():
-        if result.target.kind == "flux":  # also the synthesised roots, whose spec is unknown
-            try:
-                flux_paths.add(result.target.path.resolve().relative_to(repo).as_posix())
-            except ValueError:
-                continue
+    # each cluster's Flux targets build the same directories: resolve each one once
+    directories = {r.target.path for r in ctx.snapshot.results.values() if r.target.kind == "flux"}
+    for directory in directories:  # also the synthesised roots, whose spec is unknown
+        try:
+            flux_paths.add(directory.resolve().relative_to(repo).as_posix())
+        except ValueError:
+            continue
     skip = {ctx.goldens.resolve()} if ctx.goldens is not None else set()
     scanner = _Scanner(ctx.repo, skip, flux_paths, sorted(ctx.graphs))
     _bootstrap_targets(ctx, scanner)

@@ -139,27 +139,42 @@ def variables(
 
 
 def walk_strings(obj: Any, path: Path_ = ()) -> Iterator[tuple[Path_, str]]:
-    """Every string leaf with its path (mapping keys and list indexes)."""
+    """Every string leaf with its path (mapping keys and list indexes), in document order.
+
+    Collected by plain recursion: nested `yield from` passes every leaf up through each
+    level, and the lint rules walk every document of both sides of a diff."""
+    out: list[tuple[Path_, str]] = []
+    _strings_into(obj, path, out)
+    return iter(out)
+
+
+def _strings_into(obj: Any, path: Path_, out: list[tuple[Path_, str]]) -> None:
     if isinstance(obj, dict):
         for key, value in obj.items():
-            yield from walk_strings(value, (*path, str(key)))
+            _strings_into(value, (*path, str(key)), out)
     elif isinstance(obj, list):
         for index, value in enumerate(obj):
-            yield from walk_strings(value, (*path, index))
+            _strings_into(value, (*path, index), out)
     elif isinstance(obj, str):
-        yield path, obj
+        out.append((path, obj))
 
 
 def walk_leaves(obj: Any, path: Path_ = ()) -> Iterator[tuple[Path_, Any]]:
-    """Every scalar leaf (and empty containers) with its path."""
+    """Every scalar leaf (and empty containers) with its path, as `walk_strings` collects."""
+    out: list[tuple[Path_, Any]] = []
+    _leaves_into(obj, path, out)
+    return iter(out)
+
+
+def _leaves_into(obj: Any, path: Path_, out: list[tuple[Path_, Any]]) -> None:
     if isinstance(obj, dict) and obj:
         for key, value in obj.items():
-            yield from walk_leaves(value, (*path, str(key)))
+            _leaves_into(value, (*path, str(key)), out)
     elif isinstance(obj, list) and obj:
         for index, value in enumerate(obj):
-            yield from walk_leaves(value, (*path, index))
+            _leaves_into(value, (*path, index), out)
     else:
-        yield path, obj
+        out.append((path, obj))
 
 
 def get_path(obj: Any, path: Path_) -> Any:

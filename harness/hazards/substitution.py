@@ -24,20 +24,16 @@ overlay values are compared; the gate line reads `substitution gate: N assertion
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from harness.flux.model import substitution_disabled
 from harness.hazards.context import DiffContext, LintContext
 from harness.hazards.finding import Finding, Severity, and_list
 from harness.hazards.model import ClusterGraph, KsNode, parse
-from harness.hazards.sources import (
-    Reference,
-    SourceDoc,
-    SourceIndex,
-    Variables,
-    references,
-    variables,
-)
 from harness.model import DocId
+
+if TYPE_CHECKING:  # sources.py loads when a lint pass runs (a diff of equal renders has none)
+    from harness.hazards.sources import Reference, SourceDoc, SourceIndex, Variables
 
 MEMO_KEY = "substitution"
 
@@ -62,6 +58,8 @@ def analyse(ctx: LintContext) -> Analysis:
 
 
 def variables_of(ctx: LintContext, graph: ClusterGraph, node: KsNode) -> Variables:
+    from harness.hazards.sources import Variables
+
     return analyse(ctx).variables.get((graph.cluster, *node.key)) or Variables()
 
 
@@ -72,6 +70,8 @@ class _Analyser:
         self.out = Analysis()
 
     def run(self) -> Analysis:
+        from harness.hazards.sources import variables
+
         for cluster, graph in self.ctx.graphs.items():
             declared = self.index.cluster(cluster).declared.objects
             for node in graph.nodes.values():
@@ -94,6 +94,8 @@ class _Analyser:
     # -- a Kustomization that substitutes --------------------------------------------------
 
     def _substituting(self, graph: ClusterGraph, node: KsNode, v: Variables) -> None:
+        from harness.hazards.sources import references
+
         docs = self.index.documents(node)
         if docs is None:
             self.out.unchecked.append(node.target)
@@ -189,6 +191,8 @@ class _Analyser:
     # -- a Kustomization that does not substitute ------------------------------------------
 
     def _literal(self, graph: ClusterGraph, node: KsNode, known: set[str]) -> None:
+        from harness.hazards.sources import SourceDoc, references
+
         result = graph.result(node.key)
         docs: list[SourceDoc] | None
         if result is not None and result.ok:

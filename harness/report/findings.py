@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 
 from harness.hazards.engine import Gate, HazardReport, Suppressed
 from harness.hazards.finding import SEVERITIES, Finding, and_list
-from harness.hazards.preinstalled import Provision
+
+if TYPE_CHECKING:
+    from harness.hazards.preinstalled import Provision
 
 LINT_SCHEMA = "harness.lint/v1"
 STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}

@@ -20,7 +20,6 @@ from harness.report.findings import (
     rule_tallies,
     tally_text,
 )
-from harness.report.json_out import emit, renderer
 from harness.report.text import print_errors
 
 # The rules that can report anything on one render (diff-only rules have no lint part).
@@ -51,6 +50,8 @@ def print_lint(snapshot: Snapshot, report: HazardReport, fail_on: str) -> None:
 def lint_payload(
     snapshot: Snapshot, report: HazardReport, fail_on: str, exit_code: int
 ) -> dict[str, Any]:
+    from harness.report.json_out import renderer
+
     counts = report.counts()
     return {
         "schema": LINT_SCHEMA,
@@ -84,4 +85,6 @@ def lint_payload(
 
 
 def print_lint_json(snapshot: Snapshot, report: HazardReport, fail_on: str, code: int) -> None:
+    from harness.report.json_out import emit
+
     emit(lint_payload(snapshot, report, fail_on, code))

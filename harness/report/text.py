@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
-from harness.compare import Comparison, TargetDiff
 from harness.config import Config
-from harness.docdiff import DocChange
-from harness.goldens import WriteReport
 from harness.model import Snapshot, TargetResult
 from harness.report.console import stderr, stdout
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: `lint` prints errors without loading the comparison
+    from harness.compare import Comparison, TargetDiff
+    from harness.docdiff import DocChange
+    from harness.goldens import WriteReport
     from harness.hazards.engine import HazardReport
 
 KIND_ORDER = ("path", "flux", "helm")
@@ -92,7 +92,6 @@ def print_check(
     """Drift per target; `changes` (target -> field-level diffs, aligned with `changed`)
     adds dyff-style lines under each changed document; `hazards` (issue 6) come last,
     before the summary line."""
-    from harness.report.diff_text import field_lines
     from harness.report.findings import print_findings
 
     out = stdout()
@@ -117,6 +116,8 @@ def print_check(
                 elif detail.ignored_only:
                     out.print("      only ignore_fields differ")
                 else:
+                    from harness.report.diff_text import field_lines  # its module: diffs only
+
                     for line in field_lines(detail.fields, "      "):
                         out.print(escape(line))
             for doc in t.removed:

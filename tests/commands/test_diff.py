@@ -13,9 +13,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from harness import documents
 from tests.commands.conftest import SECRET, private_tmpdir
-from tests.conftest import Result, configmap, kustomization
+from tests.conftest import Result, configmap, kustomization, modules_after
 from tests.gitkit import commit_all, make_busy, state
 
 Cli = Callable[..., Result]
@@ -260,3 +262,66 @@ def test_interrupted_diff_leaves_nothing_behind(repo: Path, tmp_path: Path, kube
     assert "interrupted" in err
     assert list(private_tmpdir(tmp_path).iterdir()) == []
     assert state(root) == before
+
+
+# what a run only needs for other outputs, other options or other verbs
+OTHER_OUTPUTS = {
+    "harness.report.diff_json",
+    "harness.report.json_out",
+    "harness.report.junit",
+    "harness.report.github",
+    "harness.report.markdown_budget",
+    "xml.etree.ElementTree",
+}
+NOT_FOR_A_PLAIN_DIFF = {
+    "harness.shard",
+    "harness.goldens",
+    "harness.hazards.introduced",
+    "harness.hazards.preinstalled",
+    "harness.hazards.sources",
+    "helm_python",
+    "rich.progress",
+}
+
+
+def test_a_diff_imports_only_its_output_format(repo: Path) -> None:
+    """Start-up is most of a warm one-file diff: the text diff loads no other report format,
+    shard planner, goldens or lint-pass module (no lint pass runs when the renders are equal)."""
+    text, modules = modules_after("diff", "--repo", repo, "-q", cwd=repo)
+    assert text.code == 0, text.stderr
+    assert text.stdout.startswith("no change: 2 targets")
+    assert "harness.report.diff_text" in modules
+    assert modules & (OTHER_OUTPUTS | NOT_FOR_A_PLAIN_DIFF) == set()
+    # a changed value is explained without deepdiff (and the pydantic it imports)
+    (repo / "a/cm.yaml").write_text(configmap("a", v="2", w="x"))
+    changed, modules = modules_after("diff", "--repo", repo, "-q", cwd=repo)
+    assert "      data.v: 1 -> 2" in changed.stdout
+    assert modules & {"deepdiff", "pydantic"} == set()
+    as_json, modules = modules_after("diff", "--repo", repo, "-q", "-o", "json", cwd=repo)
+    assert as_json.code == 0, as_json.stderr
+    assert json.loads(as_json.stdout)["exit_code"] == 0  # a change, no expectation
+    assert "harness.report.diff_json" in modules
+    assert modules & {"harness.report.junit", "harness.report.github"} == set()
+
+
+def test_each_ref_is_resolved_once(repo: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The refs are resolved up front (a typo fails first) and the checkouts reuse the
+    answers: one `rev-parse --show-toplevel` and one per ref, not two of each."""
+    from harness import gitref
+
+    asked: list[tuple[str, ...]] = []
+    real = gitref.git
+
+    def counting(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
+        if args[0] == "rev-parse":
+            asked.append(args)
+        return real(cwd, *args, env=env)
+
+    monkeypatch.setattr(gitref, "git", counting)
+    assert cli("diff", "--repo", repo).code == 0
+    assert [a[1] for a in asked] == ["--show-toplevel", "--verify"]
+    asked.clear()
+    commit_all(repo.parent, "second")
+    assert cli("diff", "--repo", repo, "--base", "HEAD~1", "--head", "HEAD").code == 0
+    assert [a[-1] for a in asked[1:]] == ["HEAD~1^{commit}", "HEAD^{commit}"]
+    assert len(asked) == 3

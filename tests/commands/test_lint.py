@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.conftest import Result, configmap, kustomization
+from tests.conftest import Result, configmap, kustomization, modules_after
 
 Repo = Callable[[dict[str, str | bytes]], Path]
 Cli = Callable[..., Result]
@@ -128,3 +128,14 @@ def test_render_error_exits_2(make_repo: Repo, cli: Cli) -> None:
     result = cli("lint", "--repo", repo)
     assert result.code == 2
     assert "error: apps:" in result.stderr
+
+
+def test_a_text_lint_loads_no_comparison_or_other_output(make_repo: Repo) -> None:
+    """lint renders one side: no goldens, comparison, JSON report or shard planner load."""
+    repo = _repo(make_repo)
+    res, modules = modules_after("lint", "--repo", repo, "-q", cwd=repo)
+    assert res.code == 0, res.stderr
+    assert "harness.report.lint_text" in modules
+    unused = {"harness.report.json_out", "harness.goldens", "harness.compare", "harness.gate"}
+    unused |= {"harness.shard", "harness.report.junit", "harness.report.github", "helm_python"}
+    assert modules & unused == set()

@@ -191,3 +191,29 @@ def test_bad_config_entries_are_one_clear_error(tmp_path: Path, text: str, error
     with pytest.raises(ConfigError, match=None) as info:
         load(tmp_path)
     assert error in str(info.value) and "harness.yaml" in str(info.value)
+
+
+def test_the_goldens_hidden_dirs_and_symlinked_dirs_are_not_scanned(tmp_path: Path) -> None:
+    """The walk reads the repo's own files once: not the goldens (they repeat rendered
+    manifests), hidden directories, or a directory reached again through a symlink."""
+    real = write_tree(
+        tmp_path / "real",
+        {
+            "bootstrap/crds/widgets.yaml": CRD,
+            "goldens/bootstrap/gadgets.yaml": CRD.replace("widget", "gadget").replace(
+                "Widget", "Gadget"
+            ),
+            ".hidden/bootstrap/things.yaml": CRD.replace("widget", "thing").replace(
+                "Widget", "Thing"
+            ),
+        },
+    )
+    (real / "alias").symlink_to(real / "bootstrap", target_is_directory=True)
+    repo = tmp_path / "link"
+    repo.symlink_to(real, target_is_directory=True)  # the repo itself through a symlink
+    snap = snapshot()
+    inv = scan(LintContext(snap, repo=repo, goldens=repo / "goldens"))
+    assert [(p.file, p.how.split(" (")[0]) for p in inv.provisions] == [
+        ("bootstrap/crds/widgets.yaml", "bootstrap manifest bootstrap/crds/widgets.yaml")
+    ]
+    assert inv.crd("", "example.com", "Gadget") is None
