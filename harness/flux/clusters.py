@@ -93,18 +93,11 @@ def _reaching(starts: Iterable[Path], targets: set[Path], incl: Includes) -> set
     a closure per start: linear in the graph, where a closure each is quadratic on repos
     with hundreds of kustomization directories.
     """
+    seen = incl.closure(starts)
     callers: dict[Path, list[Path]] = {}
-    seen: set[Path] = set()
-    stack = [Path(os.path.normpath(d)) for d in starts]
-    while stack:
-        here = stack.pop()
-        if here in seen:
-            continue
-        seen.add(here)
+    for here in seen:
         for ref in incl.refs(here):
             callers.setdefault(ref, []).append(here)
-            if ref not in seen:
-                stack.append(ref)
     reaching: set[Path] = set()
     queue = [t for t in targets if t in seen]
     while queue:

@@ -236,3 +236,17 @@ def cluster_repo(
     }
     files.update(chart_files(chart_version, gadget_crd=gadget_crd, prefix="charts/demo/"))
     return files
+
+
+def oci_repository(registry: str, name: str = "demo") -> dict[str, Any]:
+    """An OCIRepository for `oci://<registry>/charts/<name>`, any version from 1.0.0."""
+    return {
+        "apiVersion": "source.toolkit.fluxcd.io/v1beta2",
+        "kind": "OCIRepository",
+        "metadata": {"name": name, "namespace": "apps"},
+        "spec": {
+            "url": f"oci://{registry}/charts/{name}",
+            "ref": {"semver": ">=1.0.0"},
+            "insecure": True,
+        },
+    }

@@ -30,6 +30,7 @@ from tests.helm.charts import (
     helm_release,
     helm_repository,
     local_chart,
+    oci_repository,
     repo_chart,
 )
 from tests.helm.conftest import ChartRepo, package
@@ -445,16 +446,7 @@ def test_oci_chart_resolved_each_run_rendered_once_per_digest(
     is a new archive digest, so a new entry, and the old one is never served for it."""
     push = sdk.module().push
     push(str(package(tmp_path, "1.2.0")), f"oci://{oci_registry}/charts", plain_http=True)
-    artifact = {
-        "apiVersion": "source.toolkit.fluxcd.io/v1beta2",
-        "kind": "OCIRepository",
-        "metadata": {"name": "demo", "namespace": "apps"},
-        "spec": {
-            "url": f"oci://{oci_registry}/charts/demo",
-            "ref": {"semver": ">=1.0.0"},
-            "insecure": True,
-        },
-    }
+    artifact = oci_repository(oci_registry)
     release = helm_release(chartRef={"kind": "OCIRepository", "name": "demo"})
     repo = write_tree(tmp_path / "repo", cluster_repo(release, sources=[artifact]))
     store = cache.Store(tmp_path / "cache")

@@ -24,6 +24,7 @@ from tests.helm.charts import (
     flux_ks,
     helm_release,
     local_chart,
+    oci_repository,
 )
 from tests.helm.conftest import package
 
@@ -205,16 +206,7 @@ def test_oci_sources_end_to_end(
         "metadata": {"name": "oci-charts", "namespace": "flux-system"},
         "spec": {"type": "oci", "url": f"oci://{oci_registry}/charts", "insecure": True},
     }
-    oci_artifact = {
-        "apiVersion": "source.toolkit.fluxcd.io/v1beta2",
-        "kind": "OCIRepository",
-        "metadata": {"name": "demo", "namespace": "apps"},
-        "spec": {
-            "url": f"oci://{oci_registry}/charts/demo",
-            "ref": {"semver": ">=1.0.0"},
-            "insecure": True,
-        },
-    }
+    oci_artifact = oci_repository(oci_registry)
     by_repo = helm_release(
         "byrepo",
         chart={
