@@ -19,6 +19,7 @@ import difflib
 import importlib
 import json
 import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -375,6 +376,9 @@ def _identical(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+_DEEPDIFF_IMPORT = threading.Lock()
+
+
 def _deepdiff() -> Any:
     """deepdiff's `DeepDiff`, imported when a list first differs (~0.1 s).
 
@@ -383,12 +387,13 @@ def _deepdiff() -> Any:
     pydantic is hidden for that one import, which halves its cost; deepdiff then takes its
     own fallback, and a later `import pydantic` anywhere works as usual.
     """
-    if "deepdiff.helper" not in sys.modules and "pydantic" not in sys.modules:
-        sys.modules["pydantic"] = None  # type: ignore[assignment]  # import -> ImportError
-        try:
-            importlib.import_module("deepdiff")
-        finally:
-            del sys.modules["pydantic"]
+    with _DEEPDIFF_IMPORT:  # two first callers must not both hide (and unhide) pydantic
+        if "deepdiff.helper" not in sys.modules and "pydantic" not in sys.modules:
+            sys.modules["pydantic"] = None  # type: ignore[assignment]  # import -> ImportError
+            try:
+                importlib.import_module("deepdiff")
+            finally:
+                del sys.modules["pydantic"]
     from deepdiff import DeepDiff
 
     return DeepDiff
