@@ -96,6 +96,14 @@ def run_harness(*args: str | Path, cwd: Path | None = None, timeout: float = 300
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
+def fresh_python(script: str, env: dict[str, str] | None = None) -> str:
+    """Stdout of `script` in a new interpreter: what a module loads or leaves loaded on first
+    use is only visible in a process that has not imported it yet."""
+    return subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env
+    ).stdout
+
+
 def modules_after(*args: str | Path, cwd: Path) -> tuple[Result, set[str]]:
     """Run the console entry in a subprocess (no replay, no step summary) and name every
     module it imported: start-up cost is guarded by what a run loads, never by a timing."""

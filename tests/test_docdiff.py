@@ -31,6 +31,7 @@ from harness.model import Document
 from harness.report import diff_json, github, junit
 from harness.report import markdown as md
 from harness.report.diff_text import field_lines
+from tests.conftest import fresh_python
 from tests.diffkit import cm, secret, snapshot
 
 
@@ -604,9 +605,6 @@ def test_deepdiff_loads_without_pydantic_and_leaves_it_importable() -> None:
     # a fresh interpreter: the first changed document imports deepdiff with pydantic hidden
     # (it only recognises pydantic models); the answer is deepdiff's, and pydantic still
     # imports afterwards for whoever needs it (typer does)
-    import subprocess
-    import sys
-
     script = (
         "import sys\n"
         "from harness.docdiff import field_changes\n"
@@ -616,8 +614,6 @@ def test_deepdiff_loads_without_pydantic_and_leaves_it_importable() -> None:
         "import pydantic\n"
         "print(bool(pydantic.BaseModel))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True
-    ).stdout.splitlines()
+    out = fresh_python(script).splitlines()
     assert out[0] == repr([("a", "changed", 1, 2), ("b[2]", "added", None, 3)])
     assert out[1:] == ["False", "True"]

@@ -21,7 +21,7 @@ from harness.helm import rendercache, sdk
 from harness.helm.engine import BinaryEngine
 from harness.model import Snapshot
 from harness.pipeline import RenderOptions, render_repo
-from tests.conftest import Result, write_tree
+from tests.conftest import Result, fresh_python, write_tree
 from tests.gitkit import commit_all, init
 from tests.helm.charts import (
     cluster_repo,
@@ -421,20 +421,12 @@ def test_sdk_identity_is_read_without_loading_the_library(tmp_path: Path) -> Non
         "assert 'helm_python' not in sys.modules\n"
         "print(identity)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True
-    ).stdout
+    out = fresh_python(script)
     assert out.startswith("helm-python-sdk ") and "helm_python/lib/" in out
     lib = tmp_path / "libhelm_c.so"
     lib.write_bytes(b"a library the user built")
     env_script = script.replace("print(identity)", "print(identity.splitlines()[-1])")
-    other = subprocess.run(
-        [sys.executable, "-c", env_script],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "HELM_C_LIB": str(lib)},
-    ).stdout
+    other = fresh_python(env_script, env={**os.environ, "HELM_C_LIB": str(lib)})
     assert other.startswith("libhelm_c.so:")  # $HELM_C_LIB's file is part of it
 
 
