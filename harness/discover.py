@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 
 from harness import yamlload
@@ -47,19 +48,9 @@ def selected(name: str, config: Config) -> bool:
 def path_targets(config: Config) -> list[Target]:
     """Sorted path targets under the repo root; dot-directories and the goldens dir skipped."""
     root = config.repo
-    skip = {config.goldens.resolve()}
     found: list[Target] = []
-    # os.walk descends into real directories only, so a directory's resolved path is its
-    # parent's plus its name: one resolve for the root, not one per directory
-    real: dict[str, Path] = {str(root): root.resolve()}
-    for dirpath, dirnames, files in os.walk(root):
+    for dirpath, _dirnames, files in walk(root, [config.goldens]):
         here = Path(dirpath)
-        parent = real.pop(dirpath)
-        dirnames[:] = sorted(
-            d for d in dirnames if not d.startswith(".") and _real(here, d, parent) not in skip
-        )
-        for d in dirnames:
-            real[os.path.join(dirpath, d)] = parent / d
         kfile = kustomization_in(here, files)
         if kfile is None or is_component(kfile):
             continue
@@ -70,10 +61,28 @@ def path_targets(config: Config) -> list[Target]:
     return sorted(found, key=lambda t: t.name)
 
 
-def _real(here: Path, name: str, real_here: Path) -> Path:
-    """`(here / name).resolve()`, given `real_here` (`here` resolved)."""
-    child = here / name
-    return child.resolve() if child.is_symlink() else real_here / name
+def walk(
+    root: Path, skip: Iterable[Path] = (), skip_names: Container[str] = ()
+) -> Iterator[tuple[str, list[str], list[str]]]:
+    """`os.walk(root)` with subdirectories in sorted order, leaving out dot-directories,
+    `skip_names` and the directories `skip` resolves to (the goldens).
+
+    The walk follows no symlink, so a directory's real path is the root's real path plus
+    its relative part: one resolve in all, and skipped directories compare as strings.
+    """
+    top = str(root)
+    real_top = os.path.realpath(root)
+    skipped = {os.path.realpath(p) for p in skip}
+    for dirpath, dirnames, filenames in os.walk(root):
+        real = real_top + dirpath[len(top) :]
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if not d.startswith(".")
+            and d not in skip_names
+            and os.path.join(real, d) not in skipped
+        )
+        yield dirpath, dirnames, filenames
 
 
 def kustomization_in(directory: Path, files: list[str]) -> Path | None:

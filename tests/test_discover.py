@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -95,3 +96,16 @@ def test_symlinks_are_found_as_before_and_goldens_skipped_through_a_linked_root(
     for where in (repo, link):
         names = [t.name for t in discover.path_targets(config.load(where))]
         assert names == ["a", "real"], where
+
+
+def test_walk_prunes_by_real_path_even_from_a_symlinked_root(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    for d in ("apps/a", "goldens/x", ".git/objects", "node_modules/m", "b"):
+        (real / d).mkdir(parents=True)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    walked = [
+        os.path.relpath(dirpath, link)
+        for dirpath, _dirs, _files in discover.walk(link, [real / "goldens"], {"node_modules"})
+    ]
+    assert walked == [".", "apps", "apps/a", "b"]

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.config import Config
-from harness.discover import is_component, kustomization_file, kustomization_in
+from harness.discover import is_component, kustomization_file, kustomization_in, walk
 from harness.errors import ConfigError
 from harness.flux.includes import MANIFEST_SUFFIXES, Includes
 from harness.flux.model import KUSTOMIZE_GROUP
@@ -63,14 +63,8 @@ def candidates(config: Config, incl: Includes) -> list[Path]:
     """Steps 1 and 2 above: directories that may be cluster entries, sorted."""
     declaring: set[Path] = set()
     with_kfile: list[Path] = []
-    # the walk starts at the resolved repo and does not follow symlinks, so a walked
-    # directory's path is its real path: the goldens are pruned by a string compare
-    skip = str(config.goldens.resolve())
-    for dirpath, dirnames, filenames in os.walk(config.repo):
+    for dirpath, _dirnames, filenames in walk(config.repo, [config.goldens]):
         here = Path(dirpath)
-        dirnames[:] = sorted(
-            d for d in dirnames if not d.startswith(".") and os.path.join(dirpath, d) != skip
-        )
         kfile = kustomization_in(here, filenames)
         if kfile is not None and not is_component(kfile):
             with_kfile.append(here)

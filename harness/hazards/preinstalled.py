@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness import yamlload
 from harness.config import Preinstalled
+from harness.discover import walk
 from harness.hazards.installers import chart_basename, installs
 from harness.hazards.k8s import CRD_ID
 from harness.hazards.model import parse
@@ -256,21 +257,10 @@ class _Scanner:
         return any(rel.startswith(p + "/") for p in self.bootstrap_targets)
 
     def files(self) -> Iterator[tuple[str, Path]]:
-        """(repo-relative path, path) of every manifest-like file, in sorted walk order.
-
-        The walk starts at the repo's real path and follows no symlink, so every directory
-        it enters is already resolved: skipped ones compare as strings, not one realpath
-        (a syscall per path component) per directory of the repo."""
+        """(repo-relative path, path) of every manifest-like file, in sorted walk order,
+        from the repo's real path."""
         root = os.path.realpath(self.repo)
-        skip = {str(p) for p in self.skip}
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(
-                d
-                for d in dirnames
-                if not d.startswith(".")
-                and d != "node_modules"
-                and os.path.join(dirpath, d) not in skip
-            )
+        for dirpath, _dirnames, filenames in walk(Path(root), self.skip, {"node_modules"}):
             prefix = os.path.relpath(dirpath, root).replace(os.sep, "/") + "/"
             prefix = "" if prefix == "./" else prefix
             for name in sorted(filenames):
