@@ -1,3 +1,3 @@
-from harness.entry import main
+from harness.cli.entry import main
 
 main()

@@ -7,9 +7,10 @@ import os
 from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 
-from harness import yamlload
-from harness.config import Config, find_config
-from harness.model import Target
+from harness.cache import parsed
+from harness.core import yamlload
+from harness.core.config import Config, find_config
+from harness.core.model import Target
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
@@ -25,7 +26,7 @@ def kustomization_file(directory: Path) -> Path | None:
 def is_component(kfile: Path) -> bool:
     """`kind: Component` dirs only make sense inside another build; unreadable ones are not."""
     try:
-        data = yamlload.load_shared(kfile.read_text(encoding="utf-8"))
+        data = parsed.load(kfile.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yamlload.YAMLError):
         return False
     return isinstance(data, dict) and data.get("kind") == "Component"

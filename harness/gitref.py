@@ -37,7 +37,7 @@ from pathlib import Path
 from types import FrameType
 from typing import NamedTuple
 
-from harness.errors import GitError
+from harness.core.errors import GitError
 
 TEMP_PREFIX = "harness-ref-"
 GIT_TIMEOUT = 300.0

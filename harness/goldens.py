@@ -8,20 +8,17 @@ never accepted as matching.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import re
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness import documents
-from harness.errors import GoldensError
-from harness.model import DocId, Document, RendererInfo, Snapshot, Target, TargetResult
+from harness.core import atomic, documents
+from harness.core.errors import GoldensError
+from harness.core.model import DocId, Document, RendererInfo, Snapshot, Target, TargetResult
 
 SCHEMA = "harness.goldens/v1"
 INDEX = "index.json"
@@ -85,31 +82,6 @@ def doc_fields(doc: Document) -> dict[str, str]:
     }
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
 def index_bytes(renderer: RendererInfo, entries: Mapping[str, GoldenEntry]) -> bytes:
     payload = {
         "schema": SCHEMA,
@@ -161,9 +133,9 @@ def write(directory: Path, snapshot: Snapshot) -> WriteReport:
         if old.get(name) == entry and path.is_file() and path.read_bytes() == text:
             unchanged.append(name)
             continue
-        _atomic_write(path, text)
+        atomic.write(path, text, durable=True)
         written.append(name)
-    _atomic_write(directory / INDEX, index_bytes(snapshot.renderer, entries))
+    atomic.write(directory / INDEX, index_bytes(snapshot.renderer, entries))
     deleted = sorted(set(old) - set(entries))
     _remove_unreferenced(directory, {e.file for e in entries.values()})
     return WriteReport(tuple(written), tuple(unchanged), tuple(deleted), tuple(kept))

@@ -9,12 +9,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness import discover, incremental, parallel
-from harness.cache import RenderCache
-from harness.config import Config, default_jobs
-from harness.flux.model import ObjectRef
+from harness import discover
+from harness.cache import seam as incremental
+from harness.cache.store import RenderCache
+from harness.core import parallel
+from harness.core.config import Config, default_jobs
+from harness.core.model import Snapshot, Target, TargetResult
+from harness.flux.api import ObjectRef
 from harness.flux.targets import render_flux
-from harness.model import Snapshot, Target, TargetResult
 from harness.render import Renderer
 
 if TYPE_CHECKING:
@@ -151,8 +153,8 @@ def _helm(
     on_done: OnDone | None,
 ) -> dict[str, TargetResult]:
     """HelmReleases of every cluster as `helm` targets (harness/helm/stage.py)."""
-    from harness.helm import stage
-    from harness.helm.targets import ClusterObjects
+    from harness.flux.helm import stage
+    from harness.flux.helm.targets import ClusterObjects
 
     return stage.render(
         config,

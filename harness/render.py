@@ -22,13 +22,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from harness import documents, parallel, replay
+from harness.cache import replay
+from harness.core import documents, parallel
+from harness.core.errors import RendererError
+from harness.core.model import RendererInfo, Target, TargetResult
 from harness.discover import kustomization_file
-from harness.errors import RendererError
-from harness.model import RendererInfo, Target, TargetResult
 
 MAX_ERROR_CHARS = 600
-# what Flux builds with when the configured flags do not say so already (flux/build.py)
+# what Flux builds with when the configured flags do not say so already (flux/kustomize/build.py)
 UNRESTRICTED = ("--load-restrictor", "LoadRestrictionsNone")
 # Go's collector tuned for a short-lived process: a kustomize run is ~50 ms of CPU, mostly
 # start-up, and at the default GOGC=100 it collects several times before printing. At 400
@@ -156,7 +157,7 @@ class Renderer:
         return future.result()
 
     def assume_version(self, version: str) -> None:
-        """Take the version an earlier run asked this same binary (incremental.py keeps it)."""
+        """Take the version an earlier run asked this same binary (cache/seam.py keeps it)."""
         info = self._info_for(version)
         with self._lock:
             if self._info is None:

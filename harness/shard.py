@@ -28,11 +28,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness.config import Config
-from harness.errors import HarnessError
+from harness.core.config import Config
+from harness.core.errors import HarnessError
+from harness.core.model import DocId, Document, RendererInfo, Snapshot, Target, TargetResult
 from harness.flux import clusters as clusters_mod
 from harness.flux.includes import MANIFEST_SUFFIXES, Includes, manifest_files
-from harness.model import DocId, Document, RendererInfo, Snapshot, Target, TargetResult
 
 SCHEMA = "harness.shard/v1"
 FLUX_UNIT = "flux"

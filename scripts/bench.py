@@ -47,11 +47,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HERE))
 
-from harness import closure, discover, render  # noqa: E402
-from harness import config as config_mod  # noqa: E402
+from harness import discover, render  # noqa: E402
+from harness.cache import closure  # noqa: E402
+from harness.core import config as config_mod  # noqa: E402
+from harness.flux.helm import stage  # noqa: E402
+from harness.flux.helm.targets import ClusterObjects  # noqa: E402
 from harness.flux.targets import render_flux  # noqa: E402
-from harness.helm import stage  # noqa: E402
-from harness.helm.targets import ClusterObjects  # noqa: E402
 from harness.pipeline import RenderOptions, render_repo  # noqa: E402
 
 HARNESS = (sys.executable, "-m", "harness")
@@ -71,7 +72,7 @@ RSS_WRAPPER = (
     "    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
     "    sys.stderr.write(f'\\nBENCH-RSS {me} {kids}\\n')\n"
     "atexit.register(report)\n"
-    "from harness.entry import main\n"
+    "from harness.cli.entry import main\n"
     "sys.argv = ['harness', *sys.argv[1:]]\n"
     "main()\n"
 )
@@ -404,7 +405,7 @@ def best_of(repeat: int, fn: Callable[[], object]) -> float:
 def bench_helm(repo: Path, repeat: int, jobs: int, binary: str | None) -> None:
     """Per-release cost: in-process SDK vs one `helm template` process; then the repo's render
     with and without its helm targets (both in-process, fresh renderer each run)."""
-    from harness.helm import engine as engine_mod
+    from harness.flux.helm import engine as engine_mod
 
     chart = repo / "charts" / "whoami"
     request = engine_mod.RenderRequest("whoami", "media", {"replicas": 3})

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from harness import render
-from harness.cli import app
+from harness.cli.app import app
 
 PROJECT = Path(__file__).resolve().parent.parent
 EXAMPLE = PROJECT / "examples" / "homelab"
@@ -110,7 +110,7 @@ def modules_after(*args: str | Path, cwd: Path) -> tuple[Result, set[str]]:
     script = (
         "import atexit, sys\n"
         "atexit.register(lambda: sys.stderr.write('\\nMODULES ' + ' '.join(sys.modules)))\n"
-        "from harness.entry import main\n"
+        "from harness.cli.entry import main\n"
         f"sys.argv = ['harness', *{[str(a) for a in args]!r}]\n"
         "main()\n"
     )

@@ -6,8 +6,8 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from harness import documents
-from harness.model import RendererInfo, Snapshot, Target, TargetResult
+from harness.core import documents
+from harness.core.model import RendererInfo, Snapshot, Target, TargetResult
 
 RENDERER = RendererInfo("kubectl", "v1.0.0")
 OWNER = "kustomize.toolkit.fluxcd.io"

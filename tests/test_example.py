@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import yamlload
+from harness.core import yamlload
 from tests.conftest import EXAMPLE, GOLDENS, run_harness
 
 pytestmark = pytest.mark.slow

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness import gitref
-from harness.errors import GitError
+from harness.core.errors import GitError
 from tests.conftest import configmap, kustomization
 from tests.gitkit import commit_all, init, make_busy, state
 
@@ -151,7 +151,7 @@ def test_remove_tree_handles_read_only_directories_and_missing_paths(tmp_path: P
 
 
 def test_blob_index_gives_the_checkout_files_their_git_ids(repo: Path) -> None:
-    from harness.closure import git_blob_id
+    from harness.cache.closure import git_blob_id
 
     os.symlink("cm.yaml", repo / "examples" / "app" / "link.yaml")
     commit_all(repo, "a symlink")

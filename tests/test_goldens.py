@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import documents, goldens
-from harness.compare import compare
-from harness.errors import GoldensError
-from harness.model import RendererInfo, Snapshot, Target, TargetResult
+from harness import goldens
+from harness.compare.snapshots import compare
+from harness.core import atomic, documents
+from harness.core.errors import GoldensError
+from harness.core.model import RendererInfo, Snapshot, Target, TargetResult
 from tests.conftest import configmap, kustomization, run_harness, write_tree
 
 RENDERER = RendererInfo("kubectl", "v1.37.1 (kustomize v5.8.1)")
@@ -123,13 +124,13 @@ def test_crash_at_every_write_never_yields_a_false_match(
             calls += 1
             real_replace(src, dst)
 
-        monkeypatch.setattr(goldens.os, "replace", flaky)
+        monkeypatch.setattr(atomic.os, "replace", flaky)
         try:
             goldens.write(store, new)
             finished = True
         except KeyboardInterrupt:
             finished = False
-        monkeypatch.setattr(goldens.os, "replace", real_replace)
+        monkeypatch.setattr(atomic.os, "replace", real_replace)
         assert not list(store.rglob("*.tmp")), "temp files are cleaned up"
         golden = goldens.to_snapshot(goldens.load(store), store)
         against_new = compare(golden, new)

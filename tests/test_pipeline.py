@@ -6,15 +6,15 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from harness import config as config_mod
-from harness import discover, incremental, render
+from harness import discover, render
+from harness.cache import seam as incremental
+from harness.core import config as config_mod
+from harness.core.model import TargetResult
 from harness.flux.targets import render_flux
-from harness.model import TargetResult
 from harness.pipeline import RenderOptions, render_repo
-
-from .conftest import EXAMPLE
-from .flux.conftest import cm, docs, flux_ks, ks_file
-from .flux.test_targets import two_clusters
+from tests.conftest import EXAMPLE
+from tests.flux.conftest import cm, docs, flux_ks, ks_file
+from tests.flux.test_targets import two_clusters
 
 Repo = Callable[[dict[str, str | bytes]], Path]
 FLAGS = ("--load-restrictor", "LoadRestrictionsNone")

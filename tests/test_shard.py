@@ -9,18 +9,10 @@ from typing import Any
 
 import pytest
 
-from harness import config as config_mod
 from harness import discover
-from harness.model import Target
-from harness.shard import (
-    FLUX_UNIT,
-    ShardError,
-    ShardSpec,
-    Unit,
-    assign,
-    make_plan,
-    stable_shard,
-)
+from harness.core import config as config_mod
+from harness.core.model import Target
+from harness.shard import FLUX_UNIT, ShardError, ShardSpec, Unit, assign, make_plan, stable_shard
 from tests.conftest import Result
 
 Cli = Callable[..., Result]

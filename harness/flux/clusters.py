@@ -27,11 +27,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.config import Config
+from harness.core.config import Config
+from harness.core.errors import ConfigError
 from harness.discover import is_component, kustomization_file, kustomization_in, walk
-from harness.errors import ConfigError
+from harness.flux.api import KUSTOMIZE_GROUP
 from harness.flux.includes import MANIFEST_SUFFIXES, Includes
-from harness.flux.model import KUSTOMIZE_GROUP
 
 _KIND_LINE = re.compile(r"^\s*kind:\s*['\"]?Kustomization['\"]?\s*(#.*)?$", re.MULTILINE)
 

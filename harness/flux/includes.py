@@ -14,7 +14,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from harness import yamlload
+from harness.cache import parsed
+from harness.core import yamlload
 from harness.discover import kustomization_file
 
 REF_FIELDS = ("resources", "bases", "components")
@@ -29,7 +30,7 @@ def is_remote(ref: str) -> bool:
 
 def _load(kfile: Path) -> dict[str, Any] | None:
     try:
-        data = yamlload.load_shared(kfile.read_text(encoding="utf-8"))  # read only
+        data = parsed.load(kfile.read_text(encoding="utf-8"))  # read only
     except (OSError, UnicodeDecodeError, yamlload.YAMLError):
         return None
     return data if isinstance(data, dict) else None

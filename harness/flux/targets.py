@@ -12,7 +12,7 @@ Target names are `<cluster>/<namespace>/<name>` (cluster naming: see clusters.py
 source (the bootstrap GitRepository), a `sources:` config entry for any other; an unmapped
 source fails only that target. A Kustomization waiting for a `substituteFrom` object that a
 still-unbuilt sibling may render is deferred until nothing else can run. Every build sees
-its source's artifact, not the whole tree: the source's ignore rules (sourceignore.py),
+its source's artifact, not the whole tree: the source's ignore rules (source/ignore.py),
 with the `spec.ignore` of the source object when this cluster renders it.
 """
 
@@ -25,11 +25,25 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness import discover, documents, parallel, parsed
-from harness.config import Config
+from harness import discover
+from harness.cache import parsed
+from harness.cache.seam import Seam
+from harness.core import documents, parallel
+from harness.core.config import Config
+from harness.core.model import Target, TargetResult
 from harness.flux import clusters as clusters_mod
-from harness.flux import generator, outside
-from harness.flux.build import (
+from harness.flux.api import (
+    FluxKustomization,
+    ObjectRef,
+    is_flux_kustomization,
+    is_source,
+    object_ref,
+    parse_kustomization,
+    secure_join,
+)
+from harness.flux.includes import Includes
+from harness.flux.kustomize import generator
+from harness.flux.kustomize.build import (
     BuildError,
     Built,
     Context,
@@ -37,21 +51,10 @@ from harness.flux.build import (
     UndeclaredKey,
     substitute_refs,
 )
-from harness.flux.cached import ElidedSecret, build_flux
-from harness.flux.includes import Includes
-from harness.flux.model import (
-    FluxKustomization,
-    ObjectRef,
-    SpecError,
-    is_flux_kustomization,
-    is_source,
-    object_ref,
-    parse_kustomization,
-    secure_join,
-)
-from harness.flux.sourceignore import Rules
-from harness.incremental import Seam
-from harness.model import Target, TargetResult
+from harness.flux.kustomize.cached import ElidedSecret, build_flux
+from harness.flux.source import outside
+from harness.flux.source.ignore import Rules
+from harness.flux.spec import SpecError
 from harness.render import Renderer
 
 # (cluster name, its bootstrap source, (flux target name, rendered objects) per built
@@ -362,7 +365,7 @@ def _resolve_path(
 
 
 def _source_root(run: _Run, source: ObjectRef, config: Config) -> Path:
-    """The bootstrap source is the repo; others come from harness.yaml (outside.py)."""
+    """The bootstrap source is the repo; others come from harness.yaml (source/outside.py)."""
     where = outside.source_root(run.declared, source, run.bootstrap, config.sources)
     if where.kind == "unmapped":
         raise _Unmapped(source)
@@ -379,7 +382,6 @@ def _config_of_this_tree(config: Config) -> bool:
 
 def _aliases(path: Path, repo: Path) -> tuple[str, ...]:
     return outside.aliases(path, repo)
-
 
 
 def _integrate(run: _Run, node: _Node, outcome: _Outcome, ctx: Context) -> None:
@@ -486,8 +488,7 @@ def _objects(built: Built) -> tuple[dict[str, Any], ...]:
     if not elided:
         return tuple(loaded)
     return tuple(
-        elided.get(object_ref(o, "default"), o) if o.get("kind") == "Secret" else o
-        for o in loaded
+        elided.get(object_ref(o, "default"), o) if o.get("kind") == "Secret" else o for o in loaded
     )
 
 

@@ -8,14 +8,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from harness.core.model import Document, Snapshot
+from harness.flux.ksgraph import ClusterGraph, Key, graphs
 from harness.hazards.finding import Finding
-from harness.hazards.model import ClusterGraph, Key, graphs
-from harness.model import Document, Snapshot
 
 if TYPE_CHECKING:
-    from harness.compare import Comparison
-    from harness.config import Preinstalled
-    from harness.flux.outside import ClusterDecl
+    from harness.compare.snapshots import Comparison
+    from harness.core.config import Preinstalled
+    from harness.flux.source.outside import ClusterDecl
     from harness.hazards.preinstalled import Inventory
     from harness.hazards.sources import SourceIndex
 
@@ -26,7 +26,7 @@ class LintContext:
     files that no target renders verbatim, e.g. the pre-substitution text of a path without
     a kustomization file. `sources` and `outside_git` are harness.yaml's: rules resolve a
     Kustomization's source and its declared substituteFrom objects the way the renderer
-    does (sources.py, flux/outside.py)."""
+    does (sources.py, flux/source/outside.py)."""
 
     snapshot: Snapshot
     repo: Path | None = None

@@ -20,10 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.config import Config, Preinstalled, Suppression
-from harness.errors import ConfigError, HarnessError
-from harness.flux.outside import ClusterDecl
-from harness.hazards import (
+from harness.core.config import Config, Preinstalled, Suppression
+from harness.core.errors import ConfigError, HarnessError
+from harness.core.model import Snapshot, TargetResult
+from harness.flux.source.outside import ClusterDecl
+from harness.hazards.context import DiffContext, LintContext, Rule
+from harness.hazards.finding import SEVERITIES, Finding, at_least
+from harness.hazards.rules import (
     crd_order,
     depends_on,
     duplicate_owner,
@@ -35,12 +38,9 @@ from harness.hazards import (
     sole_namespace_declarer,
     substitution,
 )
-from harness.hazards.context import DiffContext, LintContext, Rule
-from harness.hazards.finding import SEVERITIES, Finding, at_least
-from harness.model import Snapshot, TargetResult
 
 if TYPE_CHECKING:  # the inventory is scanned, and introduced.py runs, only when lint passes do
-    from harness.compare import Comparison
+    from harness.compare.snapshots import Comparison
     from harness.hazards.preinstalled import Inventory, Provision
 
 RULES: tuple[Rule, ...] = (

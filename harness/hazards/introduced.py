@@ -21,9 +21,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from harness.core.model import DocId, Snapshot
+from harness.flux.ksgraph import ClusterGraph, display, graphs, is_flux_kustomization
 from harness.hazards.finding import Finding, rank
-from harness.hazards.model import ClusterGraph, display, graphs, is_flux_kustomization
-from harness.model import DocId, Snapshot
 
 Atom = tuple[str, str | None, str]  # (rule, cluster, object)
 

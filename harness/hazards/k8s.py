@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from harness.hazards.model import ClusterGraph, parse
-from harness.model import DocId, Document
+from harness.core.model import DocId, Document
+from harness.flux.ksgraph import ClusterGraph, parse
 
 # API groups served by the API server itself (no CRD needed). Not `*.k8s.io` wholesale:
 # gateway.networking.k8s.io and snapshot.storage.k8s.io are CRDs.

@@ -29,17 +29,26 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from harness import yamlload
-from harness.config import Preinstalled
+from harness.core import yamlload
+from harness.core.config import Preinstalled
 from harness.discover import walk
+from harness.flux.ksgraph import parse
 from harness.hazards.installers import chart_basename, installs
 from harness.hazards.k8s import CRD_ID
-from harness.hazards.model import parse
+from harness.hazards.scope import Scope
 
 if TYPE_CHECKING:
-    from harness.hazards.context import LintContext
+    from harness.hazards.sources import SourceIndex
+
+
+class IndexedScope(Scope, Protocol):
+    """What the preinstalled scan reads: the scope and its source index."""
+
+    @property
+    def source_index(self) -> SourceIndex: ...
+
 
 SUFFIXES = (".yaml", ".yml", ".gotmpl", ".j2", ".tmpl", ".tpl")
 HELMCHART = ("helm.cattle.io", "HelmChart")
@@ -525,7 +534,7 @@ def from_config(entries: Sequence[Preinstalled], config_file: str) -> list[Provi
 # -- entry point --------------------------------------------------------------------------------
 
 
-def _bootstrap_targets(ctx: LintContext, scanner: _Scanner) -> None:
+def _bootstrap_targets(ctx: IndexedScope, scanner: _Scanner) -> None:
     """Path targets below a `bootstrap` directory outside the Flux tree (kustomize builds);
     the outermost of nested ones, whose build holds the inner ones."""
     candidates = sorted(
@@ -555,7 +564,7 @@ def _bootstrap_targets(ctx: LintContext, scanner: _Scanner) -> None:
 
 
 def scan(
-    ctx: LintContext, entries: Sequence[Preinstalled] = (), config_file: str = "harness.yaml"
+    ctx: IndexedScope, entries: Sequence[Preinstalled] = (), config_file: str = "harness.yaml"
 ) -> Inventory:
     """The inventory of one render: config entries first, then the repo's files."""
     provisions = from_config(entries, config_file)

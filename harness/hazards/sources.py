@@ -7,7 +7,7 @@ for a path without a kustomization file, its YAML files scanned the way Flux's g
 does. Components and inline `spec.patches` are scanned as text. Files are named relative to
 the repo root so a finding can say where to edit.
 
-A Kustomization's source resolves as the renderer resolves it (flux/outside.py): the
+A Kustomization's source resolves as the renderer resolves it (flux/source/outside.py): the
 cluster's bootstrap source is the repo, any other a harness.yaml mapping (a local checkout
 inside the repo is read, one outside it is not), `external` (not rendered, so not judged)
 or unmapped (its target fails). A `substituteFrom` object missing from git but declared in
@@ -23,23 +23,24 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness import yamlload
+from harness.cache.memo import IdentityMemo
+from harness.core import yamlload
+from harness.core.documents import identity, is_kubernetes_object
+from harness.core.model import DocId, TargetResult
 from harness.discover import kustomization_file
-from harness.documents import identity, is_kubernetes_object
-from harness.flux import outside
-from harness.flux.model import ObjectRef
-from harness.hazards.model import (
+from harness.flux.api import ObjectRef
+from harness.flux.ksgraph import (
     DEFAULT_NAMESPACE,
     ClusterGraph,
     KsNode,
     is_flux_kustomization,
     parse,
 )
-from harness.model import DocId, TargetResult
-from harness.substitute import SubstitutionError, referenced_variables
+from harness.flux.kustomize.substitute import SubstitutionError, referenced_variables
+from harness.flux.source import outside
 
 if TYPE_CHECKING:
-    from harness.hazards.context import LintContext
+    from harness.hazards.scope import Scope
 
 YAML_SUFFIXES = (".yaml", ".yml")
 Path_ = tuple[str | int, ...]
@@ -232,54 +233,30 @@ def looks_like_script(path: Path_, text: str) -> bool:
     return any(line.strip().startswith(_SHELL_STARTS) for line in text.splitlines())
 
 
-class _Memo:
-    """Results of a pure function of a parsed object, keyed by the object's identity.
-
-    Parsed documents are shared (`model.parse` caches them by text) and never mutated, so
-    the same document rendered on both sides of a diff, or in every cluster from one path
-    target, is one object: its strings are walked and its `${...}` parsed once per run.
-    An entry holds its object, so the id cannot be reused while the entry lives; the memo
-    is bounded (cleared when full).
-    """
-
-    def __init__(self, limit: int = 32768) -> None:
-        self.limit = limit
-        self._entries: dict[tuple[int, bool], tuple[Any, Any]] = {}
-
-    def get(self, obj: Any, flag: bool) -> Any:
-        found = self._entries.get((id(obj), flag))
-        return found[1] if found is not None and found[0] is obj else None
-
-    def put(self, obj: Any, flag: bool, value: Any) -> Any:
-        if len(self._entries) >= self.limit:
-            self._entries.clear()
-        self._entries[(id(obj), flag)] = (obj, value)
-        return value
-
-
-_STRINGS = _Memo()
-_REFERENCES = _Memo()
 _RawRef = tuple[str, str, bool, str, bool, bool]  # Reference without its source
+_STRINGS: IdentityMemo[tuple[tuple[Path_, str], ...]] = IdentityMemo("strings", 32768)
+_RawRefs = tuple[tuple[_RawRef, ...], tuple[str, ...]]  # (references, parse errors)
+_REFERENCES: IdentityMemo[_RawRefs] = IdentityMemo("references", 32768)
 
 
 def strings(obj: Any) -> tuple[tuple[Path_, str], ...]:
     """`walk_strings(obj)` as a tuple, walked once per shared (parsed) object."""
-    found = _STRINGS.get(obj, False)
+    found = _STRINGS.get(obj)
     if found is None:
-        found = _STRINGS.put(obj, False, tuple(walk_strings(obj)))
-    return found  # type: ignore[no-any-return]
+        found = _STRINGS.put(obj, tuple(walk_strings(obj)))
+    return found
 
 
 def references(doc: SourceDoc) -> tuple[list[Reference], list[str]]:
     """(references, parse errors) of one source document's string values."""
     found = _REFERENCES.get(doc.obj, doc.patch)
     if found is None:
-        found = _REFERENCES.put(doc.obj, doc.patch, _raw_references(doc.obj, doc.patch))
+        found = _REFERENCES.put(doc.obj, _raw_references(doc.obj, doc.patch), doc.patch)
     raw, errors = found
     return [Reference(n, e, d, f, m, s, doc) for n, e, d, f, m, s in raw], list(errors)
 
 
-def _raw_references(obj: Any, patch: bool) -> tuple[tuple[_RawRef, ...], tuple[str, ...]]:
+def _raw_references(obj: Any, patch: bool) -> _RawRefs:
     refs: list[_RawRef] = []
     errors: list[str] = []
     for path, text in strings(obj):
@@ -310,7 +287,7 @@ class _File:
 class SourceIndex:
     """Pre-substitution documents per Kustomization, and repo files to name in findings."""
 
-    def __init__(self, ctx: LintContext) -> None:
+    def __init__(self, ctx: Scope) -> None:
         self._ctx = ctx
         self._paths: dict[str, TargetResult] = {
             r.name: r for r in ctx.snapshot.results.values() if r.target.kind == "path"
@@ -327,7 +304,7 @@ class SourceIndex:
         return self._paths.get(rel)
 
     def source_root(self, node: KsNode) -> outside.SourceRoot | None:
-        """Where the node's source is (flux/outside.py's resolution); None if unknown."""
+        """Where the node's source is (flux/source/outside.py's resolution); None if unknown."""
         if node.source is None:
             return None
         cluster = self.cluster(node.cluster)
@@ -518,7 +495,7 @@ class ClusterSources:
     bootstrap: ObjectRef
 
 
-def _cluster_sources(ctx: LintContext, cluster: str) -> ClusterSources:
+def _cluster_sources(ctx: Scope, cluster: str) -> ClusterSources:
     """The renderer's view of a cluster rebuilt from the render: its root Kustomization is
     the one that renders itself (the entry directory holds it), whose source is the
     bootstrap source and whose `spec.path` is the cluster directory; without one, the

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness import graph as graph_mod
-from harness.analyze import Analysis
+from harness.compare.analyze import Analysis
+from harness.graph import mermaid
+from harness.graph import view as graph_mod
 from harness.hazards.engine import HazardReport
-from harness.report import graph_mermaid, markdown
+from harness.report import markdown
 from harness.report import markdown_budget as mb
 
 MAX_NODES = 24  # beyond this a depth-1 neighbourhood shrinks to the touched nodes alone
@@ -52,7 +53,7 @@ def picture(graph: graph_mod.Graph | None) -> str:
         "_Edges point from what comes first: grey dependsOn, dashed purple substituteFrom, "
         "thick orange CRD provider, dotted blue moved documents; red marks a hazard (`!`)._"
     )
-    return mb.details(summary, legend + "\n\n" + mb.fence(graph_mermaid.render(graph), "mermaid"))
+    return mb.details(summary, legend + "\n\n" + mb.fence(mermaid.render(graph), "mermaid"))
 
 
 def _plural(n: int, word: str) -> str:

@@ -9,8 +9,8 @@ from contextlib import contextmanager
 
 from rich.console import Console
 
-from harness import replay
-from harness.model import TargetResult
+from harness.cache import replay
+from harness.core.model import TargetResult
 
 
 def _color_allowed() -> bool:

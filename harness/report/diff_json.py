@@ -8,12 +8,12 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from harness.analyze import Analysis, Location, Origin, TargetChange, summarize
-from harness.docdiff import DocChange, FieldChange
-from harness.gate import Expectation, Verdict
+from harness.compare.analyze import Analysis, Location, Origin, TargetChange, summarize
+from harness.compare.counts import count
+from harness.compare.docdiff import DocChange, FieldChange
+from harness.compare.gate import Expectation, Verdict
+from harness.core.model import RendererInfo, Snapshot
 from harness.hazards.engine import HazardReport
-from harness.model import RendererInfo, Snapshot
-from harness.report.counts import count
 from harness.report.diff_text import verdict_line
 from harness.report.findings import finding_dict, suppressed_dict
 
@@ -143,7 +143,7 @@ def payload(
             "moved_pure_ownership": s.moved_pure_ownership,
             "duplicates": s.duplicates,
             "errors": s.errors,
-            # the counting model of every headline (report/counts.py, docs/json-schemas.md)
+            # the counting model of every headline (compare/counts.py, docs/json-schemas.md)
             "counts": c.as_dict(),
         },
         "verdict": verdict.verdict,

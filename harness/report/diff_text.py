@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.markup import escape
 
-from harness.analyze import Analysis, Move, Origin, TargetChange
-from harness.docdiff import DocChange, FieldChange, show_change, without_owner_labels
+from harness.compare.analyze import Analysis, Move, Origin, TargetChange
+from harness.compare.counts import count, targets_line
+from harness.compare.docdiff import DocChange, FieldChange, show_change, without_owner_labels
 from harness.hazards.engine import HazardReport
 from harness.report.console import stdout
-from harness.report.counts import count, targets_line
 from harness.report.findings import print_findings
 
 if TYPE_CHECKING:  # annotations only: `check` prints field lines without the diff gate
-    from harness.gate import Expectation, MoveGroup, Verdict
+    from harness.compare.gate import Expectation, MoveGroup, Verdict
 
 MAX_REASONS = 20
 STRING_DIFF_CONTEXT = 1
@@ -33,7 +33,7 @@ def _plural(n: int, word: str) -> str:
 def verdict_line(analysis: Analysis, verdict: Verdict) -> str:
     """The one line that answers the reviewer: no change, a pure move, or what changed.
 
-    Every number is a field of report/counts.py (the JSON `summary`)."""
+    Every number is a field of compare/counts.py (the JSON `summary`)."""
     c = count(analysis, verdict)
     if verdict.verdict == "no-change":
         line = (

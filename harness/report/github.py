@@ -13,11 +13,11 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from harness.analyze import Analysis
-from harness.compare import Comparison
-from harness.gate import Expectation, Verdict
+from harness.compare.analyze import Analysis
+from harness.compare.gate import Expectation, Verdict
+from harness.compare.snapshots import Comparison
+from harness.core.model import Snapshot
 from harness.hazards.engine import HazardReport
-from harness.model import Snapshot
 from harness.report import markdown_budget as mb
 from harness.report.diff_text import verdict_line
 from harness.report.junit import Case, check_cases, diff_cases

@@ -18,13 +18,13 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from harness import masking
-from harness.analyze import Analysis, Location, TargetChange
-from harness.docdiff import DocChange, unified_diff
-from harness.graph import Graph
+from harness.compare import masking
+from harness.compare.analyze import Analysis, Location, TargetChange
+from harness.compare.docdiff import DocChange, unified_diff
+from harness.core.model import Document, Snapshot
+from harness.graph import svg as graph_svg
+from harness.graph.view import Graph
 from harness.hazards.engine import HazardReport
-from harness.model import Document, Snapshot
-from harness.report import graph_svg
 from harness.report.diff_text import field_lines
 from harness.report.findings import counts_line
 

@@ -6,11 +6,11 @@ import json
 import sys
 from typing import Any
 
-from harness.compare import Comparison, TargetDiff
-from harness.config import Config
+from harness.compare.snapshots import Comparison, TargetDiff
+from harness.core.config import Config
+from harness.core.model import HelmInfo, RendererInfo, Snapshot, TargetResult
 from harness.goldens import doc_fields
 from harness.hazards.engine import HazardReport
-from harness.model import HelmInfo, RendererInfo, Snapshot, TargetResult
 from harness.report.findings import finding_dict, suppressed_dict
 from harness.report.text import summary_line
 

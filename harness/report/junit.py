@@ -14,10 +14,10 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from harness.analyze import Analysis, TargetChange
-from harness.compare import Comparison, TargetDiff
-from harness.docdiff import DocChange
-from harness.gate import Expectation, Verdict
+from harness.compare.analyze import Analysis, TargetChange
+from harness.compare.docdiff import DocChange
+from harness.compare.gate import Expectation, Verdict
+from harness.compare.snapshots import Comparison, TargetDiff
 from harness.hazards.engine import HazardReport
 from harness.report.diff_text import field_lines
 from harness.report.text import target_header

@@ -6,8 +6,8 @@ from typing import Any
 
 from rich.markup import escape
 
+from harness.core.model import Snapshot
 from harness.hazards.engine import RULES, HazardReport
-from harness.model import Snapshot
 from harness.report.console import stdout
 from harness.report.findings import (
     LINT_SCHEMA,

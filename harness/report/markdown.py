@@ -14,18 +14,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.analyze import (
-    AddedDoc,
-    Analysis,
-    Location,
-    RemovedDoc,
-    TargetChange,
-)
-from harness.docdiff import DocChange, FieldChange
-from harness.gate import Expectation, Verdict, judge
+from harness.compare.analyze import AddedDoc, Analysis, Location, RemovedDoc, TargetChange
+from harness.compare.counts import Counts, count
+from harness.compare.docdiff import DocChange, FieldChange
+from harness.compare.gate import Expectation, Verdict, judge
 from harness.hazards.engine import HazardReport
 from harness.report import markdown_budget as mb
-from harness.report.counts import Counts, count
 from harness.report.diff_text import field_lines, respecified_phrase
 from harness.report.findings import alert_blocks
 
@@ -64,7 +58,7 @@ class CommentInput:
 def headline(analysis: Analysis, verdict: Verdict) -> str:
     """The comment's first line: a pure move with its counts, no change, or how much changes.
 
-    Every number is a field of report/counts.py (the JSON `summary.counts`)."""
+    Every number is a field of compare/counts.py (the JSON `summary.counts`)."""
     c = count(analysis, verdict)
     if verdict.verdict == "no-change":
         line = (

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
-from harness.config import Config
-from harness.model import Snapshot, TargetResult
+from harness.core.config import Config
+from harness.core.model import Snapshot, TargetResult
 from harness.report.console import stderr, stdout
 
 if TYPE_CHECKING:  # annotations only: `lint` prints errors without loading the comparison
-    from harness.compare import Comparison, TargetDiff
-    from harness.docdiff import DocChange
+    from harness.compare.docdiff import DocChange
+    from harness.compare.snapshots import Comparison, TargetDiff
     from harness.goldens import WriteReport
     from harness.hazards.engine import HazardReport
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import config as config_mod
-from harness.errors import ConfigError
+from harness.core import config as config_mod
+from harness.core.errors import ConfigError
 from harness.flux import clusters
 from harness.flux.includes import Includes
 from tests.flux.conftest import cm, flux_ks, ks_file, render_repo

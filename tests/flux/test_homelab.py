@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.model import TargetResult
+from harness.core.model import TargetResult
 from tests.conftest import EXAMPLE
 from tests.flux.conftest import render_repo
 

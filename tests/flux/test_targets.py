@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
-from harness import config as config_mod
 from harness import goldens
-from harness.compare import compare
+from harness.compare.snapshots import compare
+from harness.core import config as config_mod
 from harness.pipeline import RenderOptions, render_repo
 from harness.report import json_out, text
 from tests.flux.conftest import by_id, cm, docs, flux_ks, ks_file, new_renderer

@@ -9,8 +9,8 @@ from typing import Any
 
 import yaml
 
-from harness.documents import parse_stream, sha256_text
-from harness.model import Document, RendererInfo, Snapshot, Target, TargetResult
+from harness.core.documents import parse_stream, sha256_text
+from harness.core.model import Document, RendererInfo, Snapshot, Target, TargetResult
 
 OWNER = "kustomize.toolkit.fluxcd.io"
 

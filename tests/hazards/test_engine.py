@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from harness.config import Suppression
-from harness.errors import ConfigError, HarnessError
+from harness.core.config import Suppression
+from harness.core.errors import ConfigError, HarnessError
+from harness.core.model import Snapshot
 from harness.hazards import engine
 from harness.hazards.finding import Finding, and_list, at_least
-from harness.model import Snapshot
 from tests.conftest import EXAMPLE, Result
 from tests.hazards.snap import cm, flux, ks, snapshot
 

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.commands.common import Common, load_config, render_snapshot, renderer_for
+from harness.cache.memo import IdentityMemo
+from harness.cli.context import Common, load_config, render_snapshot, renderer_for
+from harness.core.model import Snapshot
 from harness.hazards import engine
 from harness.hazards.engine import HazardReport
-from harness.model import Snapshot
 from tests.conftest import EXAMPLE, GOLDENS, run_harness
 from tests.homelab import edit, platform_depends_on_cilium, platform_prune_false, split_cilium
 
@@ -143,15 +144,9 @@ def test_dev_literal_copied_into_a_prod_rendered_value(repo: Path) -> None:
 
 
 def _clear_memos() -> None:
-    from harness import parsed, yamlload
-    from harness.hazards import model, overlay_parity, sources
+    from harness.cache import memo
 
-    sources._STRINGS._entries.clear()
-    sources._REFERENCES._entries.clear()
-    overlay_parity._JOINED.clear()
-    parsed.clear()
-    model._parse_text.cache_clear()
-    yamlload.load_shared.cache_clear()
+    memo.reset()
 
 
 def test_the_per_document_memos_change_no_finding(
@@ -159,8 +154,9 @@ def test_the_per_document_memos_change_no_finding(
 ) -> None:
     """Three seed incidents at once: the diff and the lint report the same with the
     run's memos (strings, references, joined texts, parsed objects) bypassed, cold or warm."""
-    from harness import parsed, yamlload
-    from harness.hazards import overlay_parity, sources
+    from harness.cache import parsed
+    from harness.core import yamlload
+    from harness.hazards.rules import overlay_parity
 
     split_cilium(repo)
     edit(
@@ -179,7 +175,7 @@ def test_the_per_document_memos_change_no_finding(
         return engine.diff(base, head, head_repo=repo), engine.lint(head, repo=repo)
 
     with monkeypatch.context() as m:
-        m.setattr(sources._Memo, "get", lambda self, obj, flag: None)
+        m.setattr(IdentityMemo, "get", lambda self, obj, flag=None: None)
         m.setattr(overlay_parity, "_joined", lambda texts: "\n".join(t for _p, t in texts))
         m.setattr(parsed, "load", yamlload.load)
         _clear_memos()

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.config import Preinstalled, load
-from harness.errors import ConfigError
+from harness.core.config import Preinstalled, load
+from harness.core.errors import ConfigError
 from harness.hazards.context import LintContext
 from harness.hazards.preinstalled import Inventory, load_documents, neutralise, scan
 from tests.conftest import write_tree

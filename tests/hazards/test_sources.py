@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from harness.core.model import DocId
 from harness.hazards.sources import SourceDoc, references, strings, walk_strings
-from harness.model import DocId
 
 OBJ = {
     "kind": "ConfigMap",

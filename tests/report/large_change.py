@@ -3,7 +3,7 @@ clusters, as real snapshots: the analysis, graph and HTML report run on it unmod
 
 from __future__ import annotations
 
-from harness.model import Snapshot
+from harness.core.model import Snapshot
 from tests.diffkit import cm, ks, snapshot
 
 SECRET = (

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import hashlib
 
-from harness.analyze import Analysis, RenderError, TargetChange
-from harness.docdiff import DocChange, FieldChange
-from harness.model import DocId, Document, RendererInfo, Snapshot
+from harness.compare.analyze import Analysis, RenderError, TargetChange
+from harness.compare.docdiff import DocChange, FieldChange
+from harness.core.model import DocId, Document, RendererInfo, Snapshot
 
 RENDERER = RendererInfo("kubectl", "v1.0.0")
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from harness import gate
-from harness.analyze import analyze
+from harness.compare import gate
+from harness.compare.analyze import analyze
 from harness.hazards.engine import HazardReport
 from harness.hazards.finding import Finding
 from harness.report import comment_graph, markdown

@@ -6,9 +6,9 @@ import datetime
 
 import pytest
 
-from harness import gate
-from harness.analyze import analyze
-from harness.docdiff import FieldChange
+from harness.compare import gate
+from harness.compare.analyze import analyze
+from harness.compare.docdiff import FieldChange
 from harness.report import diff_json, diff_text
 from harness.report.diff_text import field_lines, header, verdict_line
 from tests.diffkit import cilium_split, cm, snapshot
@@ -81,7 +81,7 @@ def test_print_diff_orders_sections(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("NO_COLOR", "1")
-    from harness.analyze import Origin
+    from harness.compare.analyze import Origin
 
     a = analyze(*cilium_split())
     diff_text.print_diff(

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from harness import gate
-from harness.analyze import analyze
-from harness.compare import compare
+from harness.compare import gate
+from harness.compare.analyze import analyze
+from harness.compare.snapshots import compare
 from harness.report import github
+from tests.compare.test_analyze import cilium_split
 from tests.diffkit import cm, snapshot
-from tests.test_analyze import cilium_split
 
 
 def test_escaping_matches_the_toolkit() -> None:

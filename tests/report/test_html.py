@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import gate
-from harness.analyze import analyze
-from harness.commands import html_out
+from harness.compare import gate
+from harness.compare.analyze import analyze
 from harness.hazards import engine
 from harness.report import html
+from harness.report.formats import html as html_out
 from tests.conftest import EXAMPLE, Result
 from tests.diffkit import cilium_split, secret, snapshot
 

@@ -6,13 +6,13 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 
-from harness import gate
-from harness.analyze import analyze
-from harness.compare import compare
+from harness.compare import gate
+from harness.compare.analyze import analyze
+from harness.compare.snapshots import compare
 from harness.report import junit
+from tests.compare.test_analyze import cilium_split
 from tests.conftest import Result, configmap, kustomization
 from tests.diffkit import cm, snapshot
-from tests.test_analyze import cilium_split
 
 SUITE_ATTRS = {"name", "tests", "failures", "errors", "skipped", "time"}
 
@@ -91,7 +91,7 @@ def test_check_cases_drift_new_stale_error() -> None:
 
 
 def test_check_cases_carry_field_changes_when_explained() -> None:
-    from harness.analyze import explain_changes
+    from harness.compare.analyze import explain_changes
 
     comparison = compare(snapshot({"a": [cm("a", k="1")]}), snapshot({"a": [cm("a", k="2")]}))
     cases = junit.check_cases(comparison, explain_changes(comparison))

@@ -6,13 +6,14 @@ import re
 
 import pytest
 
-from harness import documents, gate
-from harness.analyze import analyze
+from harness.compare import gate
+from harness.compare.analyze import analyze
+from harness.core import documents
 from harness.report import markdown as md
 from harness.report import markdown_budget as mb
+from tests.compare.test_analyze import cilium_split
 from tests.diffkit import cm, secret, snapshot
 from tests.report import mdcheck, synthetic
-from tests.test_analyze import cilium_split
 
 INFO = md.CommentInput("7 documents change in 3 targets", "HEAD~1", "working tree")
 ID_RE = re.compile(r"apps/Deployment/apps/app-\d{5}")

@@ -1,0 +1,497 @@
+"""The input closure of a kustomize build: every local file it may read, confined to a root.
+
+Two uses, one walk. The render cache keys a build by a digest of these files (relative
+paths and contents), so the walk must over-approximate what kustomize reads: resources,
+bases, components, crds, every patch form, generator `files`/`envs`/`env`,
+`configurations`, `openapi`, `replacements`, Helm values files and chart homes, and plugin
+config files. And every build is confined to its source root the way kustomize-controller's
+secure filesystem confines it: a `..` that climbs out of the root, or a symlink that
+resolves outside it, is an error naming the file, before kustomize runs.
+
+A reference that is not local (a URL, a git or scp-like address, `host.tld/org/repo`, a
+Helm chart pulled from a repository) makes the closure *remote*: its content is not in
+the tree, so such a build is never cached.
+
+Digests use git's blob ids (`sha1("blob <len>\\0" + content)`), so a checkout of a ref can
+take them from `git ls-tree` instead of reading the files, and the working tree and a ref
+share cache entries for files that did not change.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import re
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.cache import parsed
+from harness.core import yamlload
+from harness.discover import KUSTOMIZATION_FILES
+
+PATH_FIELDS = ("crds", "configurations", "patchesStrategicMerge")
+DIR_FIELDS = ("resources", "bases", "components")
+PLUGIN_FIELDS = ("generators", "transformers", "validators")
+GENERATOR_FIELDS = ("configMapGenerator", "secretGenerator", "helmChartInflationGenerator")
+# keys of plugin configs (and helmCharts entries) that name files relative to the build root
+PLUGIN_FILE_KEYS = ("path", "valuesFile", "envs", "files", "additionalValuesFiles")
+DEFAULT_CHART_HOME = "charts"
+_SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")
+_HOST_LIKE = re.compile(r"^[\w-]+(\.[\w-]+)+(:\d+)?/")
+
+
+class EscapeError(Exception):
+    """A build would read outside its source root; the message names the file."""
+
+
+def is_remote(ref: str) -> bool:
+    """Whether kustomize would fetch `ref` rather than read it from the tree.
+
+    URLs of any scheme (`file://` too: it is outside the source by construction), git and
+    scp-like addresses (`git@host:org/repo`), `github.com/org/repo`-style host paths, and
+    anything carrying a `?ref=` query.
+    """
+    return bool(
+        "://" in ref
+        or ref.startswith(("git@", "git::", "github.com/", "gitlab.com/", "bitbucket.org/"))
+        or _SCP_LIKE.match(ref)
+        or "?ref=" in ref
+        or "?version=" in ref
+    )
+
+
+def _host_like(ref: str) -> bool:
+    """`example.com/org/repo`: remote when no such local path exists (kustomize's order)."""
+    return bool(_HOST_LIKE.match(ref))
+
+
+def git_blob_id(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+class Blobs:
+    """Content ids of files for one run, from a `git ls-tree` index where one is given.
+
+    `index` maps absolute paths of regular files to their blob ids (a checkout of a ref);
+    everything else is read and hashed once. A missing or unreadable file has no id.
+    """
+
+    def __init__(self, index: Mapping[str, str] | None = None) -> None:
+        self._index = dict(index or {})
+        self._memo: dict[str, str | None] = {}
+        self.read = 0
+
+    def of(self, path: Path | str) -> str | None:
+        key = str(path)
+        if key in self._memo:
+            return self._memo[key]
+        found: str | None = self._index.get(key)
+        if found is None:
+            try:
+                with open(key, "rb") as fh:
+                    found = git_blob_id(fh.read())
+                self.read += 1
+            except OSError:
+                found = None
+        self._memo[key] = found
+        return found
+
+
+@dataclass(frozen=True)
+class Closure:
+    """What one build reads, relative to its root; `remote` refs make it uncacheable.
+
+    `entries` are `(kind, relative path)` pairs: `file` (content counts), `missing` (its
+    appearance would change the build), `kfiles` (which kustomization file names a
+    directory holds, `name|name`), `start` (the built directory).
+    """
+
+    root: Path
+    entries: tuple[tuple[str, str], ...]
+    remote: tuple[str, ...] = ()
+    generated: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def cacheable(self) -> bool:
+        return not self.remote
+
+    def files(self) -> list[str]:
+        return [rel for kind, rel in self.entries if kind == "file"]
+
+    def digest(self, blobs: Blobs) -> str:
+        """sha256 over relative paths and contents (git blob ids), in a fixed order."""
+        h = hashlib.sha256()
+        root = str(self.root)
+        for kind, rel in self.entries:
+            h.update(f"{kind}\0{rel}\0".encode())
+            if kind == "file":  # str(root / rel), without building the Path
+                h.update((blobs.of(os.path.join(root, rel)) or "unreadable").encode())
+            h.update(b"\n")
+        for rel, content in self.generated:
+            h.update(f"generated\0{rel}\0".encode())
+            h.update(hashlib.sha256(content.encode()).digest())
+        for ref in self.remote:
+            h.update(f"remote\0{ref}\n".encode())
+        return h.hexdigest()
+
+
+class Walker:
+    """Closures of many builds in one run; parsed kustomization files are shared.
+
+    Files may change between runs, so a Walker lives for one run only.
+    """
+
+    def __init__(self) -> None:
+        self._parsed: dict[Path, Any] = {}
+        self._real: dict[str, str] = {}
+        self._parts: dict[tuple[Path, Path], _Part] = {}
+        self._kinds: dict[Path, str | None] = {}
+
+    def closure(
+        self,
+        directory: Path,
+        root: Path,
+        *,
+        generated: tuple[str, str] | None = None,
+    ) -> Closure:
+        """The closure of building `directory`, confined to `root`.
+
+        `generated` is `(file name, content)` of a kustomization file Flux writes into
+        `directory` in place of the one on disk. Raises EscapeError.
+        """
+        root = Path(os.path.abspath(root))
+        start = Path(os.path.abspath(directory))
+        top = _Walk(self, root, start, None)
+        top.confine(start, None, top.rel(start))
+        entries: set[tuple[str, str]] = {("start", top.rel(start))}
+        remote: set[str] = set()
+        gen: list[tuple[str, str]] = []
+        queue, seen = [start], set()
+        while queue:
+            here = queue.pop(0)
+            if here in seen:
+                continue
+            seen.add(here)
+            if here == start and generated is not None:
+                part = self._part(root, here, generated)
+            else:
+                memo = self._parts.get((root, here))
+                part = memo if memo is not None else self._part(root, here, None)
+                self._parts[(root, here)] = part
+            if part.error is not None:
+                raise EscapeError(part.error)
+            entries |= part.entries
+            remote.update(part.remote)
+            gen.extend(part.generated)
+            queue.extend(part.children)
+        return Closure(root, tuple(sorted(entries)), tuple(sorted(remote)), tuple(gen))
+
+    def _part(self, root: Path, directory: Path, generated: tuple[str, str] | None) -> _Part:
+        """What one kustomization directory reads itself (memoised: bases are shared)."""
+        walk = _Walk(self, root, directory, generated)
+        try:
+            walk.kustomization(directory)
+        except EscapeError as exc:
+            return _Part(frozenset(), (), (), (), str(exc))
+        return _Part(
+            frozenset(walk.entries),
+            tuple(walk.remote),
+            tuple(walk.children),
+            tuple(walk.gen),
+        )
+
+    def parsed(self, path: Path) -> Any:
+        found = self._parsed.get(path, _UNSET)
+        if found is _UNSET:
+            try:
+                found = parsed.load(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, yamlload.YAMLError):
+                found = None
+            self._parsed[path] = found
+        return found
+
+    def kind(self, path: Path) -> str | None:
+        """`file`, `dir`, `other` or None (absent), following symlinks, one stat per path:
+        `Path.is_file`/`is_dir`/`exists` in one call, errors treated as they treat them."""
+        if path in self._kinds:
+            return self._kinds[path]
+        found: str | None
+        try:
+            mode = os.stat(path).st_mode
+        except OSError as exc:
+            if exc.errno not in _ABSENT:
+                raise
+            found = None
+        else:
+            found = "file" if stat.S_ISREG(mode) else "dir" if stat.S_ISDIR(mode) else "other"
+        self._kinds[path] = found
+        return found
+
+    def real(self, path: Path) -> Path:
+        """`os.path.realpath` for normalised absolute paths, one lstat per new component."""
+        return Path(self.real_str(str(path)))
+
+    def real_str(self, path: str) -> str:
+        """`real` on strings (what confinement compares)."""
+        found = self._real.get(path)
+        if found is None:
+            parent = os.path.dirname(path)
+            if parent == path:
+                found = path
+            else:
+                candidate = os.path.join(self.real_str(parent), os.path.basename(path))
+                found = os.path.realpath(candidate) if os.path.islink(candidate) else candidate
+            self._real[path] = found
+        return found
+
+
+_UNSET: Any = object()
+_ABSENT = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
+
+
+def _under(path: str, root: str) -> bool:
+    """`Path(path).is_relative_to(root)` for normalised absolute paths, on strings."""
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+@dataclass(frozen=True)
+class _Part:
+    entries: frozenset[tuple[str, str]]
+    remote: tuple[str, ...]
+    children: tuple[Path, ...]
+    generated: tuple[tuple[str, str], ...]
+    error: str | None = None
+
+
+class _Walk:
+    def __init__(
+        self,
+        walker: Walker,
+        root: Path,
+        directory: Path,
+        generated: tuple[str, str] | None,
+    ) -> None:
+        self.w = walker
+        self.root = root
+        self.real_root = walker.real(root)
+        self._root = str(root)
+        self._real_root = str(self.real_root)
+        self._prefix = self._root.rstrip("/") + "/"
+        self.start = directory
+        self.generated = generated
+        self.entries: set[tuple[str, str]] = set()
+        self.remote: list[str] = []
+        self.gen: list[tuple[str, str]] = []
+        self.children: list[Path] = []  # kustomization directories this one reads
+
+    # -- paths ----------------------------------------------------------------------------
+
+    def rel(self, path: Path) -> str:
+        """`path.relative_to(root).as_posix()`, or the path itself outside the root."""
+        text = str(path)
+        if text == self._root:
+            return "."
+        if text.startswith(self._prefix):
+            return text[len(self._prefix) :]
+        return text
+
+    def confine(self, path: Path, via: Path | None, ref: str, field: str = "") -> None:
+        """`path` (already normalised) must stay inside the root, symlinks resolved."""
+        if not _under(str(path), self._root):
+            raise EscapeError(f"{self._what(via, ref, field)} is outside the source root ({path})")
+        real = self.w.real_str(str(path))
+        if not _under(real, self._real_root):
+            raise EscapeError(
+                f"{self._what(via, ref, field)}: {self.rel(path)} resolves through a symlink "
+                f"to {real}, outside the source root"
+            )
+
+    def _what(self, via: Path | None, ref: str, field: str) -> str:
+        where = f"{self.rel(via)}: " if via is not None else ""
+        return f"{where}{field} '{ref}'" if field else f"{where}'{ref}'"
+
+    def resolve(self, base: Path, ref: str, via: Path, field: str) -> Path | None:
+        """The local path `ref` names, confined; None (and recorded) when it is remote."""
+        if is_remote(ref):
+            self.remote.append(ref)
+            return None
+        path = Path(os.path.normpath(os.path.join(base, ref)))
+        if self.w.kind(path) is None and _host_like(ref):
+            self.remote.append(ref)
+            return None
+        self.confine(path, via, ref, field)
+        return path
+
+    def file(self, path: Path) -> None:
+        kind = self.w.kind(path)
+        self.entries.add((kind if kind in ("file", "dir") else "missing", self.rel(path)))
+
+    def tree(self, path: Path, via: Path) -> None:
+        """Every file under a directory (a Helm chart home), confined."""
+        if self.w.kind(path) != "dir":
+            self.entries.add(("missing", self.rel(path)))
+            return
+        for dirpath, dirnames, filenames in os.walk(path):
+            here = Path(dirpath)
+            dirnames.sort()
+            for name in sorted(filenames):
+                child = here / name
+                self.confine(child, via, self.rel(child))
+                self.entries.add(("file", self.rel(child)))
+
+    # -- kustomization files ---------------------------------------------------------------
+
+    def kustomization(self, directory: Path) -> None:
+        rel = self.rel(directory)
+        data: Any
+        if directory == self.start and self.generated is not None:
+            name, content = self.generated
+            kfile = directory / name
+            self.gen.append((self.rel(kfile), content))
+            try:
+                data = parsed.load(content)
+            except yamlload.YAMLError:
+                data = None
+        else:
+            names = [n for n in KUSTOMIZATION_FILES if self.w.kind(directory / n) == "file"]
+            self.entries.add(("kfiles", f"{rel}|{'|'.join(names)}"))
+            if not names:
+                return  # kustomize fails here; nothing more is read
+            kfile = directory / names[0]
+            self.confine(kfile, None, self.rel(kfile))
+            self.entries.add(("file", self.rel(kfile)))
+            data = self.w.parsed(kfile)
+        if isinstance(data, dict):
+            self.fields(directory, kfile, data)
+
+    def fields(self, directory: Path, kfile: Path, data: dict[str, Any]) -> None:
+        for field in DIR_FIELDS:
+            for ref in _strings(data.get(field)):
+                path = self.resolve(directory, ref, kfile, field)
+                if path is None:
+                    continue
+                if self.w.kind(path) == "dir":
+                    self.children.append(path)
+                else:
+                    self.file(path)
+        for field in PATH_FIELDS:
+            for ref in _strings(data.get(field)):
+                if "\n" in ref:
+                    continue  # an inline patch
+                path = self.resolve(directory, ref, kfile, field)
+                if path is not None:
+                    self.file(path)
+        for field in ("patches", "patchesJson6902", "replacements"):
+            for entry in _mappings(data.get(field)):
+                named = entry.get("path")
+                if isinstance(named, str) and named:
+                    path = self.resolve(directory, named, kfile, field)
+                    if path is not None:
+                        self.file(path)
+        for field in GENERATOR_FIELDS:
+            for entry in _mappings(data.get(field)):
+                self.generator_entry(directory, kfile, field, entry)
+        openapi = data.get("openapi")
+        if isinstance(openapi, dict) and isinstance(openapi.get("path"), str):
+            path = self.resolve(directory, openapi["path"], kfile, "openapi")
+            if path is not None:
+                self.file(path)
+        self.helm(directory, kfile, data)
+        for field in PLUGIN_FIELDS:
+            for ref in _strings(data.get(field)):
+                if "\n" in ref:
+                    continue  # an inline plugin config
+                path = self.resolve(directory, ref, kfile, field)
+                if path is None:
+                    continue
+                if self.w.kind(path) == "dir":
+                    self.children.append(path)
+                    continue
+                self.file(path)
+                self.plugin_config(directory, path)
+
+    def generator_entry(
+        self, directory: Path, kfile: Path, field: str, entry: dict[str, Any]
+    ) -> None:
+        refs = [f.partition("=")[2] or f for f in _strings(entry.get("files"))]
+        refs += _strings(entry.get("envs"))
+        refs += _strings([entry.get("env")])
+        for ref in refs:
+            path = self.resolve(directory, ref, kfile, field)
+            if path is not None:
+                self.file(path)
+
+    def helm(self, directory: Path, kfile: Path, data: dict[str, Any]) -> None:
+        charts = _mappings(data.get("helmCharts"))
+        if not charts:
+            return
+        globals_ = data.get("helmGlobals")
+        home = DEFAULT_CHART_HOME
+        if isinstance(globals_, dict) and isinstance(globals_.get("chartHome"), str):
+            home = globals_["chartHome"]
+        home_path = self.resolve(directory, home, kfile, "helmGlobals.chartHome")
+        for chart in charts:
+            # inflated by the `helm` binary kustomize runs, whose version is not in the key
+            self.remote.append(f"helm:{chart.get('repo') or home}/{chart.get('name')}")
+            refs = _strings([chart.get("valuesFile")]) + _strings(
+                chart.get("additionalValuesFiles")
+            )
+            for ref in refs:
+                path = self.resolve(directory, ref, kfile, "helmCharts")
+                if path is not None:
+                    self.file(path)
+        if home_path is not None:
+            self.tree(home_path, kfile)
+
+    def plugin_config(self, directory: Path, config: Path) -> None:
+        """Files a generator/transformer config names (HelmChartInflationGenerator, ...)."""
+        try:
+            docs = yamlload.load_all(config.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yamlload.YAMLError):
+            return
+        for doc in docs:
+            if not isinstance(doc, dict):
+                continue
+            for key in PLUGIN_FILE_KEYS:
+                value = doc.get(key)
+                refs = [value] if isinstance(value, str) else _strings(value)
+                for ref in refs:
+                    if "\n" in ref:
+                        continue
+                    ref = ref.partition("=")[2] or ref
+                    path = self.resolve(directory, ref, config, f"{config.name} {key}")
+                    if path is not None:
+                        self.file(path)
+            home = doc.get("chartHome")
+            if isinstance(home, str):
+                path = self.resolve(directory, home, config, f"{config.name} chartHome")
+                if path is not None:
+                    self.tree(path, config)
+            if doc.get("kind") == "HelmChartInflationGenerator":
+                self.remote.append(f"helm:{doc.get('repo') or 'local'}/{doc.get('name')}")
+            if _is_function(doc):
+                self.remote.append(f"function:{config.name}")
+
+
+def _is_function(doc: dict[str, Any]) -> bool:
+    """A KRM function (container or exec plugin): its output is not a function of the tree."""
+    meta = doc.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    if isinstance(annotations, dict) and any(
+        k in annotations for k in ("config.kubernetes.io/function", "config.k8s.io/function")
+    ):
+        return True
+    api = str(doc.get("apiVersion") or "")
+    return bool(api) and api != "builtin" and not api.startswith("builtin/")
+
+
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _mappings(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []

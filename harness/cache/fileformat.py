@@ -1,0 +1,121 @@
+"""The cache directory's file format, with nothing but the standard library's light modules.
+
+Split out of store.py so that the replay fast path (replay.py), which must answer in a few
+milliseconds before any heavy import, reads and writes the very same checksummed entries
+that the render cache keeps, prunes and clears.
+"""
+
+from __future__ import annotations
+
+import os
+
+from harness.core import atomic
+
+# The replay fast path imports this module: typing (~2.5 ms), json (~5 ms with re) and
+# hashlib (OpenSSL, ~2 ms) would be most of a replay's own cost, so none is imported here at
+# module level. The render cache's JSON entries import them when first used.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from hashlib import sha256 as sha256
+    from typing import Any
+else:  # the interpreter's own sha256, without OpenSSL's start-up (3.12+, then 3.11)
+    try:
+        from _sha2 import sha256
+    except ImportError:  # pragma: no cover - depends on the Python version
+        try:
+            from _sha256 import sha256
+        except ImportError:
+            from hashlib import sha256
+
+ENV_DIR = "HARNESS_CACHE_DIR"
+FORMAT = "harness-cache-v1"
+ENTRIES = "v1"
+TMP_SUFFIX = atomic.TMP_SUFFIX
+
+
+def default_dir() -> str:
+    """`$HARNESS_CACHE_DIR`, else `$XDG_CACHE_HOME/harness`, else `~/.cache/harness`."""
+    explicit = os.environ.get(ENV_DIR)
+    if explicit:
+        return os.path.expanduser(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and os.path.isabs(os.path.expanduser(xdg)):
+        base = os.path.expanduser(xdg)
+    else:
+        base = os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "harness")
+
+
+def entry_path(directory: str, digest: str) -> str:
+    """Entries live under `directory/v1/<2 hex>/<62 hex>.json`."""
+    return os.path.join(directory, ENTRIES, digest[:2], f"{digest[2:]}.json")
+
+
+def encode(payload: dict[str, Any], digest: str) -> bytes:
+    """The sha256 of the body, a newline, then the body: truncation and bit rot show."""
+    import hashlib
+    import json
+
+    body = json.dumps(
+        {"format": FORMAT, "key": digest, "payload": payload},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    ).encode("utf-8")
+    return hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+
+
+def decode(raw: bytes, digest: str) -> dict[str, Any] | None:
+    """The payload of a whole, uncorrupted entry stored under `digest`; else None."""
+    import hashlib
+    import json
+
+    head, sep, body = raw.partition(b"\n")
+    if not sep or hashlib.sha256(body).hexdigest().encode() != head:
+        return None
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("key") != digest:
+        return None
+    payload = doc.get("payload")
+    return payload if isinstance(payload, dict) else None
+
+
+def encode_raw(body: bytes, digest: str) -> bytes:
+    """An entry whose body is bytes the caller encodes (replay records: marshal, which needs no
+    import): the sha256 of a header and the body, the header, the body."""
+    header = f"{FORMAT} {digest} raw\n".encode()
+    return sha256(header + body).hexdigest().encode() + b"\n" + header + body
+
+
+def decode_raw(raw: bytes, digest: str) -> bytes | None:
+    """The body of a whole, uncorrupted raw entry stored under `digest`; else None."""
+    head, sep, rest = raw.partition(b"\n")
+    if not sep or sha256(rest).hexdigest().encode() != head:
+        return None
+    header, sep, body = rest.partition(b"\n")
+    if not sep or header != f"{FORMAT} {digest} raw".encode():
+        return None
+    return body
+
+
+def write_atomic(path: str, data: bytes) -> bool:
+    """Write `path` atomically (core/atomic.py); False when it could not be written
+    (read-only dir, full disk): the caller loses only the entry."""
+    try:
+        atomic.write(path, data)
+    except OSError:
+        return False
+    return True
+
+
+def quietly(operation: Callable[[str], object], path: str) -> None:
+    """`operation(path)` (os.unlink, os.utime) where failing loses nothing; contextlib would
+    be one more import for the replay fast path."""
+    try:
+        operation(path)
+    except OSError:
+        return

@@ -1,0 +1,552 @@
+"""Whole-run replay: a `check` or `lint` whose inputs are all unchanged prints its recorded answer.
+
+Why: on a warm render cache a no-change `check` of a big repo still pays ~1.3 s for imports,
+discovery, hundreds of cache lookups and hazard graphs, although its answer is a function of
+files that can be stat-ed in milliseconds. Like git's index (and the run caches of build
+tools), a run is recorded with the stat signature of everything it could read; a later,
+identical invocation whose signatures all still match writes the recorded output back byte
+for byte and exits with the recorded code, before any heavy import.
+
+What a run could read, and so what must match:
+- the invocation: verb and arguments, working directory, environment, which streams are
+  terminals and their size, the Python interpreter;
+- every file, directory and symlink under the run's roots (the repo, plus a config file,
+  goldens or source checkouts outside it), `.git` directories excepted: check and lint read
+  the working tree, never the index; the cache directory excepted;
+- harness's own code, the installed packages (site-packages directories) and the renderer
+  binary.
+A file modified too recently to trust its mtime (git's "racily clean" case) also has its
+content hash recorded and checked. A file rewritten with its size, mtime, ctime and inode all
+kept cannot be seen, as with git and make.
+
+A run is recorded when it exits 0, 1 or 2 and read no remote input (a remote kustomize
+resource, a chart from a Helm repository) and met no transient failure (a renderer that timed
+out, was killed by a signal or could not start); the inputs must not change while it reads
+them. An error such as a missing file or an unmapped source is a function of the inputs like
+any other answer, so it is replayed too.
+`--no-cache`, `--html FILE`, `-o junit` (its XML holds the run's duration),
+`$GITHUB_STEP_SUMMARY` or `HARNESS_NO_REPLAY=1` turn it off; `HARNESS_REPLAY_LOG=FILE`
+appends one line per decision. Records are ordinary entries of the render cache
+(fileformat.py): checksummed, atomic, counted, pruned and cleared with it.
+
+Standard library only, light modules only: this module runs before harness.cli is imported.
+"""
+
+from __future__ import annotations
+
+import io
+import marshal
+import os
+import sys
+import time
+
+from harness import __version__
+from harness.cache import fileformat
+from harness.cache.fileformat import sha256
+
+# Imports are the bulk of a replay's own time: typing, contextlib, json, base64 and hashlib
+# are avoided here (records are marshal'd, sha256 is the interpreter's own).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import TracebackType
+    from typing import Any, BinaryIO, TextIO
+
+    from harness.core.config import Config
+
+VERBS = frozenset({"check", "lint"})
+KIND = "harness-run-v1"
+ENV_OFF = "HARNESS_NO_REPLAY"
+ENV_LOG = "HARNESS_REPLAY_LOG"
+# a file whose mtime is within this of the recording may change again inside one mtime tick
+RACY_NS = 2_000_000_000
+# variables a shell changes between two runs of the same command; HARNESS_REPLAY_* only steer
+# this module
+VOLATILE_ENV = frozenset({"_", "OLDPWD", "PWD", "SHLVL", ENV_LOG})
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # harness/
+
+
+class Plan:
+    """An invocation that may be replayed: its argv, its cache directory and its key."""
+
+    __slots__ = ("argv", "digest", "directory")
+
+    def __init__(self, argv: list[str], directory: str, digest: str) -> None:
+        self.argv = argv
+        self.directory = directory
+        self.digest = digest
+
+    @property
+    def path(self) -> str:
+        return fileformat.entry_path(self.directory, self.digest)
+
+
+def plan(argv: list[str]) -> Plan | None:
+    """The replay plan for this command line, or None when it must run for real."""
+    if os.environ.get(ENV_OFF, "") not in ("", "0"):
+        return None
+    if not argv or argv[0] not in VERBS:
+        return None
+    if not all(hasattr(stream, "buffer") for stream in (sys.stdout, sys.stderr)):
+        return None  # no byte streams to capture (closed, or replaced by an embedding host)
+    directory: str | None = None
+    for i, arg in enumerate(argv):
+        if arg == "--no-cache" or arg == "--html" or arg.startswith("--html="):
+            return None
+        if _option_value(argv, i, "--output", "o") == "junit":
+            return None  # JUnit XML holds the run's duration: a replay would report the old one
+        if arg == "--cache-dir" and i + 1 < len(argv):
+            directory = argv[i + 1]
+        elif arg.startswith("--cache-dir="):
+            directory = arg.partition("=")[2]
+    if os.environ.get("GITHUB_STEP_SUMMARY"):
+        return None  # check appends to it: a side effect a replay would skip
+    if directory is None:
+        directory = fileformat.default_dir()
+    return Plan(list(argv), os.path.realpath(directory), invocation_key(argv))
+
+
+# check's and lint's short options that take a value: in a cluster (`-qo junit`, `-j2`)
+# the rest of the word, else the next word, is that value
+VALUED_SHORT = "oj"
+
+
+def _option_value(argv: list[str], i: int, long: str, short: str) -> str | None:
+    """The value argv[i] gives `--long`/`-short`: `--long V`, `--long=V`, `-s V`, `-sV`, `-qs V`."""
+    arg = argv[i]
+    following = argv[i + 1] if i + 1 < len(argv) else None
+    if arg == long:
+        return following
+    if arg.startswith(long + "="):
+        return arg[len(long) + 1 :]
+    if arg.startswith("-") and not arg.startswith("--"):
+        for k, letter in enumerate(arg[1:], start=2):
+            if letter in VALUED_SHORT:
+                if letter != short:
+                    return None
+                return arg[k:] or following
+    return None
+
+
+def invocation_key(argv: list[str]) -> str:
+    """sha256 of everything about the invocation itself that can change a run's output."""
+    ttys = [_isatty(fd) for fd in (0, 1, 2)]
+    size: tuple[int, int] | None = None
+    if ttys[1] or ttys[2]:
+        try:
+            columns, lines = os.get_terminal_size(1 if ttys[1] else 2)
+            size = (columns, lines)
+        except OSError:
+            size = None
+    env = sorted((k, v) for k, v in os.environ.items() if k not in VOLATILE_ENV)
+    parts: list[Any] = [
+        KIND,
+        __version__,
+        sys.executable,
+        sys.version,
+        os.getcwd(),
+        argv,
+        env,
+        ttys,
+        size,
+        sys.stdout.encoding,
+        sys.stderr.encoding,
+    ]
+    h = sha256()
+    for part in parts:
+        data = repr(part).encode("utf-8", "surrogateescape")
+        h.update(b"%d:" % len(data))
+        h.update(data)
+    return h.hexdigest()
+
+
+def _isatty(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
+
+
+# -- fingerprints ----------------------------------------------------------------------------
+
+
+class Fingerprint:
+    """The stat signature of a run's inputs, and content hashes of the racily clean files."""
+
+    __slots__ = ("digests", "signature")
+
+    def __init__(self, signature: str, digests: dict[str, str]) -> None:
+        self.signature = signature
+        self.digests = digests
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Fingerprint)
+            and self.signature == other.signature
+            and self.digests == other.digests
+        )
+
+    def __hash__(self) -> int:
+        return hash(self.signature)
+
+
+def fingerprint(roots: list[str], files: list[str], skip: str, racy_after: int) -> Fingerprint:
+    """Walk `roots` and stat `files`; files modified after `racy_after` get content hashes."""
+    h = sha256()
+    digests: dict[str, str] = {}
+    for path in files:
+        h.update(f"F\0{path}\0{_stat_line(path)}\n".encode("utf-8", "surrogateescape"))
+    for root in roots:
+        h.update(f"R\0{root}\n".encode("utf-8", "surrogateescape"))
+        _walk(root, h, digests, skip, racy_after)
+    return Fingerprint(h.hexdigest(), digests)
+
+
+def _stat_line(path: str) -> str:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "missing"
+    return f"{st.st_mode} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}"
+
+
+def _walk(root: str, h: Any, digests: dict[str, str], skip: str, racy_after: int) -> None:
+    try:
+        st = os.stat(root)
+    except OSError:
+        h.update(b"missing\n")
+        return
+    if not os.path.isdir(root):
+        line = f"{st.st_mode} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}"
+        h.update(f"f\0\0{line}\n".encode())
+        if max(st.st_mtime_ns, st.st_ctime_ns) >= racy_after:
+            digests[root] = _content(root)
+        return
+    stack = [root]
+    while stack:
+        directory = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            h.update(f"E\0{directory}\0{exc.errno}\n".encode("utf-8", "surrogateescape"))
+            continue
+        subdirs: list[str] = []
+        for entry in entries:
+            if entry.name == ".git" or entry.path == skip:
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue  # vanished between listing and stat: the after-run walk will differ
+            rel = entry.path[len(root) :]
+            if entry.is_symlink():
+                try:
+                    target = os.readlink(entry.path)
+                except OSError:
+                    target = ""
+                line = f"l\0{rel}\0{target}\0{st.st_mtime_ns} {st.st_ino}\n"
+            elif entry.is_dir(follow_symlinks=False):
+                line = f"d\0{rel}\0{st.st_mode}\n"
+                subdirs.append(entry.path)
+            else:
+                line = (
+                    f"f\0{rel}\0{st.st_mode} {st.st_size} {st.st_mtime_ns} "
+                    f"{st.st_ctime_ns} {st.st_ino}\n"
+                )
+                if max(st.st_mtime_ns, st.st_ctime_ns) >= racy_after:
+                    digests[entry.path] = _content(entry.path)
+            h.update(line.encode("utf-8", "surrogateescape"))
+        stack.extend(reversed(subdirs))
+
+
+def _content(path: str) -> str:
+    h = sha256()
+    try:
+        with open(path, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                h.update(chunk)
+    except OSError:
+        return "unreadable"
+    return str(h.hexdigest())
+
+
+def code_files() -> list[str]:
+    """What the run's code is: harness's own modules and the package directories in use."""
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(PACKAGE_DIR):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        found.extend(os.path.join(dirpath, f) for f in sorted(filenames) if f.endswith(".py"))
+    # an install, upgrade or removal renames dist-info directories there
+    found.extend(p for p in sys.path if p.endswith(("site-packages", "dist-packages")))
+    return found
+
+
+# -- replay ----------------------------------------------------------------------------------
+
+
+def replay(run: Plan) -> int | None:
+    """Write the recorded output and return the exit code; None (and nothing written) on a miss."""
+    try:
+        with open(run.path, "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        _log(run, "miss: no record")
+        return None
+    payload = _load(raw, run.digest)
+    if payload is None or payload.get("kind") != KIND or payload.get("argv") != run.argv:
+        _log(run, "miss: unreadable record")
+        fileformat.quietly(os.unlink, run.path)
+        return None
+    try:
+        roots = list(payload["roots"])
+        skip = str(payload["skip"])
+        recorded = Fingerprint(str(payload["signature"]), dict(payload["digests"]))
+        chunks = [(int(fd), bytes(data)) for fd, data in payload["output"]]
+        code = int(payload["exit"])
+        racy_after = int(payload["racy_after"])
+        tools = {str(k): str(v) for k, v in dict(payload["tools"]).items()}
+    except (KeyError, TypeError, ValueError):
+        _log(run, "miss: unreadable record")
+        return None
+    # today's code files, not the recorded list: a module added since is a change too
+    now = fingerprint(roots, code_files(), skip, racy_after)
+    if now != recorded or not _tools_unchanged(tools):
+        _log(run, "miss: inputs changed")
+        return None
+    streams = {1: sys.stdout, 2: sys.stderr}
+    for fd, data in chunks:
+        stream = streams[fd]
+        stream.flush()
+        stream.buffer.write(data)
+        stream.buffer.flush()
+    fileformat.quietly(os.utime, run.path)  # least recently used goes first when pruned
+    _log(run, f"hit: exit {code}")
+    return code
+
+
+def _load(raw: bytes, digest: str) -> dict[str, Any] | None:
+    """A record's payload: a checksummed cache entry whose body is marshal'd (builtin types
+    only; the checksum is verified before marshal reads a byte)."""
+    body = fileformat.decode_raw(raw, digest)
+    if body is None:
+        return None
+    try:
+        payload = marshal.loads(body)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def _tools_unchanged(tools: dict[str, str]) -> bool:
+    return all(_stat_line(path) == line for path, line in tools.items())
+
+
+def _log(run: Plan, message: str) -> None:
+    target = os.environ.get(ENV_LOG)
+    if not target:
+        return
+    try:
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write(f"{' '.join(run.argv[:1])} {run.digest[:12]} {message}\n")
+    except OSError:
+        return
+
+
+# -- recording -------------------------------------------------------------------------------
+
+
+class _Tee(io.BufferedIOBase):
+    """A stream's bytes go to the real stream and, unless paused, into the record."""
+
+    def __init__(self, target: BinaryIO, fd: int, recorder: Recorder) -> None:
+        super().__init__()
+        self._target = target
+        self._fd = fd
+        self._recorder = recorder
+
+    @property
+    def name(self) -> Any:
+        return getattr(self._target, "name", "")
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        chunk = bytes(data)
+        self._target.write(chunk)
+        self._recorder.capture(self._fd, chunk)
+        return len(chunk)
+
+    def flush(self) -> None:
+        self._target.flush()
+
+    def isatty(self) -> bool:
+        return self._target.isatty()
+
+    def fileno(self) -> int:
+        return self._target.fileno()
+
+
+class Recorder:
+    """One recording run: its captured output, its inputs' fingerprint and its taints."""
+
+    def __init__(self, run: Plan) -> None:
+        self.run = run
+        self.chunks: list[list[Any]] = []
+        self.paused = 0
+        self.tainted: str | None = None
+        self.roots: list[str] | None = None
+        self.tools: dict[str, str] = {}  # binary -> its stat line when the run resolved it
+        self.before: Fingerprint | None = None
+        self.racy_after = 0
+
+    def capture(self, fd: int, chunk: bytes) -> None:
+        if self.paused or not chunk:
+            return
+        if self.chunks and self.chunks[-1][0] == fd:
+            self.chunks[-1][1] += chunk
+        else:
+            self.chunks.append([fd, bytearray(chunk)])
+
+    def start(self, roots: list[str]) -> None:
+        """Fingerprint the inputs before the run reads them (after config load)."""
+        self.roots = roots
+        self.racy_after = time.time_ns() - RACY_NS
+        self.before = fingerprint(roots, code_files(), self.run.directory, self.racy_after)
+
+    def finish(self, code: int) -> None:
+        """Store the record when the run is replayable and nothing changed under it."""
+        reason = self._refusal(code)
+        if reason is None and self.roots is not None and self.before is not None:
+            after = fingerprint(self.roots, code_files(), self.run.directory, self.racy_after)
+            if after != self.before or not _tools_unchanged(self.tools):
+                reason = "inputs changed during the run"
+        if reason is not None:
+            _log(self.run, f"not recorded: {reason}")
+            return
+        assert self.before is not None and self.roots is not None
+        payload = {
+            "kind": KIND,
+            "argv": self.run.argv,
+            "roots": self.roots,
+            "tools": self.tools,
+            "skip": self.run.directory,
+            "signature": self.before.signature,
+            "digests": self.before.digests,
+            "racy_after": self.racy_after,
+            "exit": code,
+            "output": [[fd, bytes(data)] for fd, data in self.chunks],
+        }
+        data = fileformat.encode_raw(marshal.dumps(payload), self.run.digest)
+        if fileformat.write_atomic(self.run.path, data):
+            _log(self.run, f"recorded: exit {code}")
+
+    def _refusal(self, code: int) -> str | None:
+        if code not in (0, 1, 2):
+            return f"exit {code}"
+        if self.tainted is not None:
+            return self.tainted
+        if self.roots is None:
+            return "no repo was read"
+        return None
+
+
+_active: Recorder | None = None
+
+
+class recording:  # lower case: used as `with replay.recording(run):`, like a function
+    """Run the CLI inside this: its output is captured and, if replayable, recorded."""
+
+    def __init__(self, run: Plan) -> None:
+        self.recorder = Recorder(run)
+        self.saved: tuple[TextIO, TextIO] = (sys.stdout, sys.stderr)
+
+    def __enter__(self) -> Recorder:
+        global _active
+        self.saved = (sys.stdout, sys.stderr)
+        sys.stdout = _wrap(sys.stdout, 1, self.recorder)
+        sys.stderr = _wrap(sys.stderr, 2, self.recorder)
+        _active = self.recorder
+        return self.recorder
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        global _active
+        if kind is None:
+            code = 0
+        elif isinstance(exc, SystemExit):
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        else:
+            code = -1  # an exception: never recorded
+        _active = None
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # a closed pipe must not hide the run's own outcome
+                continue
+        sys.stdout, sys.stderr = self.saved
+        self.recorder.finish(code)
+
+
+def _wrap(stream: TextIO, fd: int, recorder: Recorder) -> TextIO:
+    return io.TextIOWrapper(
+        _Tee(stream.buffer, fd, recorder),
+        encoding=stream.encoding,
+        errors=stream.errors,
+        line_buffering=bool(stream.line_buffering),
+        write_through=True,
+    )
+
+
+# -- hooks the run calls; no-ops outside a recording -------------------------------------------
+
+
+def note_config(cfg: Config) -> None:
+    """The config is loaded: its repo and whatever it points to outside it are the roots."""
+    if _active is None or _active.roots is not None:
+        return
+    repo = str(cfg.repo.resolve())
+    roots = [repo]
+    candidates = [cfg.goldens, cfg.source_file]
+    candidates += [cfg.repo / s for s in cfg.sources.values()]
+    for decl in cfg.outside_git.values():
+        candidates += [cfg.repo / s for s in decl.sources.values() if s is not None]
+    for candidate in candidates:
+        if candidate is None:
+            continue
+        path = str(candidate.resolve())
+        if path != repo and not path.startswith(repo + os.sep) and path not in roots:
+            roots.append(path)
+    _active.start(roots)
+
+
+def note_tool(path: os.PathLike[str] | str) -> None:
+    """A binary the run executes (kubectl, kustomize, helm): replaced => run again."""
+    if _active is not None:
+        found = os.path.abspath(path)
+        _active.tools[found] = _stat_line(found)
+
+
+def taint(reason: str) -> None:
+    """This run read something no fingerprint covers (a remote chart or resource)."""
+    if _active is not None and _active.tainted is None:
+        _active.tainted = reason
+
+
+class paused:  # lower case: used as `with replay.paused():`, like a function
+    """Output written inside (a live progress bar on a terminal) is not part of the record."""
+
+    def __init__(self) -> None:
+        self.recorder = _active
+
+    def __enter__(self) -> None:
+        if self.recorder is not None:
+            self.recorder.paused += 1
+
+    def __exit__(self, *exc: object) -> None:
+        if self.recorder is not None:
+            self.recorder.paused -= 1

@@ -1,0 +1,209 @@
+"""The render seam: confine a build, digest its inputs, answer from the cache or render.
+
+Every build passes here before kustomize runs. Its input closure (closure.py) is computed
+first; a read outside the source root fails the target. With a cache, the key is made of
+the renderer identity and version, its flags, the harness version and the closure digest
+(Flux builds add their spec, variables and ignore rules, see flux/kustomize/cached.py); a hit
+returns the stored result, a miss renders and stores it. Only successful builds of
+closures without remote references are stored. Without a cache (`--no-cache`) every
+target renders, but confinement still applies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.cache import parsed
+from harness.cache import store as cache_mod
+from harness.cache.closure import Blobs, EscapeError, Walker
+from harness.core import parallel
+from harness.core.model import DocId, Document, Target, TargetResult
+from harness.render import Renderer, result_from_output
+
+
+@dataclass
+class Seam:
+    """What the builds of one render share: the cache, the closure walker, blob ids."""
+
+    renderer: Renderer
+    cache: cache_mod.RenderCache | None = None
+    walker: Walker = field(default_factory=Walker)
+    blobs: Blobs = field(default_factory=Blobs)
+
+    @classmethod
+    def for_run(
+        cls,
+        renderer: Renderer,
+        cache: cache_mod.RenderCache | None,
+        blob_index: Mapping[str, str] | None = None,
+    ) -> Seam:
+        seam = cls(renderer, cache, Walker(), Blobs(blob_index))
+        if cache is not None and cache.store is not None:
+            known_version(renderer, cache.store)
+        return seam
+
+    def identity(self) -> str:
+        """Renderer name, version and flags; not its path, so CI runners share entries."""
+        info = self.renderer.info()
+        return f"{info.name}\0{info.version}\0{' '.join(self.renderer.flags)}"
+
+
+def known_version(renderer: Renderer, store: cache_mod.Store) -> threading.Thread | None:
+    """The renderer's version as an earlier run asked it, kept in the cache under the binary's
+    identity (real path, size, inode, mtime and ctime): a warm run starts no `version`
+    process. A script (`#!`, e.g. a version manager's shim choosing a binary per directory)
+    is asked every time; so is a binary whose entry is missing or corrupt. Returns the thread
+    that stores a version asked now (it waits for the run's own check), else None."""
+    stamp = binary_stamp(renderer.binary)
+    if stamp is None:
+        return None
+    digest = cache_mod.key("renderer-version", renderer.mode, *stamp)
+    payload = store.get_meta(digest)
+    version = payload.get("version") if payload is not None else None
+    if isinstance(version, str) and version:
+        renderer.assume_version(version)
+        return None
+
+    def remember() -> None:  # beside the first builds, as render_repo runs the check itself
+        with contextlib.suppress(Exception):  # a failed check reaches whoever asks info()
+            store.put_meta(digest, {"version": renderer.info().version})
+
+    thread = threading.Thread(target=remember, name="renderer-version-memo")
+    thread.start()
+    return thread
+
+
+def binary_stamp(binary: Path) -> tuple[str, ...] | None:
+    """A binary's identity for remembering its version (real path, size, inode, mtime,
+    ctime); None for a script (`#!`) or a file that cannot be read: those are asked."""
+    real = os.path.realpath(binary)
+    try:
+        with open(real, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if fh.read(2) == b"#!":
+                return None
+    except OSError:
+        return None
+    return (real, str(st.st_size), str(st.st_ino), str(st.st_mtime_ns), str(st.st_ctime_ns))
+
+
+def path_result(seam: Seam, target: Target, repo: Path) -> TargetResult:
+    """One path target: confined to the repo root, served from the cache when it can be."""
+    try:
+        closure = seam.walker.closure(target.path, repo)
+    except EscapeError as exc:
+        return TargetResult(target, error=str(exc))
+    cache = seam.cache
+    if cache is None:
+        return result_from_output(target, seam.renderer.build(target.path), repo)
+    if not closure.cacheable:
+        cache.skip()
+        return result_from_output(target, seam.renderer.build(target.path), repo)
+    digest = cache_mod.key("path", seam.identity(), closure.digest(seam.blobs))
+    payload = cache.get(digest)
+    if payload is not None:
+        found = result_from_payload(target, payload)
+        if found is not None:
+            return found
+    result = result_from_output(target, seam.renderer.build(target.path), repo)
+    if result.ok:
+        cache.put(digest, result_payload(result))
+    return result
+
+
+def render_paths(
+    seam: Seam,
+    targets: Iterable[Target],
+    repo: Path,
+    jobs: int,
+    on_done: Callable[[TargetResult], None] | None = None,
+) -> dict[str, TargetResult]:
+    """Path targets in parallel through the seam; one failure never stops the others."""
+    results: dict[str, TargetResult] = {}
+
+    def one(target: Target) -> TargetResult:
+        result = path_result(seam, target, repo)
+        if on_done is not None:
+            on_done(result)
+        return result
+
+    with parallel.pool(jobs) as executor:
+        for result in executor.map(one, list(targets)):
+            results[result.name] = result
+    return results
+
+
+# -- payloads: what an entry holds ---------------------------------------------------------
+
+
+def documents_payload(docs: Iterable[Document]) -> list[list[str | None]]:
+    """Documents as stored: identity, apiVersion, (already redacted) text, sha256, and the
+    text's parsed object as JSON (parsed.py; None when JSON cannot hold it)."""
+    return [
+        [
+            d.id.group,
+            d.id.kind,
+            d.id.namespace,
+            d.id.name,
+            d.api_version,
+            d.text,
+            d.sha256,
+            parsed.stored(d.text),
+        ]
+        for d in docs
+    ]
+
+
+def documents_from_payload(rows: Any) -> tuple[Document, ...] | None:
+    if not isinstance(rows, list):
+        return None
+    out: list[Document] = []
+    objects: list[tuple[str, str]] = []
+    for row in rows:
+        if not isinstance(row, list) or len(row) != 8:
+            return None
+        if not all(isinstance(v, str) for v in row[:7]):
+            return None
+        group, kind, namespace, name, api_version, text, sha, obj = row
+        if obj is not None and not isinstance(obj, str):
+            return None
+        out.append(Document(DocId(group, kind, namespace, name), api_version, text, sha))
+        if obj is not None:
+            objects.append((text, obj))
+    for text, obj in objects:  # only a whole, well-formed entry is believed
+        parsed.remember_json(text, obj)
+    return tuple(out)
+
+
+def result_payload(result: TargetResult) -> dict[str, Any]:
+    return {
+        "documents": documents_payload(result.documents),
+        "sha256": result.sha256,
+        "duplicates": [[d.group, d.kind, d.namespace, d.name] for d in result.duplicates],
+        "notes": list(result.notes),
+    }
+
+
+def result_from_payload(target: Target, payload: Mapping[str, Any]) -> TargetResult | None:
+    """The stored result for `target`, or None when the entry's shape is not ours."""
+    docs = documents_from_payload(payload.get("documents"))
+    sha = payload.get("sha256")
+    dups = payload.get("duplicates")
+    notes = payload.get("notes")
+    if docs is None or not isinstance(sha, str) or not isinstance(dups, list):
+        return None
+    if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+        return None
+    try:
+        duplicates = tuple(DocId(*d) for d in dups)
+    except TypeError:
+        return None
+    return TargetResult(
+        target, documents=docs, sha256=sha, duplicates=duplicates, notes=tuple(notes)
+    )

@@ -1,0 +1,275 @@
+"""The persistent, content-addressed render cache: a directory of checksummed entries.
+
+An entry is one build's result, addressed by the sha256 of its key (renderer identity and
+version, flags, harness version, input-closure digest and, for Flux targets, the
+Kustomization spec and substitution variables; see seam.py). Entries hold what
+harness keeps after redaction: Secret values never reach the disk in plaintext.
+
+Safe to share between concurrent runs without locks: an entry is written to a temp file
+in its final directory and renamed into place, so readers see a whole entry or none; two
+runs writing the same key write the same bytes. Every entry starts with the sha256 of its
+body, so a truncated or corrupt file is detected, removed and rebuilt, never trusted. The
+size cap is kept by deleting the least recently used entries (a hit touches its mtime).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import os
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness import __version__
+from harness.cache import fileformat
+
+ENV_DIR = fileformat.ENV_DIR
+ENV_MAX = "HARNESS_CACHE_MAX_MB"
+FORMAT = fileformat.FORMAT
+ENTRIES = fileformat.ENTRIES
+META = "meta"
+DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
+STALE_TEMP_SECONDS = 3600.0
+_TMP_SUFFIX = fileformat.TMP_SUFFIX
+
+
+def default_dir() -> Path:
+    """`$HARNESS_CACHE_DIR`, else `$XDG_CACHE_HOME/harness`, else `~/.cache/harness`."""
+    return Path(fileformat.default_dir())
+
+
+def default_max_bytes() -> int:
+    raw = os.environ.get(ENV_MAX)
+    if raw:
+        try:
+            return max(0, int(float(raw) * 1024 * 1024))
+        except ValueError:
+            pass
+    return DEFAULT_MAX_BYTES
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """sha256 of harness's own source: a changed harness never reuses an older one's renders,
+    even an editable install whose version string did not move."""
+    package = Path(__file__).resolve().parent.parent  # harness/
+    h = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        h.update(path.relative_to(package).as_posix().encode() + b"\0")
+        with contextlib.suppress(OSError):
+            h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def key(*parts: str) -> str:
+    """sha256 of the parts, each length-prefixed so no two part lists collide."""
+    h = hashlib.sha256(f"{FORMAT}\0harness {__version__} {code_fingerprint()}\0".encode())
+    for part in parts:
+        data = part.encode("utf-8", "surrogateescape")
+        h.update(b"%d:" % len(data))
+        h.update(data)
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class Info:
+    directory: Path
+    entries: int
+    bytes: int
+    max_bytes: int
+    oldest: float | None = None
+    newest: float | None = None
+
+
+@dataclass(frozen=True)
+class Pruned:
+    removed: int
+    freed: int
+    remaining: int
+    remaining_bytes: int
+
+
+class Store:
+    """Entries under `directory/v1/<2 hex>/<62 hex>.json`."""
+
+    def __init__(self, directory: Path, max_bytes: int | None = None) -> None:
+        self.directory = directory
+        self.max_bytes = default_max_bytes() if max_bytes is None else max_bytes
+        self.entries = directory / ENTRIES
+        self.written = 0
+        self.corrupt = 0
+
+    def _path(self, digest: str) -> Path:
+        return Path(fileformat.entry_path(str(self.directory), digest))
+
+    def get(self, digest: str) -> dict[str, Any] | None:
+        """The payload stored under `digest`; None if absent, unreadable or corrupt."""
+        path = self._path(digest)
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            return None
+        payload = fileformat.decode(raw, digest)
+        if payload is None:
+            self.corrupt += 1
+            with contextlib.suppress(OSError):
+                path.unlink()
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(path)  # least recently *used* goes first
+        return payload
+
+    def put(self, digest: str, payload: dict[str, Any]) -> None:
+        """Write atomically; a failure to write (read-only dir, full disk) only loses the entry."""
+        data = fileformat.encode(payload, digest)
+        if fileformat.write_atomic(str(self._path(digest)), data):
+            self.written += len(data)
+
+    def get_meta(self, digest: str) -> dict[str, Any] | None:
+        """A run's small fact kept beside the entries (the renderer's version): not a render,
+        so not counted, pruned by size or least-recent use; gone with `clear`."""
+        try:
+            raw = (self.directory / META / f"{digest}.json").read_bytes()
+        except OSError:
+            return None
+        return fileformat.decode(raw, digest)
+
+    def put_meta(self, digest: str, payload: dict[str, Any]) -> None:
+        path = str(self.directory / META / f"{digest}.json")
+        fileformat.write_atomic(path, fileformat.encode(payload, digest))
+
+    def _files(self) -> Iterator[tuple[Path, os.stat_result]]:
+        try:
+            shards = sorted(os.scandir(self.entries), key=lambda e: e.name)
+        except OSError:
+            return
+        for shard in shards:
+            if not shard.is_dir(follow_symlinks=False):
+                continue
+            try:
+                with os.scandir(shard.path) as entries:
+                    for entry in entries:
+                        with contextlib.suppress(OSError):
+                            yield Path(entry.path), entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+
+    def info(self) -> Info:
+        count = size = 0
+        oldest: float | None = None
+        newest: float | None = None
+        for path, st in self._files():
+            if path.name.endswith(_TMP_SUFFIX):
+                continue
+            count += 1
+            size += st.st_size
+            oldest = st.st_mtime if oldest is None else min(oldest, st.st_mtime)
+            newest = st.st_mtime if newest is None else max(newest, st.st_mtime)
+        return Info(self.directory, count, size, self.max_bytes, oldest, newest)
+
+    def prune(self, max_bytes: int | None = None) -> Pruned:
+        """Delete least recently used entries until the total is at most `max_bytes`.
+
+        Temp files older than an hour (a writer that died) go too. An entry another run
+        is reading may vanish under it: that run sees a miss and renders.
+        """
+        cap = self.max_bytes if max_bytes is None else max_bytes
+        now = time.time()
+        live: list[tuple[float, int, Path]] = []
+        removed = freed = 0
+        for path, st in self._files():
+            if path.name.endswith(_TMP_SUFFIX):
+                if now - st.st_mtime > STALE_TEMP_SECONDS:
+                    with contextlib.suppress(OSError):
+                        path.unlink()
+                continue
+            live.append((st.st_mtime, st.st_size, path))
+        total = sum(size for _, size, _ in live)
+        for _mtime, size, path in sorted(live):
+            if total <= cap:
+                break
+            with contextlib.suppress(OSError):
+                path.unlink()
+                removed += 1
+                freed += size
+            total -= size
+        return Pruned(removed, freed, len(live) - removed, total)
+
+    def clear(self) -> Pruned:
+        with contextlib.suppress(OSError):
+            for path in (self.directory / META).iterdir():
+                with contextlib.suppress(OSError):
+                    path.unlink()
+        return self.prune(0)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a command passes: whether to cache, where, and how big."""
+
+    enabled: bool = True
+    directory: Path | None = None
+    max_bytes: int | None = None
+
+    def store(self) -> Store | None:
+        if not self.enabled:
+            return None
+        return Store(self.directory or default_dir(), self.max_bytes)
+
+
+class RenderCache:
+    """One run's view of the cache: an in-memory layer in front of an optional store.
+
+    The memory layer is what lets `diff` reuse, for the base side, every result the head
+    side already produced for the same key, even with no store on disk.
+    """
+
+    def __init__(self, store: Store | None) -> None:
+        self.store = store
+        self._memory: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+        self.uncacheable = 0
+
+    def get(self, digest: str) -> dict[str, Any] | None:
+        with self._lock:
+            found = self._memory.get(digest)
+        if found is None and self.store is not None:
+            found = self.store.get(digest)
+            if found is not None:
+                with self._lock:
+                    self._memory[digest] = found
+        with self._lock:
+            if found is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+        return found
+
+    def put(self, digest: str, payload: dict[str, Any]) -> None:
+        with self._lock:
+            self._memory[digest] = payload
+        if self.store is not None:
+            self.store.put(digest, payload)
+
+    def skip(self) -> None:
+        with self._lock:
+            self.uncacheable += 1
+
+    def close(self) -> None:
+        """Keep the store under its cap when this run wrote to it."""
+        if self.store is not None and self.store.written:
+            self.store.prune()
+
+
+def open_cache(settings: Settings) -> RenderCache | None:
+    """None means `--no-cache`: every target renders, nothing is reused even within a run."""
+    if not settings.enabled:
+        return None
+    return RenderCache(settings.store())

@@ -1,0 +1,3 @@
+"""The command line: the typer app, the console entry, the shared command context, one module per
+verb in commands/.
+"""

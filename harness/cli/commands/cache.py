@@ -1,0 +1,60 @@
+"""`harness cache info|clear|prune`: look at and trim the render cache store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from harness.cache import store as cache_mod
+from harness.cli.context import EXIT_OK
+
+SCHEMA = "harness.cache-info/v1"
+MIB = 1024 * 1024
+
+
+def _store(directory: Path | None) -> cache_mod.Store:
+    return cache_mod.Store(directory or cache_mod.default_dir())
+
+
+def _size(n: int) -> str:
+    return f"{n / MIB:.1f} MiB" if n >= MIB // 10 else f"{n / 1024:.1f} KiB"
+
+
+def info(directory: Path | None, output: str = "text") -> int:
+    found = _store(directory).info()
+    if output == "json":
+        doc = {
+            "schema": SCHEMA,
+            "directory": str(found.directory),
+            "entries": found.entries,
+            "bytes": found.bytes,
+            "max_bytes": found.max_bytes,
+            "oldest": found.oldest,
+            "newest": found.newest,
+        }
+        typer.echo(json.dumps(doc, indent=2))
+        return EXIT_OK
+    typer.echo(f"cache: {found.directory}")
+    typer.echo(f"entries: {found.entries}")
+    typer.echo(f"size: {_size(found.bytes)} of {_size(found.max_bytes)} cap")
+    return EXIT_OK
+
+
+def clear(directory: Path | None) -> int:
+    store = _store(directory)
+    done = store.clear()
+    typer.echo(f"removed {done.removed} entries ({_size(done.freed)}) from {store.directory}")
+    return EXIT_OK
+
+
+def prune(directory: Path | None, max_mib: float | None) -> int:
+    store = _store(directory)
+    cap = None if max_mib is None else int(max_mib * MIB)
+    done = store.prune(cap)
+    typer.echo(
+        f"removed {done.removed} entries ({_size(done.freed)}); "
+        f"{done.remaining} left ({_size(done.remaining_bytes)}) in {store.directory}"
+    )
+    return EXIT_OK

@@ -1,0 +1,256 @@
+"""`harness diff`: render two sides (git refs, the working tree, or the goldens), explain every
+difference, and judge it against `--expect` / `--fail-on-diff`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from harness import gitref
+from harness.cache import inputs
+from harness.cache import store as cache_mod
+from harness.cli.context import (
+    Common,
+    cache_settings,
+    hazard_gate,
+    load_config,
+    render_snapshot,
+    renderer_for,
+)
+from harness.compare import gate
+from harness.compare.analyze import Analysis, Origin, analyze, ignore_patterns
+from harness.core.config import Config
+from harness.core.errors import HarnessError
+from harness.core.model import Snapshot
+from harness.hazards import engine as hazard_engine
+from harness.hazards.engine import HazardReport
+from harness.render import Renderer
+from harness.report import formats
+
+DEFAULT_BASE = "HEAD"
+
+
+@dataclass(frozen=True)
+class DiffOptions:
+    """The verb's own options, as typed."""
+
+    base: str | None = None
+    head: str | None = None
+    goldens: bool = False
+    expect: gate.Expectation | None = None
+    fail_on_diff: bool = False
+    fail_on_hazard: str | None = None
+    unified: int | None = None
+    output: str = "text"
+    fail_on_preexisting_error: bool = False
+    html: Path | None = None  # also write the HTML report here
+
+
+def config_at(cfg: Config, repo: Path) -> Config:
+    """The same settings applied to a checkout of the repo at another place."""
+    return replace(cfg, repo=repo, goldens=_rebase(cfg.goldens, cfg.repo, repo))
+
+
+def _rebase(path: Path, old_root: Path, new_root: Path) -> Path:
+    try:
+        return new_root / path.relative_to(old_root)
+    except ValueError:
+        return path
+
+
+def _side(
+    common: Common,
+    cfg: Config,
+    renderer: Renderer,
+    ref: str | None,
+    cache: cache_mod.RenderCache | None = None,
+    resolved: gitref.Resolved | None = None,
+) -> tuple[Snapshot, Origin, dict[str, str]]:
+    """Render a ref from a temporary checkout (gone when this returns), or the working tree;
+    with the input digests of its failed targets, taken while the tree exists.
+
+    Both sides share `cache`: a target whose inputs are the same on both is rendered once.
+    A ref's file digests come from its git blob ids.
+    """
+    if ref is None:
+        origin = Origin("worktree", "working tree", path=str(cfg.repo))
+        snapshot = render_snapshot(common, cfg, renderer, label=origin.label, cache=cache)
+        return snapshot, origin, inputs.side_digests(cfg.repo, snapshot)
+    blobs = cache is not None
+    with gitref.checkout_ahead(
+        cfg.repo, ref, blobs=blobs, background=False, resolved=resolved
+    ) as co:
+        return _ref_side(common, cfg, renderer, co(), cache)
+
+
+def _ref_side(
+    common: Common,
+    cfg: Config,
+    renderer: Renderer,
+    exported: gitref.Exported,
+    cache: cache_mod.RenderCache | None,
+) -> tuple[Snapshot, Origin, dict[str, str]]:
+    """`_side` of a ref, from its checkout (still there while this runs)."""
+    checkout = exported.checkout
+    origin = Origin("git", checkout.label, ref=checkout.ref, sha=checkout.sha)
+    at = config_at(cfg, checkout.repo)
+    snapshot = render_snapshot(
+        common, at, renderer, label=origin.label, cache=cache, blob_index=exported.blobs
+    )
+    return snapshot, origin, inputs.side_digests(at.repo, snapshot)
+
+
+def _sides(
+    common: Common,
+    cfg: Config,
+    renderer: Renderer,
+    base_ref: str,
+    head_ref: str | None,
+    cache: cache_mod.RenderCache | None,
+    stack: contextlib.ExitStack,
+    resolved: gitref.Resolved | None = None,
+) -> tuple[tuple[Snapshot, Origin, dict[str, str]], tuple[Snapshot, Origin, dict[str, str]]]:
+    """Both sides of a ref diff. Against the working tree, git exports the base in the
+    background while the working tree renders (the head goes first; through the shared
+    cache either order gives the same results), and the export is removed in the background
+    while the caller analyses (`stack` holds it until then)."""
+    if head_ref is not None:
+        base = _side(common, cfg, renderer, base_ref, cache, resolved)
+        return base, _side(common, cfg, renderer, head_ref, cache, resolved)
+    co = stack.enter_context(
+        gitref.checkout_ahead(cfg.repo, base_ref, blobs=cache is not None, resolved=resolved)
+    )
+    head = _side(common, cfg, renderer, None, cache)
+    base = _ref_side(common, cfg, renderer, co(), cache)
+    co.release()
+    return base, head
+
+
+@dataclass(frozen=True)
+class DiffRun:
+    """Everything a report of one diff needs (`diff` prints it, `comment` lays it out)."""
+
+    analysis: Analysis
+    verdict: gate.Verdict
+    base: Origin
+    head: Origin
+    code: int
+    elapsed: float = 0.0
+    config: Config | None = None
+    hazards: HazardReport | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # JSON keys of a shard (its block)
+
+
+def run(common: Common, options: DiffOptions) -> int:
+    return report(compute(common, options), options)
+
+
+def report(result: DiffRun, options: DiffOptions) -> int:
+    """Print one diff in the chosen output; the exit code. A shard's block joins the JSON."""
+    view = formats.DiffResult(
+        result.analysis,
+        result.verdict,
+        result.base,
+        result.head,
+        result.code,
+        result.elapsed,
+        result.hazards,
+        expect=options.expect,
+        fail_on_diff=options.fail_on_diff,
+        fail_on_preexisting_error=options.fail_on_preexisting_error,
+        extra=result.extra,
+    )
+    formats.report("diff", options.output, view, options.html)
+    return result.code
+
+
+def compute(common: Common, options: DiffOptions) -> DiffRun:
+    """Render both sides, analyse, judge; no output."""
+    started = time.monotonic()
+    cfg = load_config(common)
+    ignore_patterns(cfg)  # a bad pattern fails before anything renders
+    if options.goldens and (options.base or options.head):
+        raise HarnessError(
+            "--goldens compares the goldens with the working tree: drop --base/--head"
+        )
+    if options.unified is not None and options.unified < 0:
+        raise HarnessError("--unified must be >= 0")
+    base_ref = None if options.goldens else (options.base or DEFAULT_BASE)
+    resolved = None
+    if base_ref is not None or options.head is not None:
+        # a typo fails before anything renders; the checkouts reuse git's answers
+        refs = [ref for ref in (base_ref, options.head) if ref is not None]
+        resolved = gitref.resolve_refs(cfg.repo, refs)
+    renderer = renderer_for(common, cfg)
+    base_digests: dict[str, str] = {}  # goldens hold no failures: nothing is pre-existing
+    if options.goldens:
+        from harness import goldens
+
+        base = goldens.to_snapshot(goldens.load(cfg.goldens), cfg.repo)
+        base_origin = Origin("goldens", f"goldens ({cfg.goldens})", path=str(cfg.goldens))
+    cache = cache_mod.open_cache(cache_settings(common))
+    with contextlib.ExitStack() as stack:  # a base export being removed meanwhile
+        try:
+            # one cache for both sides: the head reuses every base result whose inputs match
+            if base_ref is not None:
+                pair = _sides(common, cfg, renderer, base_ref, options.head, cache, stack, resolved)
+                (base, base_origin, base_digests), (head, head_origin, head_digests) = pair
+            else:
+                head, head_origin, head_digests = _side(common, cfg, renderer, options.head, cache)
+        finally:
+            if cache is not None:
+                cache.close()
+        same_inputs = inputs.same_inputs(base_digests, head_digests)
+        extra: dict[str, Any] = {}
+        plan = common.shard.current if common.shard is not None else None
+        if plan is None and common.shard is not None:  # nothing rendered (--goldens vs no targets)
+            plan = common.shard.plan(cfg, [])
+        if plan is not None:  # this shard's part; `harness merge` rebuilds the whole run
+            from harness import shard
+
+            base, head = plan.restrict(base), plan.restrict(head)
+            same_inputs = frozenset(n for n in same_inputs if n in base.results)
+            recorded = {
+                **{k: v for k, v in asdict(options).items() if k not in ("output", "html")},
+                "base_origin": asdict(base_origin),
+                "head_origin": asdict(head_origin),
+            }
+            sides = {"base": base, "head": head}
+            extra = {"shard": shard.block(plan, "diff", sides, cfg.repo, recorded, same_inputs)}
+        result = conclude(cfg, options, base, head, base_origin, head_origin, started, same_inputs)
+        return replace(result, extra=extra)
+
+
+def conclude(
+    cfg: Config,
+    options: DiffOptions,
+    base: Snapshot,
+    head: Snapshot,
+    base_origin: Origin,
+    head_origin: Origin,
+    started: float,
+    same_inputs: frozenset[str] = frozenset(),
+) -> DiffRun:
+    """Analyse two rendered sides and judge them (shared with `harness merge`); `same_inputs`
+    names the failed targets whose inputs did not change (their errors are pre-existing)."""
+    ignore = ignore_patterns(cfg)
+    analysis = analyze(base, head, ignore=ignore, unified=options.unified, same_inputs=same_inputs)
+    verdict = gate.judge(analysis)
+    hazards = hazard_engine.diff_for(cfg, base, head, cfg.repo if options.head is None else None)
+    code = hazard_gate(
+        gate.exit_code(
+            analysis,
+            verdict,
+            options.expect,
+            options.fail_on_diff,
+            fail_on_preexisting=options.fail_on_preexisting_error,
+        ),
+        hazards,
+        options.fail_on_hazard,
+    )
+    elapsed = time.monotonic() - started
+    return DiffRun(analysis, verdict, base_origin, head_origin, code, elapsed, cfg, hazards)

@@ -1,0 +1,164 @@
+"""`harness graph`: each cluster's Flux Kustomization graph as Mermaid, DOT, SVG or JSON.
+
+Without `--base` it is the graph of one render with the lint hazards on it; with `--base` the
+change against that ref is marked (added, removed, changed, moved-into, moved-out-of) and the
+diff's hazard findings sit on the nodes and edges they name.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness import gitref
+from harness.cli.commands.diff import config_at
+from harness.cli.context import (
+    EXIT_ERROR,
+    EXIT_OK,
+    Common,
+    load_config,
+    render_snapshot,
+    renderer_for,
+)
+from harness.core import atomic
+from harness.core.config import Config
+from harness.core.errors import HarnessError
+from harness.core.model import Snapshot
+from harness.graph import dot, json_doc, mermaid, svg
+from harness.graph import view as graph_mod
+from harness.graph.view import Graph
+from harness.hazards import engine as hazard_engine
+from harness.render import Renderer
+
+FORMATS = ("mermaid", "dot", "svg", "json")
+
+
+@dataclass(frozen=True)
+class GraphOptions:
+    format: str = "mermaid"
+    base: str | None = None
+    head: str | None = None
+    focus: tuple[str, ...] = ()
+    depth: int = 1
+    clusters: tuple[str, ...] = ()
+    hazards: bool = True
+    out: Path | None = None
+    layout: str = "auto"  # svg: graphviz, builtin, or auto (graphviz when installed)
+
+
+def _side(common: Common, cfg: Config, renderer: Renderer, ref: str | None) -> Snapshot:
+    if ref is None:
+        return render_snapshot(common, cfg, renderer, label="working tree")
+    with gitref.checkout(cfg.repo, ref) as checkout:
+        at = config_at(cfg, checkout.repo)
+        return render_snapshot(common, at, renderer, label=checkout.label)
+
+
+def compute(common: Common, options: GraphOptions) -> tuple[Graph, bool]:
+    """The graph as asked for, and whether any target failed to render."""
+    cfg = load_config(common)
+    if options.base is not None or options.head is not None:
+        root = gitref.toplevel(cfg.repo)
+        for ref in (options.base, options.head):
+            if ref is not None:
+                gitref.resolve(root, ref)
+    renderer = renderer_for(common, cfg)
+    head = _side(common, cfg, renderer, options.head)
+    head_repo = cfg.repo if options.head is None else None
+    if options.base is not None:
+        base = _side(common, cfg, renderer, options.base)
+        graph = graph_mod.compare(base, head)
+        failed = bool(base.errors() or head.errors())
+        report = hazard_engine.diff_for(cfg, base, head, head_repo) if options.hazards else None
+    else:
+        graph = graph_mod.build(head)
+        failed = bool(head.errors())
+        report = (
+            hazard_engine.lint(
+                head,
+                repo=head_repo,
+                goldens=cfg.goldens,
+                sources=cfg.sources,
+                suppressions=cfg.suppress,
+                outside_git=cfg.outside_git,
+            )
+            if options.hazards
+            else None
+        )
+    if report is not None:
+        graph = graph_mod.with_hazards(graph, report.findings)
+    return select(graph, options), failed
+
+
+def select(graph: Graph, options: GraphOptions) -> Graph:
+    """`--cluster` and `--focus` applied, with errors that name what was not found."""
+    if options.clusters:
+        known = {v.cluster for v in graph.clusters}
+        unknown = [c for c in options.clusters if c not in known]
+        if unknown:
+            raise HarnessError(
+                f"--cluster {', '.join(unknown)}: no such cluster "
+                f"(known: {', '.join(sorted(known)) or 'none'})"
+            )
+        graph = Graph(
+            tuple(v for v in graph.clusters if v.cluster in options.clusters),
+            graph.base_label,
+            graph.head_label,
+        )
+    if options.focus:
+        try:
+            graph = graph_mod.focus(graph, options.focus, options.depth)
+        except KeyError as exc:
+            raise HarnessError(
+                f"--focus {exc.args[0]}: no such Kustomization (give name, namespace/name, "
+                "cluster/namespace/name, or 'changed')"
+            ) from None
+    return graph
+
+
+def format_graph(graph: Graph, fmt: str, layout: str = "auto") -> str:
+    if fmt == "mermaid":
+        return mermaid.render(graph)
+    if fmt == "dot":
+        return dot.render(graph)
+    if fmt == "json":
+        return json_doc.render(graph)
+    if fmt == "svg":
+        if layout == "builtin" or (layout == "auto" and not dot.dot_available()):
+            return svg.render(graph) + "\n"
+        return dot.to_svg(dot.render(graph))
+    raise HarnessError(f"--format {fmt}: use one of {', '.join(FORMATS)}")
+
+
+def run(common: Common, options: GraphOptions) -> int:
+    if options.format not in FORMATS:
+        raise HarnessError(f"--format {options.format}: use one of {', '.join(FORMATS)}")
+    if options.depth < 0:
+        raise HarnessError("--depth must be >= 0")
+    if options.format == "svg" and options.layout == "graphviz" and not dot.dot_available():
+        raise HarnessError(dot.MISSING_DOT)
+    if options.format == "svg" and options.layout == "auto" and not dot.dot_available():
+        print(
+            "note: Graphviz's `dot` is not installed; drawing the SVG with harness's built-in "
+            "layout (install graphviz for a tighter one)",
+            file=sys.stderr,
+        )
+    if options.out is not None:  # a bad path fails before anything renders
+        try:
+            options.out.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise HarnessError(f"{options.out}: cannot write: {exc.strerror or exc}") from None
+    graph, failed = compute(common, options)
+    text = format_graph(graph, options.format, options.layout)
+    if options.out is not None:
+        atomic.write_text(options.out, text)
+    else:
+        sys.stdout.write(text)
+    if failed:
+        print(
+            "error: some targets failed to render; their Kustomizations show as render errors",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    return EXIT_OK

@@ -1,0 +1,245 @@
+"""`harness init`: a starter harness.yaml and goldens for a repo that has neither.
+
+Rendering the repo the way `check` would finds what it cannot render from git alone:
+substituteFrom objects created outside git and sources of other repos (flux/source/outside.py
+`Gap`s). Each round declares them with visible placeholders and renders again, since a
+Kustomization that now builds may render children with gaps of their own; it stops when
+a round finds nothing new. The result is written as a commented harness.yaml (atomically,
+never over an existing one without --force), then the goldens, exactly as `update` would.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from rich.markup import escape
+
+from harness import goldens
+from harness.cli.context import EXIT_ERROR, EXIT_OK, Common, render_snapshot, renderer_for
+from harness.core import atomic
+from harness.core import config as config_mod
+from harness.core.config import Config
+from harness.core.errors import ConfigError
+from harness.core.model import Snapshot, TargetResult
+from harness.discover import find_repo_root
+from harness.flux.api import ObjectRef
+from harness.flux.source import outside
+from harness.flux.targets import render_flux
+from harness.report import text
+from harness.report.console import stderr, stdout
+
+CONFIG_NAME = "harness.yaml"
+MAX_ROUNDS = 10
+
+
+@dataclass
+class _Object:
+    ref: ObjectRef
+    keys: dict[str, None] = field(default_factory=dict)  # ordered set
+
+
+@dataclass
+class _Cluster:
+    objects: dict[ObjectRef, _Object] = field(default_factory=dict)
+    sources: dict[str, None] = field(default_factory=dict)
+
+
+@dataclass
+class Starter:
+    """What init found: cluster entry paths and the declarations it had to add."""
+
+    clusters: dict[str, str] = field(default_factory=dict)  # name -> repo-relative path
+    declared: dict[str, _Cluster] = field(default_factory=dict)
+
+    def add(self, gap: outside.Gap) -> bool:
+        """Record a gap; False when it adds nothing new (the loop has converged)."""
+        cluster = self.declared.setdefault(gap.cluster, _Cluster())
+        if gap.what == "source":
+            if str(gap.ref) in cluster.sources:
+                return False
+            cluster.sources[str(gap.ref)] = None
+            return True
+        obj = cluster.objects.get(gap.ref)
+        if obj is None:
+            cluster.objects[gap.ref] = _Object(gap.ref, dict.fromkeys(gap.variables))
+            return True
+        new = [v for v in gap.variables if v and v not in obj.keys]
+        obj.keys.update(dict.fromkeys(new))
+        return bool(new)
+
+    def counts(self) -> tuple[int, int]:
+        objects = sum(len(c.objects) for c in self.declared.values())
+        sources = sum(len(c.sources) for c in self.declared.values())
+        return objects, sources
+
+
+def run(common: Common, force: bool = False) -> int:
+    repo = (common.repo if common.repo is not None else find_repo_root(Path.cwd())).resolve()
+    if not repo.is_dir():
+        raise ConfigError(f"--repo {repo}: not a directory")
+    target = Path(common.config) if common.config is not None else repo / CONFIG_NAME
+    existing = [p for p in (target, *(repo / n for n in config_mod.CONFIG_NAMES)) if p.exists()]
+    if existing and not force:
+        raise ConfigError(
+            f"{existing[0]} already exists; harness init writes a new one only with --force "
+            "(use `harness update` to refresh the goldens)"
+        )
+    if existing and common.config is None:
+        target = existing[0]  # --force replaces the file harness would read, not a sibling
+    starter = Starter()
+    cfg = _config(repo, target, starter, common)
+    renderer = renderer_for(common, cfg)
+    err = stderr()
+    for round_ in range(1, MAX_ROUNDS + 1):
+        gaps: list[outside.Gap] = []
+        results = render_flux(
+            cfg, renderer, jobs=config_mod.default_jobs(cfg), strict=cfg.strict, gaps=gaps
+        )
+        starter.clusters = _cluster_paths(results.values(), repo)
+        new = [g for g in gaps if starter.add(g)]
+        if not new:
+            break
+        err.print(f"init: round {round_}: {len(new)} missing object(s) or source(s) declared")
+        cfg = _config(repo, target, starter, common)
+    content = starter_yaml(starter)
+    atomic.write(target, content.encode("utf-8"))
+    cfg = _apply(config_mod.load(repo, target), common)
+    snapshot = render_snapshot(common, cfg, renderer)
+    report = goldens.write(cfg.goldens, snapshot)
+    text.print_update(snapshot, report, cfg)
+    _summary(repo, target, starter, snapshot)
+    return EXIT_ERROR if snapshot.errors() else EXIT_OK
+
+
+def _apply(cfg: Config, common: Common) -> Config:
+    """Command-line settings over the file's, as every verb applies them."""
+    if common.timeout is not None:
+        cfg = replace(cfg, timeout=common.timeout)
+    if common.jobs:
+        cfg = replace(cfg, jobs=common.jobs)
+    if common.strict is not None:
+        cfg = replace(cfg, strict=common.strict)
+    return cfg
+
+
+def _config(repo: Path, target: Path, starter: Starter, common: Common) -> Config:
+    """The config the starter file will hold, loaded through the real parser."""
+    fd, name = tempfile.mkstemp(prefix="harness-init-", suffix=".yaml")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(starter_yaml(starter))
+        cfg = config_mod.load(repo, Path(name))
+    finally:
+        os.unlink(name)
+    return _apply(replace(cfg, source_file=target), common)
+
+
+def _cluster_paths(results: Iterable[TargetResult], repo: Path) -> dict[str, str]:
+    """Cluster name -> entry directory, from each cluster's root Kustomization target."""
+    found: dict[str, str] = {}
+    for result in results:
+        target = result.target
+        if (
+            target.cluster is not None
+            and target.name == f"{target.cluster}/flux-system/flux-system"
+        ):
+            path = target.path
+            found[target.cluster] = (
+                path.relative_to(repo).as_posix() if path.is_relative_to(repo) else str(path)
+            )
+    return dict(sorted(found.items()))
+
+
+def starter_yaml(starter: Starter) -> str:
+    """The commented harness.yaml; every value a placeholder reads as one."""
+    lines = [
+        "# harness.yaml, written by `harness init`. Every key is optional; README.md",
+        "# (Configuration) lists them all. Run `harness check` after each change.",
+        "",
+        "# Committed render output that `harness check` compares with; `harness update`",
+        "# rewrites it.",
+        "goldens: goldens",
+    ]
+    if starter.clusters:
+        lines += [
+            "",
+            "# Clusters were found automatically (the directories `flux bootstrap --path`",
+            "# points at). Uncomment to pin the list:",
+            "# clusters:",
+            *(f"#   - {path}" for path in starter.clusters.values()),
+        ]
+    if not any(c.objects or c.sources for c in starter.declared.values()):
+        lines += [
+            "",
+            "# Objects a cluster reads that are not in git (a Secret made at bootstrap, another",
+            "# repo's GitRepository) are declared under `outside_git:`; none were needed.",
+        ]
+        return "\n".join(lines) + "\n"
+    lines += [
+        "",
+        "# What each cluster has that this repo does not. harness never invents real",
+        "# values: declared objects give placeholders, and the output shows them as such.",
+        f"{outside.SECTION}:",
+    ]
+    for cluster, decl in sorted(starter.declared.items()):
+        if not decl.objects and not decl.sources:
+            continue
+        lines.append(f"  {outside.scalar(cluster)}:")
+        if decl.objects:
+            lines += [
+                "    objects:",
+                "      # TODO: read by postBuild.substituteFrom, not rendered from git. If it is",
+                "      # created outside git (bootstrap, External Secrets, ...) keep this entry;",
+                "      # values are placeholders (`any_key: placeholder` answers every key).",
+                "      # If it belongs in git, commit it there and delete this entry.",
+            ]
+            for obj in sorted(decl.objects.values(), key=lambda o: o.ref):
+                lines += [
+                    f"      - kind: {obj.ref.kind}",
+                    f"        namespace: {outside.scalar(obj.ref.namespace)}",
+                    f"        name: {outside.scalar(obj.ref.name)}",
+                ]
+                if obj.keys:
+                    lines.append("        keys:")
+                    lines += [
+                        f"          {outside.scalar(k)}: {outside.placeholder(k)}" for k in obj.keys
+                    ]
+                else:
+                    lines.append("        keys: {}  # no variable of it is used yet")
+        if decl.sources:
+            lines += [
+                "    sources:",
+                "      # TODO: another repo's source. `external` skips the Kustomizations built",
+                "      # from it; put the path of a local checkout instead to render them.",
+            ]
+            lines += [
+                f"      {outside.scalar(ref)}: {outside.EXTERNAL}" for ref in sorted(decl.sources)
+            ]
+    return "\n".join(lines) + "\n"
+
+
+def _summary(repo: Path, target: Path, starter: Starter, snapshot: Snapshot) -> None:
+    out = stdout()
+    paths = sum(1 for r in snapshot.results.values() if r.target.kind == "path")
+    flux = len(snapshot.results) - paths
+    objects, sources = starter.counts()
+    clusters = ", ".join(starter.clusters) or "none"
+    shown = target.relative_to(repo).as_posix() if target.is_relative_to(repo) else str(target)
+    out.print(
+        f"init: {paths} path targets, {flux} flux targets "
+        f"({len(snapshot.skipped)} skipped), clusters: {escape(clusters)}"
+    )
+    out.print(
+        f"init: wrote {escape(shown)} with {objects} placeholder object(s) and "
+        f"{sources} external source(s) marked TODO"
+    )
+    if snapshot.errors():
+        out.print("next: fix the errors above, then run `harness update`")
+    elif objects or sources:
+        out.print(f"next: review the TODO entries in {escape(shown)}, then run `harness check`")
+    else:
+        out.print("next: commit harness.yaml and goldens/, then run `harness check`")

@@ -1,0 +1,43 @@
+"""`harness render [TARGET...]`: the targets table, or one target's documents."""
+
+from __future__ import annotations
+
+from harness import shard
+from harness.cli.context import (
+    EXIT_ERROR,
+    EXIT_OK,
+    Common,
+    load_config,
+    render_snapshot,
+    renderer_for,
+)
+from harness.core.errors import HarnessError
+from harness.core.model import Snapshot
+from harness.report import json_out, text
+
+
+def run(common: Common, targets: tuple[str, ...] = (), output: str = "text") -> int:
+    cfg = load_config(common)
+    renderer = renderer_for(common, cfg)
+    snapshot = render_snapshot(common, cfg, renderer, selection=targets)
+    if targets and not snapshot.results:
+        raise HarnessError(f"no target matches {' '.join(targets)} (try `harness render`)")
+    plan = common.shard.current if common.shard is not None else None
+    if output == "json" and plan is not None:
+        block = shard.block(plan, "render", {"head": snapshot}, cfg.repo, {"targets": targets})
+        json_out.emit({**json_out.render_payload(snapshot), "shard": block})
+    else:
+        return show(snapshot, targets, output)
+    return EXIT_ERROR if snapshot.errors() else EXIT_OK
+
+
+def show(snapshot: Snapshot, targets: tuple[str, ...], output: str) -> int:
+    """Print a render (the targets table, or one target's documents); its exit code.
+    Shared with `harness merge` of render shards."""
+    if output == "json":
+        json_out.print_render(snapshot)
+    elif len(targets) == 1 and targets[0] in snapshot.results:
+        text.print_documents(snapshot.results[targets[0]])
+    else:
+        text.print_render(snapshot)
+    return EXIT_ERROR if snapshot.errors() else EXIT_OK

@@ -1,0 +1,136 @@
+"""What every verb needs first: the repo, its config, a renderer, a snapshot."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.markup import escape
+
+from harness import render
+from harness.cache import replay
+from harness.cache import store as cache_mod
+from harness.core import config as config_mod
+from harness.core.config import Config
+from harness.core.errors import ConfigError
+from harness.core.model import Snapshot
+from harness.discover import find_repo_root
+from harness.pipeline import RenderOptions, render_repo
+from harness.report.console import render_progress, stderr
+
+if TYPE_CHECKING:
+    from harness.hazards.engine import HazardReport
+    from harness.shard import Sharder
+
+EXIT_OK = 0
+EXIT_DIFF = 1
+EXIT_ERROR = 2
+
+
+@dataclass(frozen=True)
+class Common:
+    """Options shared by every verb, as typed on the command line."""
+
+    repo: Path | None = None
+    config: Path | None = None
+    kubectl: str | None = None
+    kustomize: str | None = None
+    jobs: int = 0
+    timeout: float | None = None
+    strict: bool | None = None
+    quiet: bool = False
+    helm: bool | None = None
+    helm_binary: str | None = None
+    offline: bool = False
+    no_cache: bool = False
+    cache_dir: Path | None = None
+    shard: Sharder | None = None  # --shard K/N of check, update, render, diff (shard.py)
+
+
+def hazard_gate(code: int, hazards: HazardReport | None, fail_on: str | None) -> int:
+    """`--fail-on-hazard`: findings at or above the threshold turn an ok exit into 1."""
+    if code == EXIT_OK and fail_on and hazards is not None and hazards.at_least(fail_on):
+        return EXIT_DIFF
+    return code
+
+
+def load_config(common: Common) -> Config:
+    repo = common.repo if common.repo is not None else find_repo_root(Path.cwd())
+    if not repo.is_dir():
+        raise ConfigError(f"--repo {repo}: not a directory")
+    cfg = config_mod.load(repo, common.config)
+    if common.timeout is not None:
+        cfg = replace(cfg, timeout=common.timeout)
+    if common.jobs:
+        cfg = replace(cfg, jobs=common.jobs)
+    if common.strict is not None:
+        cfg = replace(cfg, strict=common.strict)
+    if common.helm is not None:
+        cfg = replace(cfg, helm=common.helm)
+    replay.note_config(cfg)
+    return cfg
+
+
+def renderer_for(common: Common, cfg: Config) -> render.Renderer:
+    renderer = render.resolve(
+        kubectl=common.kubectl,
+        kustomize=common.kustomize,
+        flags=cfg.kubectl_flags,
+        timeout=cfg.timeout,
+    )
+    replay.note_tool(renderer.binary)
+    return renderer
+
+
+def cache_settings(common: Common) -> cache_mod.Settings:
+    """`--no-cache` / `--cache-dir` as typed; the store's defaults come from the environment."""
+    return cache_mod.Settings(enabled=not common.no_cache, directory=common.cache_dir)
+
+
+def render_snapshot(
+    common: Common,
+    cfg: Config,
+    renderer: render.Renderer,
+    selection: tuple[str, ...] = (),
+    label: str = "",
+    *,
+    cache: cache_mod.RenderCache | None = None,
+    blob_index: Mapping[str, str] | None = None,
+) -> Snapshot:
+    """Render through the cache: `cache` when the verb shares one between renders (diff),
+    else one opened (and pruned to its cap) for this render."""
+    own = cache is None
+    if own:
+        cache = cache_mod.open_cache(cache_settings(common))
+    options = RenderOptions(
+        jobs=cfg.jobs,
+        strict=cfg.strict,
+        selection=selection,
+        helm=cfg.helm,
+        helm_binary=common.helm_binary,
+        offline=common.offline,
+        cache=cache,
+        blob_index=blob_index,
+        shard=common.shard,
+    )
+    try:
+        with render_progress(common.quiet) as (on_plan, on_done):
+            snapshot = render_repo(
+                cfg, renderer, options, label=label, on_plan=on_plan, on_done=on_done
+            )
+    finally:
+        if own and cache is not None:
+            cache.close()
+    if cache is not None and cache.uncacheable:
+        replay.taint("a target reads remote inputs")
+    print_skipped(snapshot)
+    return snapshot
+
+
+def print_skipped(snapshot: Snapshot) -> None:
+    """One info line per flux target skipped on purpose (its source is external)."""
+    err = stderr()
+    for name, reason in snapshot.skipped.items():
+        err.print(f"info: {escape(name)}: skipped, {escape(reason)}")

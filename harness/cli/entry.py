@@ -1,0 +1,25 @@
+"""The `harness` console script: replay an unchanged run, else import and run the CLI.
+
+Kept apart from app.py so that a replayed `check` imports no more than replay.py needs.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    from harness.cache import replay
+
+    run = replay.plan(sys.argv[1:])
+    if run is not None:
+        code = replay.replay(run)
+        if code is not None:
+            raise SystemExit(code)
+    from harness.cli.app import main as cli_main
+
+    if run is None:
+        cli_main()
+        return
+    with replay.recording(run):
+        cli_main()

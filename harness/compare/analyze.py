@@ -1,0 +1,391 @@
+"""Two snapshots -> everything `diff` reports: per-target changes with field detail, where every
+removed or added document went or came from, Flux ownership moves, duplicate owners, errors.
+
+`snapshots.py` says what differs per target by identity and sha256; this module explains it
+across targets. Path targets are traced against path targets, Flux targets against the Flux
+targets of the same cluster: only those render the same thing.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from harness.compare import fieldpath
+from harness.compare.docdiff import Differ, DocChange
+from harness.compare.fieldpath import FieldPattern
+from harness.compare.snapshots import Comparison, Status, compare
+from harness.core.config import Config
+from harness.core.errors import ConfigError
+from harness.core.model import DocId, Document, Snapshot, TargetResult
+
+Side = Literal["base", "head"]
+Scope = tuple[str, str | None]  # (kind, cluster): targets that can render the same object
+
+
+@dataclass(frozen=True)
+class Location:
+    """Another target rendering the same identity on the other side, and how close it is."""
+
+    target: str
+    change: DocChange
+    paired: bool = False  # the identity arrived there (for a removal) / left there (an addition)
+
+    @property
+    def identical(self) -> bool:
+        return self.change.identical
+
+    @property
+    def same_content(self) -> bool:
+        return self.change.same_content
+
+
+@dataclass(frozen=True)
+class RemovedDoc:
+    doc: Document
+    still_rendered_by: tuple[Location, ...] = ()
+
+    @property
+    def accounted(self) -> bool:
+        return any(loc.same_content for loc in self.still_rendered_by)
+
+
+@dataclass(frozen=True)
+class AddedDoc:
+    doc: Document
+    previously_rendered_by: tuple[Location, ...] = ()
+
+    @property
+    def accounted(self) -> bool:
+        return any(loc.same_content for loc in self.previously_rendered_by)
+
+
+@dataclass(frozen=True)
+class TargetChange:
+    """One target across both sides; `status == "error"` means it was not compared."""
+
+    name: str
+    kind: str
+    cluster: str | None
+    status: Status
+    documents_before: int | None
+    documents_after: int | None
+    added: tuple[AddedDoc, ...] = ()
+    removed: tuple[RemovedDoc, ...] = ()
+    changed: tuple[DocChange, ...] = ()
+    unchanged: int = 0
+
+    @property
+    def differs(self) -> bool:
+        return self.status in ("changed", "added", "removed")
+
+
+@dataclass(frozen=True)
+class Move:
+    """An identity that left one Flux Kustomization of a cluster and appeared in another."""
+
+    id: DocId
+    cluster: str | None
+    source: str
+    dest: str
+    change: DocChange
+
+    @property
+    def identical(self) -> bool:
+        return self.change.identical
+
+    @property
+    def pure_ownership(self) -> bool:
+        return not self.change.identical and self.change.same_content
+
+
+@dataclass(frozen=True)
+class Duplicate:
+    """One identity rendered by several Flux Kustomizations of one cluster in head."""
+
+    id: DocId
+    cluster: str | None
+    targets: tuple[str, ...]
+    in_base: bool
+
+
+@dataclass(frozen=True)
+class RenderError:
+    target: str
+    side: Side
+    message: str
+
+
+@dataclass(frozen=True)
+class PreexistingError:
+    """A target failing on both sides with the same message while its inputs did not change:
+    the change neither caused nor touched it, so it is shown once and not judged."""
+
+    target: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where one side came from: a git commit, the working tree, or the goldens."""
+
+    source: Literal["git", "worktree", "goldens"]
+    label: str
+    ref: str | None = None
+    sha: str | None = None
+    path: str | None = None
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Counts over all targets; documents are counted once per target that renders them."""
+
+    targets: int
+    targets_changed: int
+    added: int
+    removed: int
+    changed: int
+    reformat_only: int
+    ignored_only: int
+    relocated: int
+    moved: int
+    moved_identical: int
+    moved_pure_ownership: int
+    duplicates: int
+    errors: int
+    unchanged_targets: int
+    documents_before: int
+    documents_after: int
+
+
+@dataclass(frozen=True)
+class Analysis:
+    base: Snapshot
+    head: Snapshot
+    targets: tuple[TargetChange, ...]
+    moves: tuple[Move, ...] = ()
+    duplicates: tuple[Duplicate, ...] = ()
+    errors: tuple[RenderError, ...] = ()
+    preexisting: tuple[PreexistingError, ...] = ()
+
+    @property
+    def differing(self) -> list[TargetChange]:
+        return [t for t in self.targets if t.differs]
+
+    def is_preexisting(self, target: str) -> bool:
+        return any(p.target == target for p in self.preexisting)
+
+
+class _Index:
+    """identity -> [(target, document)] per scope, for one side."""
+
+    def __init__(self, results: Iterable[TargetResult]) -> None:
+        self.docs: dict[Scope, dict[DocId, list[tuple[str, Document]]]] = defaultdict(
+            lambda: defaultdict(list)
+        )
+        for result in results:
+            if not result.ok:
+                continue
+            scope = (result.target.kind, result.target.cluster)
+            for doc in result.documents:
+                self.docs[scope][doc.id].append((result.name, doc))
+
+    def find(self, scope: Scope, doc_id: DocId, exclude: str) -> list[tuple[str, Document]]:
+        found = self.docs.get(scope, {}).get(doc_id, [])
+        return [(name, doc) for name, doc in found if name != exclude]
+
+
+def analyze(
+    base: Snapshot,
+    head: Snapshot,
+    *,
+    ignore: Sequence[FieldPattern] = (),
+    unified: int | None = None,
+    same_inputs: Collection[str] = (),
+) -> Analysis:
+    """The whole explanation of `base -> head`; pure, never renders or prints.
+
+    `same_inputs` names the targets whose inputs are known not to have changed (see
+    inputs.py); only those can hold a pre-existing error."""
+    differ = Differ(ignore, unified)
+    labels = (base.label or "base", head.label or "head")
+    comparison = compare(base, head)
+    preexisting = preexisting_errors(base, head, same_inputs)
+    base_index, head_index = _Index(base.results.values()), _Index(head.results.values())
+    base_ids, head_ids = _ids(base), _ids(head)
+    targets: list[TargetChange] = []
+    for t in comparison.targets:
+        scope: Scope = (t.kind, t.cluster)
+        removed = tuple(
+            RemovedDoc(
+                doc,
+                tuple(
+                    Location(
+                        name,
+                        differ.compare(doc, other, labels=labels),
+                        doc.id not in base_ids.get(name, ()),
+                    )
+                    for name, other in head_index.find(scope, doc.id, t.name)
+                ),
+            )
+            for doc in t.removed
+        )
+        added = tuple(
+            AddedDoc(
+                doc,
+                tuple(
+                    Location(
+                        name,
+                        differ.compare(other, doc, labels=labels),
+                        doc.id not in head_ids.get(name, ()),
+                    )
+                    for name, other in base_index.find(scope, doc.id, t.name)
+                ),
+            )
+            for doc in t.added
+        )
+        changed = tuple(differ.compare(old, new, labels=labels) for old, new in t.changed)
+        targets.append(
+            TargetChange(
+                t.name,
+                t.kind,
+                t.cluster,
+                t.status,
+                t.documents_before,
+                t.documents_after,
+                added=added,
+                removed=removed,
+                changed=changed,
+                unchanged=t.unchanged,
+            )
+        )
+    return Analysis(
+        base=base,
+        head=head,
+        targets=tuple(targets),
+        moves=_moves(targets, differ, labels),
+        duplicates=_duplicates(base, head),
+        errors=_errors(base, head, preexisting),
+        preexisting=preexisting,
+    )
+
+
+def _ids(snapshot: Snapshot) -> dict[str, frozenset[DocId]]:
+    return {
+        name: frozenset(d.id for d in r.documents) for name, r in snapshot.results.items() if r.ok
+    }
+
+
+def preexisting_errors(
+    base: Snapshot, head: Snapshot, same_inputs: Collection[str]
+) -> tuple[PreexistingError, ...]:
+    """Targets failing on both sides with the same message and unchanged inputs."""
+    out = []
+    for name in sorted(set(same_inputs)):
+        before, after = base.results.get(name), head.results.get(name)
+        if before is None or after is None or before.ok or after.ok:
+            continue
+        if before.error == after.error:
+            out.append(PreexistingError(name, after.error or "render failed"))
+    return tuple(out)
+
+
+def _moves(
+    targets: Sequence[TargetChange], differ: Differ, labels: tuple[str, str]
+) -> tuple[Move, ...]:
+    left: dict[tuple[str | None, DocId], list[tuple[str, Document]]] = defaultdict(list)
+    arrived: dict[tuple[str | None, DocId], list[tuple[str, Document]]] = defaultdict(list)
+    for t in targets:
+        if t.kind != "flux" or not t.differs:
+            continue
+        for r in t.removed:
+            left[(t.cluster, r.doc.id)].append((t.name, r.doc))
+        for a in t.added:
+            arrived[(t.cluster, a.doc.id)].append((t.name, a.doc))
+    moves = [
+        Move(doc_id, cluster, src, dst, differ.compare(old, new, labels=labels))
+        for (cluster, doc_id), sources in left.items()
+        for src, old in sources
+        for dst, new in arrived.get((cluster, doc_id), [])
+        if src != dst
+    ]
+    return tuple(sorted(moves, key=lambda m: (m.cluster or "", m.source, m.dest, m.id)))
+
+
+def _owners(snapshot: Snapshot) -> dict[tuple[str | None, DocId], set[str]]:
+    owners: dict[tuple[str | None, DocId], set[str]] = defaultdict(set)
+    for result in snapshot.results.values():
+        if result.ok and result.target.kind == "flux":
+            for doc in result.documents:
+                owners[(result.target.cluster, doc.id)].add(result.name)
+    return owners
+
+
+def _duplicates(base: Snapshot, head: Snapshot) -> tuple[Duplicate, ...]:
+    before = _owners(base)
+    out = [
+        Duplicate(doc_id, cluster, tuple(sorted(names)), len(before.get((cluster, doc_id), ())) > 1)
+        for (cluster, doc_id), names in _owners(head).items()
+        if len(names) > 1
+    ]
+    return tuple(sorted(out, key=lambda d: (d.cluster or "", d.id)))
+
+
+def _errors(
+    base: Snapshot, head: Snapshot, preexisting: Sequence[PreexistingError] = ()
+) -> tuple[RenderError, ...]:
+    """Render errors that count: every failure except the pre-existing ones."""
+    sides: tuple[tuple[Side, Snapshot], ...] = (("base", base), ("head", head))
+    out: list[RenderError] = []
+    known = {p.target for p in preexisting}
+    for name in sorted((set(base.results) | set(head.results)) - known):
+        for side, snapshot in sides:
+            result = snapshot.results.get(name)
+            if result is not None and not result.ok:
+                out.append(RenderError(name, side, result.error or "render failed"))
+    return tuple(out)
+
+
+def summarize(analysis: Analysis) -> Summary:
+    targets = analysis.targets
+    return Summary(
+        targets=len(targets),
+        targets_changed=sum(1 for t in targets if t.differs),
+        added=sum(len(t.added) for t in targets),
+        removed=sum(len(t.removed) for t in targets),
+        changed=sum(len(t.changed) for t in targets),
+        reformat_only=sum(1 for t in targets for c in t.changed if c.reformat_only),
+        ignored_only=sum(1 for t in targets for c in t.changed if c.ignored_only),
+        relocated=sum(1 for t in targets for r in t.removed if r.accounted),
+        moved=len(analysis.moves),
+        moved_identical=sum(1 for m in analysis.moves if m.identical),
+        moved_pure_ownership=sum(1 for m in analysis.moves if m.pure_ownership),
+        duplicates=len(analysis.duplicates),
+        errors=len(analysis.errors),
+        unchanged_targets=sum(1 for t in targets if t.status == "match"),
+        documents_before=sum(t.documents_before or 0 for t in targets),
+        documents_after=sum(t.documents_after or 0 for t in targets),
+    )
+
+
+def ignore_patterns(cfg: Config) -> tuple[FieldPattern, ...]:
+    """`ignore_fields` from the config, compiled; a bad pattern is a config error."""
+    try:
+        return fieldpath.compile_patterns(cfg.ignore_fields)
+    except ValueError as exc:
+        raise ConfigError(f"ignore_fields: {exc}") from None
+
+
+def explain_changes(
+    comparison: Comparison, ignore: Sequence[FieldPattern] = ()
+) -> dict[str, tuple[DocChange, ...]]:
+    """Field-level detail for every changed document of a comparison (what `check` shows)."""
+    differ = Differ(ignore)
+    labels = (comparison.base.label or "base", comparison.head.label or "head")
+    return {
+        t.name: tuple(differ.compare(old, new, labels=labels) for old, new in t.changed)
+        for t in comparison.targets
+        if t.changed
+    }

@@ -1,0 +1,155 @@
+"""Two snapshots -> per-target differences by identity and sha256."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from harness.core.model import DocId, Document, Snapshot, TargetResult
+
+Status = Literal["match", "changed", "added", "removed", "error"]
+
+
+@dataclass(frozen=True)
+class TargetDiff:
+    """One target's difference; `error` set means it is not compared at all."""
+
+    name: str
+    kind: str
+    cluster: str | None
+    status: Status
+    documents_before: int | None = None
+    documents_after: int | None = None
+    added: tuple[Document, ...] = ()
+    removed: tuple[Document, ...] = ()
+    changed: tuple[tuple[Document, Document], ...] = ()
+    unchanged: int = 0
+    error: str | None = None
+    error_side: str | None = None
+
+    @property
+    def differs(self) -> bool:
+        return self.status in ("changed", "added", "removed")
+
+    def counts(self) -> str:
+        parts = []
+        if self.changed:
+            parts.append(f"{len(self.changed)} changed")
+        if self.added:
+            parts.append(f"{len(self.added)} added")
+        if self.removed:
+            parts.append(f"{len(self.removed)} removed")
+        return ", ".join(parts) or "no document changes"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    base: Snapshot
+    head: Snapshot
+    targets: tuple[TargetDiff, ...] = field(default_factory=tuple)
+
+    @property
+    def errors(self) -> list[TargetDiff]:
+        return [t for t in self.targets if t.status == "error"]
+
+    @property
+    def differing(self) -> list[TargetDiff]:
+        return [t for t in self.targets if t.differs]
+
+
+def _by_id(docs: Iterable[Document]) -> dict[DocId, list[Document]]:
+    grouped: dict[DocId, list[Document]] = defaultdict(list)
+    for doc in docs:
+        grouped[doc.id].append(doc)
+    return grouped
+
+
+def compare_documents(
+    before: Iterable[Document], after: Iterable[Document]
+) -> tuple[list[Document], list[Document], list[tuple[Document, Document]], int]:
+    """(added, removed, changed, unchanged) by identity; duplicates are matched by sha first."""
+    old, new = _by_id(before), _by_id(after)
+    added: list[Document] = []
+    removed: list[Document] = []
+    changed: list[tuple[Document, Document]] = []
+    unchanged = 0
+    for doc_id in sorted(set(old) | set(new)):
+        olds, news = list(old.get(doc_id, [])), list(new.get(doc_id, []))
+        for doc in list(olds):
+            match = next((n for n in news if n.sha256 == doc.sha256), None)
+            if match is not None:
+                olds.remove(doc)
+                news.remove(match)
+                unchanged += 1
+        while olds and news:
+            changed.append((olds.pop(0), news.pop(0)))
+        removed.extend(olds)
+        added.extend(news)
+    return added, removed, changed, unchanged
+
+
+def compare_target(
+    name: str, before: TargetResult | None, after: TargetResult | None
+) -> TargetDiff:
+    ref = after or before
+    assert ref is not None
+    kind, cluster = ref.target.kind, ref.target.cluster
+    for side, result in (("base", before), ("head", after)):
+        if result is not None and not result.ok:
+            return TargetDiff(
+                name,
+                kind,
+                cluster,
+                "error",
+                documents_before=_count(before),
+                documents_after=_count(after),
+                error=result.error,
+                error_side=side,
+            )
+    if before is None:
+        assert after is not None
+        return TargetDiff(
+            name,
+            kind,
+            cluster,
+            "added",
+            documents_after=len(after.documents),
+            added=after.documents,
+        )
+    if after is None:
+        return TargetDiff(
+            name,
+            kind,
+            cluster,
+            "removed",
+            documents_before=len(before.documents),
+            removed=before.documents,
+        )
+    added, removed, changed, unchanged = compare_documents(before.documents, after.documents)
+    status: Status = "changed" if (added or removed or changed) else "match"
+    return TargetDiff(
+        name,
+        kind,
+        cluster,
+        status,
+        documents_before=len(before.documents),
+        documents_after=len(after.documents),
+        added=tuple(added),
+        removed=tuple(removed),
+        changed=tuple(changed),
+        unchanged=unchanged,
+    )
+
+
+def _count(result: TargetResult | None) -> int | None:
+    return len(result.documents) if result is not None and result.ok else None
+
+
+def compare(base: Snapshot, head: Snapshot) -> Comparison:
+    """Targets in reading order: path targets, then flux targets, then helm targets, by name."""
+    names = set(base.results) | set(head.results)
+    diffs = [compare_target(n, base.results.get(n), head.results.get(n)) for n in names]
+    diffs.sort(key=lambda t: (t.kind != "path", t.kind == "helm", t.name))
+    return Comparison(base=base, head=head, targets=tuple(diffs))

@@ -1,0 +1,103 @@
+"""A YAML loader for what real repos and kustomize emit, not only what `yaml.safe_load` likes.
+
+Two legal inputs break `safe_load`: a redefined anchor (YAML 1.2 allows it; PyYAML refuses)
+and a plain `=` scalar (PyYAML resolves it to its `value` tag, which kustomize emits for
+`matchType: =`). The fast libyaml loader is used when present; the pure-Python composer is
+only needed for duplicate anchors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from yaml.composer import ComposerError
+from yaml.nodes import Node
+
+_CLoader: Any = getattr(yaml, "CSafeLoader", None)
+
+
+def _construct_value(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
+    return str(loader.construct_scalar(node))
+
+
+class _PyLoader(yaml.SafeLoader):
+    """Pure-Python safe loader that lets a later anchor shadow an earlier one."""
+
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None and anchor in self.anchors and not isinstance(event, yaml.AliasEvent):
+            del self.anchors[anchor]
+        return super().compose_node(parent, index)
+
+
+_PyLoader.add_constructor("tag:yaml.org,2002:value", _construct_value)
+
+if _CLoader is not None:
+
+    class _FastLoader(_CLoader):  # type: ignore[misc]
+        pass
+
+    _FastLoader.add_constructor("tag:yaml.org,2002:value", _construct_value)
+    _FAST: Any = _FastLoader
+else:  # pragma: no cover - libyaml missing
+    _FAST = _PyLoader
+
+
+def _is_duplicate_anchor(exc: ComposerError) -> bool:
+    return "found duplicate anchor" in str(exc)
+
+
+def load_all(text: str) -> list[Any]:
+    """Every document of a YAML stream, accepting duplicate anchors and `=` scalars."""
+    try:
+        return list(yaml.load_all(text, Loader=_FAST))
+    except ComposerError as exc:
+        if not _is_duplicate_anchor(exc):
+            raise
+    return list(yaml.load_all(text, Loader=_PyLoader))
+
+
+def load(text: str) -> Any:
+    """One YAML document (the first, if several)."""
+    docs = load_all(text)
+    return docs[0] if docs else None
+
+
+class _PyDumper(yaml.SafeDumper):
+    """Block style like kustomize: 2-space indent, sequences flush with their key."""
+
+
+def _str_representer(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in data and not any(c in data for c in "\r\t") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_PyDumper.add_representer(str, _str_representer)
+_CDumperBase: Any = getattr(yaml, "CSafeDumper", None)
+
+if _CDumperBase is not None:
+
+    class _CDumper(_CDumperBase):  # type: ignore[misc]
+        """libyaml's emitter: the same bytes as `_PyDumper` (tested), about 4x faster."""
+
+    _CDumper.add_representer(str, _str_representer)
+    _DUMPER: Any = _CDumper
+else:  # pragma: no cover - libyaml missing
+    _DUMPER = _PyDumper
+
+
+def dump(obj: Any, *, dumper: Any = None) -> str:
+    """Serialise one object the way kustomize prints it, as far as PyYAML allows."""
+    return yaml.dump(
+        obj,
+        Dumper=dumper or _DUMPER,
+        sort_keys=False,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=1 << 20,
+    )
+
+
+YAMLError = yaml.YAMLError

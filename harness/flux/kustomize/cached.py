@@ -1,0 +1,294 @@
+"""Flux builds through the render seam: confined to the source root, cached by their inputs.
+
+A Flux build's key adds to the closure digest (taken with the generated kustomization file
+in place of the one on disk) what else decides its output: the Kustomization spec, the
+resolved substitution variables (they come from other builds, so they are part of the
+key, not of the closure), strict mode and the source's ignore rules.
+
+An entry stores the target's documents (already redacted) and the few raw objects the
+cluster's fixed point reads back (child Kustomizations, sources, ConfigMaps and Secrets
+that `substituteFrom` may name). A plaintext Secret value must never reach the disk, yet
+another Kustomization may substitute it: such a Secret is stored redacted, and on a hit it
+comes back as an `ElidedSecret` that re-runs its build (uncached, once) only when a
+`substituteFrom` actually reads it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from harness.cache import store as cache_mod
+from harness.cache.closure import EscapeError
+from harness.cache.seam import documents_from_payload, documents_payload
+from harness.core import documents, yamlload
+from harness.flux.api import (
+    FluxKustomization,
+    ObjectRef,
+    is_flux_kustomization,
+    is_source,
+    object_ref,
+)
+from harness.flux.kustomize import generator
+from harness.flux.kustomize.build import (
+    BuildError,
+    Built,
+    Context,
+    Lookup,
+    MissingObject,
+    build,
+    known_keys,
+    variables,
+)
+from harness.flux.source.ignore import Rules
+
+
+def build_flux(
+    ks: FluxKustomization,
+    directory: Path,
+    ctx: Context,
+    lookup: Lookup,
+    rules: Rules | None,
+    root: Path,
+) -> Built:
+    """`build.build` behind confinement to `root` and the cache; BuildError on failure."""
+    seam = ctx.seam
+    if seam is None:
+        return build(ks, directory, ctx, lookup, rules)
+    try:
+        # what Flux would generate, without writing the mirror or decoding the listed files
+        # yet: a cache hit needs neither (its key covers every listed file's content)
+        plan = generator.plan(ks, directory, ctx.workspace, rules, mirror=False, check=False)
+    except generator.GeneratorError as exc:
+        raise BuildError(ctx.relative(str(exc))) from None
+    if plan.empty:
+        return build(ks, directory, ctx, lookup, rules)
+    generated = (plan.file_name, plan.content) if plan.generated else None
+    try:
+        closure = seam.walker.closure(directory, root, generated=generated)
+    except EscapeError as exc:
+        raise BuildError(str(exc)) from None
+    cache = seam.cache
+    if cache is None:
+        return build(ks, directory, ctx, lookup, rules)
+    if not closure.cacheable:
+        cache.skip()
+        return build(ks, directory, ctx, lookup, rules)
+    digest = cache_mod.key(
+        "flux",
+        seam.identity(),
+        closure.digest(seam.blobs),
+        repr(ks),
+        _variables_part(ks, lookup),
+        f"strict={ctx.strict}",
+        _rules_part(rules, root),
+    )
+    payload = cache.get(digest)
+    if payload is not None:
+        found = _from_payload(payload, _Rebuild(lambda: build(ks, directory, ctx, lookup, rules)))
+        if found is not None:
+            return found
+    missing_digest = _missing_key(digest, ks, lookup)
+    if missing_digest is not None:
+        failure = _missing_from_payload(cache.get(missing_digest))
+        if failure is not None:
+            raise failure
+    try:
+        built = build(ks, directory, ctx, lookup, rules)
+    except MissingObject as exc:
+        if missing_digest is not None:
+            cache.put(missing_digest, _missing_payload(exc))
+        raise
+    docs = tuple(documents.document_from_object(o) for o in built.objects)
+    built = dataclasses.replace(built, documents=docs)
+    cache.put(digest, _payload(built))
+    return built
+
+
+def _variables_part(ks: FluxKustomization, lookup: Lookup) -> str:
+    """The variables the build will substitute (hashed into the key, never stored)."""
+    if ks.post_build is None:
+        return "no-post-build"
+    try:
+        values, notes = variables(ks, lookup)
+    except BuildError as exc:
+        return f"error:{exc}"
+    return json.dumps([sorted(values.items()), notes], separators=(",", ":"))
+
+
+def _missing_key(digest: str, ks: FluxKustomization, lookup: Lookup) -> str | None:
+    """The key of a build that fails on a missing `substituteFrom` object, or None.
+
+    Such a failure is as reproducible as a success: the build's key already names the
+    missing object (`_variables_part` holds the error), and the one other input of the
+    failure, the keys the existing substituteFrom objects define (they decide which
+    variables the error lists), is added here. Candidate cluster directories that another
+    cluster builds fail this way on every run; caching the failure spares a kustomize run.
+    Only the failure's object and variable names are stored, never a value.
+    """
+    if ks.post_build is None:
+        return None
+    try:
+        variables(ks, lookup)
+    except MissingObject:
+        known = sorted(known_keys(ks, lookup))
+        return cache_mod.key("flux-missing", digest, json.dumps(known, separators=(",", ":")))
+    except BuildError:
+        return None
+    return None
+
+
+def _missing_payload(exc: MissingObject) -> dict[str, Any]:
+    return {
+        "missing": [exc.ref.kind, exc.ref.namespace, exc.ref.name],
+        "variables": list(exc.variables),
+    }
+
+
+def _missing_from_payload(payload: dict[str, Any] | None) -> MissingObject | None:
+    if payload is None:
+        return None
+    ref, names = payload.get("missing"), payload.get("variables")
+    if not isinstance(ref, list) or len(ref) != 3 or not isinstance(names, list):
+        return None
+    if not all(isinstance(x, str) for x in [*ref, *names]):
+        return None
+    return MissingObject(ObjectRef(ref[0], ref[1], ref[2]), tuple(names))
+
+
+def _rules_part(rules: Rules | None, root: Path) -> str:
+    if rules is None:
+        return "no-rules"
+    prefix = str(root).rstrip("/") + "/"
+    return json.dumps(
+        [
+            [
+                p.text,
+                p.origin.removeprefix(prefix),
+                list(p.domain),
+                p.negated,
+                p.dir_only,
+                p.anchored,
+            ]
+            for p in rules.patterns
+        ],
+        separators=(",", ":"),
+    )
+
+
+def _kept(obj: dict[str, Any]) -> bool:
+    """Raw objects the fixed point reads back (targets._integrate)."""
+    if is_flux_kustomization(obj) or is_source(obj):
+        return True
+    return obj.get("apiVersion") == "v1" and obj.get("kind") in ("ConfigMap", "Secret")
+
+
+def _plaintext_secret(obj: dict[str, Any]) -> bool:
+    if obj.get("kind") != "Secret" or documents.is_sops_encrypted(obj):
+        return False
+    return any(isinstance(obj.get(f), dict) and obj.get(f) for f in ("data", "stringData"))
+
+
+def _payload(built: Built) -> dict[str, Any]:
+    raw: list[dict[str, Any]] = []
+    elided: list[list[str]] = []
+    for obj in built.raw:
+        if not _kept(obj):
+            continue
+        if _plaintext_secret(obj):
+            ref = object_ref(obj, "default")
+            elided.append([ref.namespace, ref.name])
+            obj = documents.redact(obj) or obj
+        raw.append(obj)
+    assert built.documents is not None
+    payload: dict[str, Any] = {
+        "documents": documents_payload(built.documents),
+        "elided": elided,
+        "notes": list(built.notes),
+    }
+    as_json = _json_exact(raw)
+    if as_json is not None:
+        payload["raw_json"] = as_json
+    else:
+        payload["raw"] = "".join("---\n" + yamlload.dump(o) for o in raw)
+    return payload
+
+
+def _json_exact(objects: list[dict[str, Any]]) -> str | None:
+    """The objects as JSON text when it reads back equal, key order kept (a hit then skips
+    a YAML parse, a tenth of a warm run); None for what JSON cannot carry (a timestamp,
+    a non-string key), which is stored as YAML as before."""
+    try:
+        text = json.dumps(objects, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+    return text if json.loads(text) == objects else None
+
+
+def _from_payload(payload: dict[str, Any], rebuild: _Rebuild) -> Built | None:
+    docs = documents_from_payload(payload.get("documents"))
+    notes = payload.get("notes")
+    elided_rows = payload.get("elided")
+    if docs is None or not isinstance(notes, list) or not isinstance(elided_rows, list):
+        return None
+    raw = _raw_objects(payload)
+    if raw is None:
+        return None
+    elided = {ObjectRef("Secret", str(r[0]), str(r[1])) for r in elided_rows if len(r) == 2}
+    out: list[dict[str, Any]] = []
+    for obj in raw:
+        if obj.get("kind") == "Secret" and object_ref(obj, "default") in elided:
+            obj = ElidedSecret(obj, object_ref(obj, "default"), rebuild)
+        out.append(obj)
+    return Built((), tuple(out), tuple(str(n) for n in notes), documents=docs)
+
+
+def _raw_objects(payload: dict[str, Any]) -> list[dict[str, Any]] | None:
+    as_json, as_yaml = payload.get("raw_json"), payload.get("raw")
+    try:
+        if isinstance(as_json, str):
+            loaded = json.loads(as_json)
+        elif isinstance(as_yaml, str):
+            loaded = yamlload.load_all(as_yaml)
+        else:
+            return None
+    except (ValueError, yamlload.YAMLError):
+        return None
+    if not isinstance(loaded, list):
+        return None
+    return [o for o in loaded if isinstance(o, dict)]
+
+
+class _Rebuild:
+    """The build behind a cache hit, run at most once, when a redacted Secret is needed."""
+
+    def __init__(self, run: Callable[[], Built]) -> None:
+        self._run = run
+        self._lock = threading.Lock()
+        self._built: Built | None = None
+
+    def raw(self) -> tuple[dict[str, Any], ...]:
+        with self._lock:
+            if self._built is None:
+                self._built = self._run()
+            return self._built.raw
+
+
+class ElidedSecret(dict[str, Any]):
+    """A Secret stored without its values; `materialize` renders them again from the repo."""
+
+    def __init__(self, redacted: dict[str, Any], ref: ObjectRef, rebuild: _Rebuild) -> None:
+        super().__init__(redacted)
+        self.ref = ref
+        self._rebuild = rebuild
+
+    def materialize(self) -> dict[str, Any] | None:
+        """The Secret as the build renders it (None if, against its key, it no longer does)."""
+        for obj in self._rebuild.raw():
+            if obj.get("kind") == "Secret" and object_ref(obj, "default") == self.ref:
+                return obj
+        return None

@@ -1,0 +1,3 @@
+"""Pictures of each cluster's Flux Kustomization graph: the view (nodes, edges, marks) and its
+Mermaid, DOT, SVG and JSON forms.
+"""

@@ -1,0 +1,1 @@
+"""One module per hazard rule; engine.py holds the registry that runs them."""

@@ -1,0 +1,274 @@
+"""crd-order (lint): a custom resource applied before its CRD can exist.
+
+Flux applies one Kustomization in one server-side apply (CRDs and Namespaces first), so a
+plain CRD object in the same Kustomization is fine, and so is one in a Kustomization this
+one (transitively) dependsOn or that declares this one (its apply creates the CRD before the
+Kustomization object). Severity follows what happens on a cluster without the CRD:
+
+- error: the CRD only comes from a HelmRelease in the *same* Kustomization: the whole apply
+  fails with `no matches for kind`, so the HelmRelease never installs the CRD (the deadlock
+  that split platform into platform and platform-config);
+- warning: the CRD comes from another Kustomization that cannot apply until this one is
+  ready (it dependsOn this one, or this one declares it): no retry path, a deadlock too;
+- info: the CRD comes from another Kustomization this one does not dependsOn: the first
+  applies fail and Flux retries until the CRD exists (a slow first bootstrap), or the
+  same-Kustomization case works only because the CRD is preinstalled (a latent deadlock).
+
+A CRD that exists before Flux starts (preinstalled.py: bootstrap helmfiles, bootstrap
+kustomize directories, Talos/k3s manifests, the config's `preinstalled:`) makes the
+cross-Kustomization cases no hazard at all; findings say how it was judged preinstalled.
+Built-in API groups and Flux's own are known; a group with neither a CRD object nor a likely
+installer is left alone. One finding per (consumer, provider) pair lists its documents.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from harness.core.model import DocId, Document
+from harness.flux.ksgraph import ClusterGraph, Key, display, parse
+from harness.hazards import k8s
+from harness.hazards.context import DiffContext, LintContext
+from harness.hazards.finding import Finding, Severity, and_list
+from harness.hazards.installers import installs
+
+if TYPE_CHECKING:
+    from harness.hazards.preinstalled import Inventory
+
+HELMRELEASE = ("helm.toolkit.fluxcd.io", "HelmRelease")
+# Values that switch a chart's CRD templates off (cert-manager, external-secrets, ...).
+_CRDS_OFF = (("installCRDs",), ("crds", "enabled"), ("crds", "install"), ("crds", "create"))
+
+
+def _get(values: Any, path: tuple[str, ...]) -> Any:
+    for step in path:
+        if not isinstance(values, dict) or step not in values:
+            return None
+        values = values[step]
+    return values
+
+
+class HelmRelease:
+    """Name, chart and release of one HelmRelease: what a custom resource's group is matched
+    against, and whether it installs CRDs at all (`install.crds: Skip`, `crds.enabled: false`)."""
+
+    def __init__(self, key: Key, doc: Document) -> None:
+        self.key = key
+        self.id = doc.id
+        spec = parse(doc).get("spec") or {}
+        chart = ""
+        self.installs_crds = True
+        namespace = doc.id.namespace or "default"
+        release_ns, release_name = namespace, doc.id.name
+        if isinstance(spec, dict):
+            chart_spec = (spec.get("chart") or {}).get("spec") or {}
+            chart_ref = spec.get("chartRef") or {}
+            chart = str(chart_spec.get("chart") or chart_ref.get("name") or "")
+            install = spec.get("install") if isinstance(spec.get("install"), dict) else {}
+            assert isinstance(install, dict)
+            if str(install.get("crds") or "").lower() == "skip":
+                self.installs_crds = False
+            values = spec.get("values")
+            if any(_get(values, path) is False for path in _CRDS_OFF):
+                self.installs_crds = False
+            target = spec.get("targetNamespace")
+            if isinstance(target, str) and target:
+                release_ns, release_name = target, f"{target}-{doc.id.name}"
+            if isinstance(spec.get("releaseName"), str) and spec["releaseName"]:
+                release_name = spec["releaseName"]
+        self.names = {doc.id.name, chart} - {""}
+        # How an out-of-band install of the same release would be named.
+        self.releases = {
+            (namespace, doc.id.name),
+            (release_ns, release_name),
+            (release_ns, doc.id.name),
+        }
+
+    def installs(self, group: str) -> bool:
+        """Likely installer of `group` (installers.py), unless it is told not to install CRDs."""
+        return self.installs_crds and installs(self.names, group)
+
+
+@dataclass
+class _Pair:
+    """What one consumer Kustomization needs from one provider."""
+
+    severity: Severity
+    relation: str  # "same", "deadlock", "unordered", "preinstalled"
+    provider: tuple[Key, ...]
+    via: str  # who provides the CRDs, for the message
+    documents: set[DocId] = field(default_factory=set)
+    kinds: set[str] = field(default_factory=set)
+    why: str = ""  # deadlock reason or preinstalled `how`
+    guessed: bool = False  # the provider is a HelmRelease judged by name
+
+
+class CrdOrder:
+    id = "crd-order"
+    summary = "a custom resource applied before its CRD can exist"
+    modes: tuple[str, ...] = ("lint",)
+
+    def check_snapshot(self, ctx: LintContext) -> list[Finding]:
+        out: list[Finding] = []
+        inventory = ctx.preinstalled
+        for cluster, graph in ctx.graphs.items():
+            crds: dict[tuple[str, str], set[Key]] = {}
+            releases: list[HelmRelease] = []
+            for doc_id, owners in graph.index.items():
+                for key, doc in owners:
+                    if k8s.is_crd(doc_id):
+                        target = k8s.crd_target(doc)
+                        if target is not None:
+                            crds.setdefault(target, set()).add(key)
+                    elif (doc_id.group, doc_id.kind) == HELMRELEASE:
+                        releases.append(HelmRelease(key, doc))
+            for key, result in graph.ok_results():
+                pairs: dict[tuple[str, tuple[Key, ...]], _Pair] = {}
+                deps = graph.deps(key)
+                for doc in result.documents:
+                    if k8s.is_builtin(doc.id.group) or k8s.is_crd(doc.id):
+                        continue
+                    pair = self._classify(
+                        cluster, graph, inventory, key, deps, doc.id, crds, releases
+                    )
+                    if pair is None:
+                        continue
+                    slot = pairs.setdefault((pair.relation, pair.provider), pair)
+                    slot.documents.add(doc.id)
+                    slot.kinds.add(doc.id.kind)
+                out.extend(self._finding(cluster, key, p) for p in pairs.values())
+        return out
+
+    def check_diff(self, ctx: DiffContext) -> list[Finding]:
+        return []
+
+    def _classify(
+        self,
+        cluster: str,
+        graph: ClusterGraph,
+        inventory: Inventory,
+        key: Key,
+        deps: set[Key],
+        doc_id: DocId,
+        crds: dict[tuple[str, str], set[Key]],
+        releases: list[HelmRelease],
+    ) -> _Pair | None:
+        group, kind = doc_id.group, doc_id.kind
+        holders = crds.get((group, kind))
+        if holders:
+            # A plain CRD in a Kustomization that declares this one is applied (first stage)
+            # before this Kustomization object even exists.
+            if key in holders or holders & deps or holders & set(_declarers(graph, key)):
+                return None
+            if inventory.crd(cluster, group, kind) is not None:
+                return None
+            provider = tuple(sorted(holders))
+            via = f"CustomResourceDefinition objects in {and_list([display(k) for k in provider])}"
+            return self._across(graph, key, provider, via, guessed=False)
+        likely = [r for r in releases if r.installs(group)]
+        if not likely or any(r.key in deps for r in likely):
+            return None
+        found = inventory.crd(cluster, group, kind, {rel for r in likely for rel in r.releases})
+        same = [r for r in likely if r.key == key]
+        if same:
+            via = and_list(sorted({str(r.id) for r in same}))
+            if found is not None:
+                return _Pair("info", "preinstalled", (key,), via, why=found.how)
+            return _Pair("error", "same", (key,), via)
+        if found is not None:
+            return None
+        provider = tuple(sorted({r.key for r in likely}))
+        via = and_list(sorted({str(r.id) for r in likely}))
+        return self._across(graph, key, provider, via, guessed=True)
+
+    def _across(
+        self, graph: ClusterGraph, key: Key, provider: tuple[Key, ...], via: str, guessed: bool
+    ) -> _Pair:
+        """A provider in other Kustomizations: a deadlock when none can apply before `key`."""
+        reasons = [_blocked(graph, p, key) for p in provider]
+        if all(reasons):
+            why = "; ".join(r for r in reasons if r)
+            return _Pair("warning", "deadlock", provider, via, why=why, guessed=guessed)
+        return _Pair("info", "unordered", provider, via, guessed=guessed)
+
+    def _finding(self, cluster: str, key: Key, pair: _Pair) -> Finding:
+        ks = display(key)
+        docs = sorted(pair.documents)
+        kinds = and_list(sorted(pair.kinds))
+        first = sorted(pair.kinds)[0]
+        listed = and_list([str(d) for d in docs], 4)
+        providers = [display(k) for k in pair.provider]
+        where = and_list(providers)
+        come = "most likely come" if pair.guessed else "come"
+        if pair.relation == "same":
+            message = (
+                f"{ks} applies {listed} ({kinds}) whose CRDs are most likely installed by "
+                f"{pair.via} in the same Kustomization: on a cluster without these CRDs Flux "
+                f"applies both in one pass, the apply fails with `no matches for kind {first}` "
+                "and the HelmRelease never gets to install them; move the custom resources to "
+                f"a Kustomization that dependsOn {ks}, or install the CRDs before Flux and "
+                "declare them under `preinstalled:` in harness.yaml."
+            )
+        elif pair.relation == "preinstalled":
+            message = (
+                f"{ks} applies {listed} ({kinds}) next to {pair.via}, which installs their "
+                f"CRDs; that works only because the CRDs exist before Flux starts ({pair.why}): "
+                f"a cluster bootstrapped without that step fails with `no matches for kind "
+                f"{first}`."
+            )
+        elif pair.relation == "deadlock":
+            message = (
+                f"{ks} applies {listed} ({kinds}) whose CRDs {come} from {pair.via}, but "
+                f"{pair.why}: on a cluster without these CRDs neither ever becomes ready (no "
+                f"retry gets past `no matches for kind {first}`); move the custom resources to a "
+                f"Kustomization that dependsOn {where}."
+            )
+        else:
+            message = (
+                f"{ks} applies {listed} ({kinds}) whose CRDs {come} from {pair.via} in {where}, "
+                f"which {ks} does not dependsOn: on a fresh cluster its first applies fail with "
+                f"`no matches for kind {first}` until {where} has installed them (Flux retries, "
+                f"a slow first bootstrap); add dependsOn {where} for a clean bootstrap."
+            )
+        provider_id = "+".join(providers)
+        suffix = "" if pair.relation in ("same", "preinstalled") else f":{provider_id}"
+        return Finding(
+            id=f"{self.id}:{cluster}:{ks}{suffix}",
+            rule=self.id,
+            severity=pair.severity,
+            cluster=cluster,
+            kustomizations=tuple(dict.fromkeys([ks, *providers])),
+            documents=tuple(str(d) for d in docs),
+            message=message,
+        )
+
+
+def _declarers(graph: ClusterGraph, key: Key) -> list[Key]:
+    """The Kustomizations whose render declares `key`, innermost first."""
+    by_target = {n.target: k for k, n in graph.nodes.items()}
+    out: list[Key] = []
+    node = graph.nodes.get(key)
+    while node is not None and node.declared_by in by_target:
+        parent = by_target[node.declared_by or ""]
+        if parent in out or parent == key:
+            break
+        out.append(parent)
+        node = graph.nodes.get(parent)
+    return out
+
+
+def _blocked(graph: ClusterGraph, provider: Key, consumer: Key) -> str:
+    """Why `provider` cannot apply before `consumer` is ready, or "" when it can."""
+    p, c = display(provider), display(consumer)
+    if graph.depends(provider, consumer):
+        return f"{p} dependsOn {c} (transitively)"
+    if consumer in _declarers(graph, provider):
+        return f"{c} declares {p}, so a failed apply of {c} never creates it"
+    for dep in sorted(graph.deps(provider)):
+        if consumer in _declarers(graph, dep):
+            return f"{p} dependsOn {display(dep)}, which {c} declares"
+    return ""
+
+
+RULE = CrdOrder()

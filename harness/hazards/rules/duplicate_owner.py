@@ -1,0 +1,52 @@
+"""duplicate-owner (lint): one identity rendered by two flux targets of one cluster.
+
+Both Kustomizations apply their copy on every reconcile (server-side apply, field managers
+fighting), and when either one stops rendering it, its prune deletes the object the other
+still wants.
+"""
+
+from __future__ import annotations
+
+from harness.flux.ksgraph import display
+from harness.hazards.context import DiffContext, LintContext
+from harness.hazards.finding import Finding, and_list
+
+
+class DuplicateOwner:
+    id = "duplicate-owner"
+    summary = "one object rendered by two Flux Kustomizations of one cluster"
+    modes: tuple[str, ...] = ("lint",)
+
+    def check_snapshot(self, ctx: LintContext) -> list[Finding]:
+        out: list[Finding] = []
+        for cluster, graph in ctx.graphs.items():
+            for doc_id, owners in sorted(graph.index.items()):
+                keys = sorted({key for key, _doc in owners})
+                if len(keys) < 2:
+                    continue
+                names = [display(k) for k in keys]
+                same = len({doc.sha256 for _k, doc in owners}) == 1
+                versions = "identical copies" if same else "different content"
+                out.append(
+                    Finding(
+                        id=f"{self.id}:{cluster}:{doc_id}",
+                        rule=self.id,
+                        severity="warning",
+                        cluster=cluster,
+                        kustomizations=tuple(names),
+                        documents=(str(doc_id),),
+                        message=(
+                            f"{doc_id} is rendered by {and_list(names)} in {cluster} ({versions}): "
+                            "they overwrite each other on every reconcile and whichever stops "
+                            "rendering it prunes it from under the other; keep it in exactly "
+                            "one Kustomization."
+                        ),
+                    )
+                )
+        return out
+
+    def check_diff(self, ctx: DiffContext) -> list[Finding]:
+        return []
+
+
+RULE = DuplicateOwner()

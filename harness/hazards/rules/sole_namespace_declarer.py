@@ -1,0 +1,152 @@
+"""sole-namespace-declarer (lint and diff): a Namespace declared by exactly one component
+directory while other components put objects into it.
+
+Whatever Flux Kustomization renders that directory owns the Namespace, so moving the
+directory moves the Namespace's ownership, and a prune on the way deletes the other
+components' objects too (the Cilium split nearly deleted kube-system this way).
+
+Lint works on path targets: the component declaring a Namespace is the smallest path target
+whose render contains it (a target whose documents include another's is a larger one);
+other components are path targets with objects in that namespace that do not render the
+Namespace. Diff looks at flux targets: a Namespace that changed Kustomization while others
+still apply objects into it.
+"""
+
+from __future__ import annotations
+
+from harness.core.model import DocId, TargetResult
+from harness.flux.ksgraph import display
+from harness.hazards import k8s
+from harness.hazards.context import DiffContext, LintContext
+from harness.hazards.finding import Finding, Severity, and_list
+
+
+def _minimal(targets: list[TargetResult]) -> list[TargetResult]:
+    """Targets none of the others is strictly contained in (by document identities)."""
+    ids = {t.name: {d.id for d in t.documents} for t in targets}
+    return [
+        t
+        for t in targets
+        if not any(o.name != t.name and ids[o.name] < ids[t.name] for o in targets)
+    ]
+
+
+class SoleNamespaceDeclarer:
+    id = "sole-namespace-declarer"
+    summary = "a shared Namespace declared by one component: moving it moves ownership"
+    modes: tuple[str, ...] = ("lint", "diff")
+
+    def check_snapshot(self, ctx: LintContext) -> list[Finding]:
+        paths = [r for r in ctx.snapshot.results.values() if r.target.kind == "path" and r.ok]
+        namespaces = sorted({d.id.name for r in paths for d in r.documents if _is_namespace(d.id)})
+        out: list[Finding] = []
+        for name in namespaces:
+            ns_id = DocId("", "Namespace", "", name)
+            declaring = [r for r in paths if any(d.id == ns_id for d in r.documents)]
+            minimal = _minimal(declaring)
+            if len(minimal) != 1:
+                continue
+            declarer = minimal[0]
+            declared_by = {r.name for r in declaring}
+            within = {d.id for d in declarer.documents}
+            users = _minimal(
+                [
+                    r
+                    for r in paths
+                    if r.name not in declared_by
+                    and any(d.id.namespace == name for d in r.documents)
+                    and not {d.id for d in r.documents} <= within
+                ]
+            )
+            if not users:
+                continue
+            objects = sorted({d.id for r in users for d in r.documents if d.id.namespace == name})
+            owners = sorted({display(k) for g in ctx.graphs.values() for k, _d in g.find(ns_id)})
+            system = k8s.SYSTEM_NAMESPACES.get(name)
+            severity: Severity = "info"  # latent: only a later move or removal bites
+            tail = f" (for {name} that takes {system})" if system else ""
+            held = f" (today: {and_list(owners)})" if owners else ""
+            out.append(
+                Finding(
+                    id=f"{self.id}:{declarer.name}:{ns_id}",
+                    rule=self.id,
+                    severity=severity,
+                    cluster=None,
+                    kustomizations=tuple(owners),
+                    documents=(str(ns_id), *(str(i) for i in objects[:20])),
+                    message=(
+                        f"{ns_id} is declared only by {declarer.name}, while "
+                        f"{and_list([u.name for u in users], 5)} put objects in it: whichever "
+                        f"Flux Kustomization renders {declarer.name} owns the Namespace{held}, "
+                        f"so moving {declarer.name} to another Kustomization moves it, and a "
+                        f"prune on the way deletes everything in it{tail}; before such a move "
+                        "declare the Namespace where it stays, or move it with prune: false "
+                        "on the old owner."
+                    ),
+                )
+            )
+        return out
+
+    def check_diff(self, ctx: DiffContext) -> list[Finding]:
+        out: list[Finding] = []
+        for cluster, base in ctx.base_graphs.items():
+            head = ctx.head_graphs.get(cluster)
+            if head is None:
+                continue
+            for ns_id, base_owners in sorted(base.index.items()):
+                if not _is_namespace(ns_id):
+                    continue
+                before = {k for k, _d in base_owners}
+                after = {k for k, _d in head.find(ns_id)}
+                if not after or after == before or len(after) != 1:
+                    continue
+                (owner,) = after
+                users = sorted(
+                    {
+                        k
+                        for i, owners in head.index.items()
+                        if i.namespace == ns_id.name
+                        for k, _d in owners
+                    }
+                    - {owner}
+                )
+                if not users:
+                    continue
+                # A Namespace that exists before Flux (system ones, bootstrap) needs no order.
+                exists = ns_id.name in k8s.SYSTEM_NAMESPACES or (
+                    ctx.head_lint.preinstalled.namespace(cluster, ns_id.name) is not None
+                )
+                unordered = [] if exists else [k for k in users if not head.depends(k, owner)]
+                order = ""
+                if unordered:
+                    order = (
+                        f"; {and_list([display(k) for k in unordered])} do not dependsOn "
+                        f"{display(owner)}, so on a fresh cluster they apply before the "
+                        "Namespace exists"
+                    )
+                out.append(
+                    Finding(
+                        id=f"{self.id}:{cluster}:{display(owner)}:{ns_id}",
+                        rule=self.id,
+                        severity="info",
+                        cluster=cluster,
+                        kustomizations=tuple(display(k) for k in [*sorted(before), owner, *users]),
+                        documents=(str(ns_id),),
+                        message=(
+                            f"{ns_id} now belongs to {display(owner)} (was "
+                            f"{and_list([display(k) for k in sorted(before)])}) while "
+                            f"{and_list([display(k) for k in users])} apply objects into it: "
+                            f"pruning or removing {display(owner)} deletes their objects "
+                            f"too{order}; keep the Namespace with the Kustomization everything "
+                            "else dependsOn."
+                        ),
+                    )
+                )
+        return out
+
+
+def _is_namespace(doc_id: DocId) -> bool:
+    return doc_id.group == "" and doc_id.kind == "Namespace"
+
+
+RULE = SoleNamespaceDeclarer()

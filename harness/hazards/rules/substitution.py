@@ -1,0 +1,414 @@
+"""substitution (lint, a gate): every `${VAR}` every flux target would substitute.
+
+Checked on the pre-substitution source (sources.py), so a Kustomization that fails strict
+substitution is still analysed. Its variables include the substituteFrom objects harness.yaml
+declares outside git (placeholders); a Kustomization built from a source marked external is
+not rendered and not judged. Hazards:
+- `unset`: a variable neither defined by the Kustomization's substitute/substituteFrom nor
+  given a default: strict mode fails the whole Kustomization. When the same Kustomization
+  gets it in another cluster, the message says which cluster's values lack it.
+- `script`: the same, for a `${...}` inside a script (cloud-init, a command, a lowercase
+  shell-style name): it was meant for the shell and must be escaped `$${...}`.
+- `default`: a script's `${x:-y}` that Flux silently replaces by its default.
+- `literal`: `${...}` in a Kustomization without postBuild ships as literal text: an error
+  when a whole field value names a variable the cluster's substitution sources define
+  (clearly meant to be substituted; nothing expands it), a warning when such a name sits in a
+  multi-line value (a config file the application may expand itself), else info (latent: it
+  breaks once substitution is added).
+- `inherited`: a cluster whose value is the shared base default while another cluster
+  overrides it (the overlay forgot the knob).
+An assertion is one (cluster, Kustomization, variable) checked, plus one per variable whose
+overlay values are compared; the gate line reads `substitution gate: N assertions, M hazards`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from harness.core.model import DocId
+from harness.flux.api import substitution_disabled
+from harness.flux.ksgraph import ClusterGraph, KsNode, parse
+from harness.hazards.context import DiffContext, LintContext
+from harness.hazards.finding import Finding, Severity, and_list
+
+if TYPE_CHECKING:  # sources.py loads when a lint pass runs (a diff of equal renders has none)
+    from harness.hazards.sources import Reference, SourceDoc, SourceIndex, Variables
+
+MEMO_KEY = "substitution"
+
+
+@dataclass
+class Analysis:
+    assertions: set[tuple[str, ...]] = field(default_factory=set)
+    findings: list[Finding] = field(default_factory=list)
+    variables: dict[tuple[str, str, str], Variables] = field(default_factory=dict)
+    referenced: dict[str, set[str]] = field(default_factory=dict)
+    unchecked: list[str] = field(default_factory=list)
+
+
+def analyse(ctx: LintContext) -> Analysis:
+    """The whole substitution analysis of one render, computed once per context."""
+    cached = ctx.memo.get(MEMO_KEY)
+    if isinstance(cached, Analysis):
+        return cached
+    result = _Analyser(ctx).run()
+    ctx.memo[MEMO_KEY] = result
+    return result
+
+
+def variables_of(ctx: LintContext, graph: ClusterGraph, node: KsNode) -> Variables:
+    from harness.hazards.sources import Variables
+
+    return analyse(ctx).variables.get((graph.cluster, *node.key)) or Variables()
+
+
+class _Analyser:
+    def __init__(self, ctx: LintContext) -> None:
+        self.ctx = ctx
+        self.index: SourceIndex = ctx.source_index
+        self.out = Analysis()
+
+    def run(self) -> Analysis:
+        from harness.hazards.sources import variables
+
+        for cluster, graph in self.ctx.graphs.items():
+            declared = self.index.cluster(cluster).declared.objects
+            for node in graph.nodes.values():
+                if node.spec_known and node.spec_error is None:
+                    self.out.variables[(cluster, *node.key)] = variables(graph, node, declared)
+        known = {name for v in self.out.variables.values() for name in (*v.values, *v.hidden)}
+        for cluster, graph in self.ctx.graphs.items():
+            for node in graph.nodes.values():
+                v = self.out.variables.get((cluster, *node.key))
+                if v is None or self.index.external(node):
+                    continue  # an external source is not rendered: nothing to judge
+                if v.active:
+                    self._substituting(graph, node, v)
+                else:
+                    self._literal(graph, node, known)
+        self._inherited()
+        self.out.findings.sort(key=lambda f: f.id)
+        return self.out
+
+    # -- a Kustomization that substitutes --------------------------------------------------
+
+    def _substituting(self, graph: ClusterGraph, node: KsNode, v: Variables) -> None:
+        from harness.hazards.sources import references
+
+        docs = self.index.documents(node)
+        if docs is None:
+            self.out.unchecked.append(node.target)
+            return
+        groups: dict[tuple[str, str], list[Reference]] = {}
+        for doc in docs:
+            if not doc.patch and substitution_disabled(_obj(doc)):
+                continue
+            refs, errors = references(doc)
+            for error in errors:
+                self._parse_error(graph, node, doc, error)
+            for ref in refs:
+                self.out.assertions.add((graph.cluster, node.display, ref.name))
+                self.out.referenced.setdefault(graph.cluster, set()).add(ref.name)
+                shell = ref.script or ref.name != ref.name.upper()
+                if v.defines(ref.name):
+                    continue
+                if not ref.has_default:
+                    if not v.complete:
+                        continue  # a missing source fails the target; reported there
+                    check = "script" if shell else "unset"
+                elif shell:
+                    check = "default"
+                else:
+                    continue
+                groups.setdefault((ref.name, check), []).append(ref)
+        for (name, check), refs in sorted(groups.items()):
+            self._report(graph, node, v, name, check, refs)
+
+    def _report(
+        self,
+        graph: ClusterGraph,
+        node: KsNode,
+        v: Variables,
+        name: str,
+        check: str,
+        refs: list[Reference],
+    ) -> None:
+        first = refs[0]
+        where = self._where(node, first)
+        ks, cluster = node.display, graph.cluster
+        severity: Severity = "error"
+        if check == "unset":
+            sources = _sources(node)
+            elsewhere = self._defined_elsewhere(node, name)
+            cross = ""
+            if elsewhere:
+                cross = (
+                    f" ({and_list(elsewhere)} define it for {ks} but {cluster}'s "
+                    f"{sources or 'values'} do not)"
+                )
+            effect = "strict substitution fails the whole Kustomization"
+            if not self.ctx.strict:
+                severity = "warning"
+                effect = "without strict substitution Flux renders it as an empty string"
+            message = (
+                f"${{{name}}} {where} is not defined for {ks} in {cluster}{cross}: {effect}; "
+                f"add {name} to {sources or 'postBuild.substitute'} or write a default "
+                f"(${{{name}:=value}})."
+            )
+        elif check == "script":
+            effect = f'strict mode fails the Kustomization (variable not set: "{name}")'
+            if not self.ctx.strict:
+                severity = "warning"
+                effect = "the script gets an empty string instead (strict mode is off)"
+            message = (
+                f"shell variable ${{{name}}} {where} is not escaped: {ks} substitutes, so "
+                f"Flux evaluates it before the script ever runs and {effect}; write "
+                f"$${{{name}}}."
+            )
+        else:
+            severity = "warning"
+            message = (
+                f"{first.expression} {where} looks like a shell expansion, but {ks} "
+                "substitutes, so Flux replaces it by its default before the script runs; "
+                f"escape it as ${first.expression}."
+            )
+        self._add(f"{cluster}:{ks}:{name}:{check}", severity, graph, node, refs, message)
+
+    def _parse_error(self, graph: ClusterGraph, node: KsNode, doc: SourceDoc, error: str) -> None:
+        where = _doc_label(doc)
+        self._add(
+            f"{graph.cluster}:{node.display}:{where}:parse",
+            "error",
+            graph,
+            node,
+            [],
+            f"{where}: {error}: Flux cannot parse this for substitution and fails "
+            f"{node.display}; escape a literal `$` as `$$`.",
+            documents=[str(doc.id)] if doc.id else [],
+        )
+
+    # -- a Kustomization that does not substitute ------------------------------------------
+
+    def _literal(self, graph: ClusterGraph, node: KsNode, known: set[str]) -> None:
+        from harness.hazards.sources import SourceDoc, references
+
+        result = graph.result(node.key)
+        docs: list[SourceDoc] | None
+        if result is not None and result.ok:
+            docs = [SourceDoc(d.id, parse(d), None) for d in result.documents]
+        else:
+            docs = self.index.documents(node)
+        if docs is None:
+            self.out.unchecked.append(node.target)
+            return
+        groups: dict[str, list[Reference]] = {}
+        for doc in docs:
+            try:
+                refs, _errors = references(doc)
+            except RecursionError:  # pragma: no cover - absurd nesting
+                continue
+            for ref in refs:
+                self.out.assertions.add((graph.cluster, node.display, ref.name))
+                groups.setdefault(ref.name, []).append(ref)
+        why = (
+            "has no postBuild"
+            if node.post_build is None
+            else "has a postBuild whose variables are all empty (substitution is skipped)"
+        )
+        for name, refs in sorted(groups.items()):
+            where = self._where(node, refs[0])
+            fields = [r for r in refs if not r.multiline]
+            severity: Severity
+            if name in known and fields:
+                # A whole field value no application expands: the object gets the placeholder.
+                where = self._where(node, fields[0])
+                severity = "error"
+                message = (
+                    f"${{{name}}} {where} ships literally: {node.display} {why}, so nothing "
+                    f"substitutes it although {name} is one of the cluster's variables; add "
+                    "postBuild.substituteFrom (e.g. the ConfigMap that defines it) to "
+                    f"{node.display}, escaping shell variables as $${{...}}."
+                )
+            elif name in known:
+                severity = "warning"
+                message = (
+                    f"${{{name}}} {where} ships literally: {node.display} {why}, and {name} is "
+                    "one of the cluster's variables; unless the application expands it itself, "
+                    f"add postBuild.substituteFrom to {node.display} (escaping shell variables "
+                    f"as $${{...}}), else escape it as $${{{name}}} to say it is literal."
+                )
+            else:
+                severity = "info"
+                message = (
+                    f"${{{name}}} {where} ships literally because {node.display} {why} (the "
+                    "application presumably expands it itself): harmless today, but it fails "
+                    "strict substitution (or is replaced) as soon as substitution is added; "
+                    f"escape it as $${{{name}}} to say it is literal."
+                )
+            self._add(
+                f"{graph.cluster}:{node.display}:{name}:literal",
+                severity,
+                graph,
+                node,
+                refs,
+                message,
+            )
+
+    # -- overlays ----------------------------------------------------------------------------
+
+    def _inherited(self) -> None:
+        """A cluster still on the base default of a value another cluster overrides."""
+        ks_paths = {
+            self.index.rel_path(n)
+            for g in self.ctx.graphs.values()
+            for n in g.nodes.values()
+            if n.spec_known
+        }
+        per_var: dict[tuple[str, str], dict[str, tuple[str, DocId, KsNode]]] = {}
+        for (cluster, ns, name), v in self.out.variables.items():
+            graph = self.ctx.graphs[cluster]
+            node = graph.nodes[(ns, name)]
+            if not v.active or node.post_build is None:
+                continue
+            for var in self.out.referenced.get(cluster, set()):
+                origin = v.origin.get(var, "")
+                if var not in v.values or not origin.startswith("ConfigMap/"):
+                    continue
+                doc_id = DocId("", "ConfigMap", node.namespace, origin.split("/", 1)[1])
+                per_var.setdefault((origin, var), {})[cluster] = (v.values[var], doc_id, node)
+        for (origin, var), by_cluster in sorted(per_var.items()):
+            if len(by_cluster) < 2:
+                continue
+            doc_id = next(iter(by_cluster.values()))[1]
+            defaults = self._base_values(doc_id, var, ks_paths)
+            if not defaults:
+                continue
+            for cluster, (value, _id, _node) in sorted(by_cluster.items()):
+                self.out.assertions.add((cluster, origin, var, "inherited"))
+                where = [p for p, d in defaults if d == value]
+                others = sorted(c for c, (val, _i, _n) in by_cluster.items() if val != value)
+                if not where or not others:
+                    continue
+                self.out.findings.append(
+                    Finding(
+                        id=f"substitution:{cluster}:{var}:inherited",
+                        rule="substitution",
+                        severity="warning",
+                        cluster=cluster,
+                        kustomizations=(),
+                        documents=(str(doc_id),),
+                        message=(
+                            f"{cluster} does not set {var}: it renders the base default "
+                            f"{value!r} of {origin} from {where[0]}, while {and_list(others)} "
+                            f"{'sets its' if len(others) == 1 else 'set their'} own; set "
+                            f"{var} explicitly in {cluster}'s {origin} so "
+                            "a placeholder never reaches the cluster."
+                        ),
+                    )
+                )
+
+    def _base_values(
+        self, doc_id: DocId, var: str, ks_paths: set[str | None]
+    ) -> list[tuple[str, str]]:
+        out = []
+        for result in self.ctx.snapshot.results.values():
+            if result.target.kind != "path" or not result.ok or result.name in ks_paths:
+                continue
+            for doc in result.documents:
+                if doc.id == doc_id:
+                    data = parse(doc).get("data") or {}
+                    if var in data:
+                        out.append((result.name, str(data[var]).replace("\n", "")))
+        return out
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _defined_elsewhere(self, node: KsNode, name: str) -> list[str]:
+        return sorted(
+            cluster
+            for (cluster, ns, ks), v in self.out.variables.items()
+            if (ns, ks) == node.key and cluster != node.cluster and v.defines(name)
+        )
+
+    def _where(self, node: KsNode, ref: Reference) -> str:
+        doc = ref.source
+        file = doc.file
+        if doc.id is not None:
+            rel = self.index.rel_path(node) or ""
+            file = (
+                self.index.file_for(doc.id, rel, ref.name)
+                or file
+                or self.index.file_containing(ref.expression, rel, _data_key(doc, ref.field))
+            )
+            label = f"{doc.id} {ref.field}"
+            return f"in {file} ({label})" if file else f"in {label}"
+        return f"in {file}" if file else ""
+
+    def _add(
+        self,
+        suffix: str,
+        severity: Severity,
+        graph: ClusterGraph,
+        node: KsNode,
+        refs: list[Reference],
+        message: str,
+        documents: list[str] | None = None,
+    ) -> None:
+        docs = documents or sorted({str(r.source.id) for r in refs if r.source.id is not None})
+        self.out.findings.append(
+            Finding(
+                id=f"substitution:{suffix}",
+                rule="substitution",
+                severity=severity,
+                cluster=graph.cluster,
+                kustomizations=(node.display,),
+                documents=tuple(docs),
+                message=message,
+            )
+        )
+
+
+def _obj(doc: SourceDoc) -> dict[str, object]:
+    return doc.obj if isinstance(doc.obj, dict) else {}
+
+
+def _data_key(doc: SourceDoc, field: str) -> str:
+    """For a generated ConfigMap/Secret value, its key: usually the source file's name."""
+    if doc.id is None or doc.id.kind not in ("ConfigMap", "Secret"):
+        return ""
+    for prefix in ("data.", "stringData.", "binaryData."):
+        if field.startswith(prefix):
+            return field[len(prefix) :]
+    return ""
+
+
+def _sources(node: KsNode) -> str:
+    if node.post_build is None or not node.post_build.substitute_from:
+        return ""
+    return and_list([str(s) for s in node.post_build.substitute_from])
+
+
+def _doc_label(doc: SourceDoc) -> str:
+    if doc.id is not None and doc.file:
+        return f"{doc.file} ({doc.id})"
+    return doc.file or str(doc.id or "a document")
+
+
+class Substitution:
+    id = "substitution"
+    summary = "every ${VAR} defined, defaulted or escaped; none shipped literally"
+    modes: tuple[str, ...] = ("lint",)
+
+    def check_snapshot(self, ctx: LintContext) -> list[Finding]:
+        return list(analyse(ctx).findings)
+
+    def check_diff(self, ctx: DiffContext) -> list[Finding]:
+        return []
+
+
+def assertions(ctx: LintContext) -> int:
+    return len(analyse(ctx).assertions)
+
+
+RULE = Substitution()

@@ -1,0 +1,35 @@
+"""`--output text` (the default): what people read in a terminal or a CI log.
+
+Each verb imports only its own layout: a `lint` loads no comparison code.
+"""
+
+from __future__ import annotations
+
+from harness.report.formats import CheckResult, DiffResult, LintResult
+
+
+def check(result: CheckResult) -> None:
+    from harness.compare.analyze import explain_changes, ignore_patterns
+    from harness.report import text
+
+    changes = explain_changes(result.comparison, ignore_patterns(result.cfg))
+    text.print_check(result.comparison, result.cfg, changes, hazards=result.hazards)
+
+
+def diff(result: DiffResult) -> None:
+    from harness.report import diff_text
+
+    diff_text.print_diff(
+        result.analysis,
+        result.verdict,
+        result.base,
+        result.head,
+        expect=result.expect,
+        hazards=result.hazards,
+    )
+
+
+def lint(result: LintResult) -> None:
+    from harness.report import lint_text
+
+    lint_text.print_lint(result.snapshot, result.report, result.fail_on)

@@ -1,0 +1,110 @@
+"""parsed: a document's object travels with its text (rendered, stored in the cache, read
+back) and is always what parsing that text gives."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from harness.cache import parsed
+from harness.cache.seam import documents_from_payload, documents_payload
+from harness.core import documents, yamlload
+
+STREAM = """apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: b
+  annotations: {z: '1', a: '2'}
+data:
+  when: 2024-01-01
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: a
+data:
+  n: .nan
+  x: 'yes'
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: s
+stringData:
+  password: canary-4242
+"""
+
+
+@pytest.fixture(autouse=True)
+def fresh() -> Iterator[None]:
+    parsed.clear()
+    yield
+    parsed.clear()
+
+
+def test_a_rendered_stream_remembers_its_objects_but_never_a_secrets() -> None:
+    docs = documents.parse_stream(STREAM)
+    cm_b, cm_a, secret = docs
+    assert parsed.load(cm_b.text) is parsed.load(cm_b.text)
+    assert parsed.load(cm_a.text) == yamlload.load(cm_a.text)
+    assert "canary-4242" not in secret.text
+    assert "canary-4242" not in json.dumps(parsed.load(secret.text))
+
+
+def test_a_cache_entry_keeps_objects_json_can_hold_in_their_key_order() -> None:
+    docs = documents.parse_stream(STREAM)
+    rows = documents_payload(docs)
+    assert rows[0][7] is None  # a timestamp: JSON would give back a string
+    assert rows[1][7] is None  # NaN is not equal to itself
+    stored = rows[2][7]
+    assert isinstance(stored, str) and "canary-4242" not in stored
+    plain = documents.parse_stream(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, z: 1, a: 2}\n"
+    )
+    (row,) = documents_payload(plain)
+    assert row[7] == '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","z":1,"a":2}}'
+    parsed.clear()
+    back = documents_from_payload(json.loads(json.dumps([row])))
+    assert back == tuple(plain)
+    obj = parsed.load(plain[0].text)  # from the entry's JSON, not from YAML
+    assert obj == yamlload.load(plain[0].text)
+    assert list(obj["metadata"]) == ["name", "z", "a"]
+
+
+def test_a_malformed_row_rejects_the_whole_entry_and_its_objects() -> None:
+    (row,) = documents_payload(
+        documents.parse_stream("apiVersion: v1\nkind: A\nmetadata: {name: a}\n")
+    )
+    text = row[5]
+    assert isinstance(text, str)
+    planted = [*row[:7], '{"planted": true}']  # well-formed, but the entry is not
+    for bad in ([*row[:7], 5], row[:7], [*row, None]):
+        parsed.clear()
+        assert documents_from_payload([planted, bad]) is None
+        assert parsed.load(text) == {"apiVersion": "v1", "kind": "A", "metadata": {"name": "a"}}
+
+
+def test_fresh_objects_are_the_callers_own() -> None:
+    (row,) = documents_payload(
+        documents.parse_stream("apiVersion: v1\nkind: A\nmetadata: {name: a, z: [1]}\n")
+    )
+    text = row[5]
+    assert isinstance(text, str)
+    parsed.clear()
+    assert documents_from_payload([row]) is not None
+    first = parsed.fresh(text)
+    assert first == yamlload.load(text) and list(first["metadata"]) == ["name", "z"]
+    first["metadata"]["z"].append(2)  # the caller's to change
+    assert parsed.fresh(text) == parsed.load(text) == yamlload.load(text)
+    assert parsed.fresh("a: 1\n") == {"a": 1}  # unknown text: parsed
+
+
+def test_load_parses_a_text_once_and_still_raises() -> None:
+    text = "resources:\n  - a.yaml\n"
+    first = parsed.load(text)
+    assert first == {"resources": ["a.yaml"]} == yamlload.load(text)
+    assert parsed.load(text) is first
+    with pytest.raises(yamlload.YAMLError):
+        parsed.load("a: [unclosed\n")

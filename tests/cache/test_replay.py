@@ -1,0 +1,322 @@
+"""Whole-run replay through the console script, as a user runs it: a hit prints exactly what a
+real run prints, and every kind of input change, however small, is a miss."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import io
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.cache import fileformat, replay
+from tests.conftest import Result, configmap, kustomization, write_tree
+
+Run = Callable[..., tuple[Result, str]]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A repo whose goldens live beside it, outside the repo root (as in the example)."""
+    repo = write_tree(
+        tmp_path / "project" / "repo",
+        {
+            "harness.yaml": "goldens: ../goldens\n",
+            "apps/a/kustomization.yaml": kustomization("cm.yaml"),
+            "apps/a/cm.yaml": configmap("a", data1="one"),
+            "apps/b/kustomization.yaml": kustomization("cm.yaml"),
+            "apps/b/cm.yaml": configmap("b", data1="two"),
+        },
+    )
+    (repo / ".git").mkdir()  # the repo root marker; .git itself is never fingerprinted
+    return repo
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> Run:
+    """Run `harness ARGS` in a subprocess; returns the result and the replay log's new lines."""
+    log = tmp_path / "replay.log"
+
+    def invoke(*args: str | Path, env: dict[str, str] | None = None) -> tuple[Result, str]:
+        before = log.read_text() if log.exists() else ""
+        proc = subprocess.run(
+            [sys.executable, "-m", "harness", *[str(a) for a in args]],
+            capture_output=True,
+            env={**os.environ, "NO_COLOR": "1", replay.ENV_LOG: str(log), **(env or {})},
+            timeout=300,
+        )
+        after = log.read_text() if log.exists() else ""
+        res = Result(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+        return res, after[len(before) :]
+
+    return invoke
+
+
+def _check(
+    run: Run, repo: Path, *extra: str | Path, env: dict[str, str] | None = None
+) -> tuple[Result, str]:
+    return run("check", "--repo", repo, "-j", "2", *extra, env=env)
+
+
+def _truth(run: Run, repo: Path, *extra: str) -> Result:
+    """What a real run prints: replay off."""
+    res, log = run("check", "--repo", repo, "-j", "2", *extra, env={replay.ENV_OFF: "1"})
+    assert log == ""
+    return res
+
+
+def test_unchanged_check_replays_exactly(project: Path, run: Run) -> None:
+    res, _ = run("update", "--repo", project, "-j", "2")
+    assert res.code == 0, res.stderr
+    first, log = _check(run, project)
+    assert first.code == 0 and "miss: no record" in log and "recorded: exit 0" in log
+    second, log = _check(run, project)
+    assert "hit: exit 0" in log
+    assert (second.code, second.stdout, second.stderr) == (first.code, first.stdout, first.stderr)
+
+    # a difference replays too, with its exit code and both streams
+    (project / "apps" / "a" / "cm.yaml").write_text(configmap("a", data1="uno"))
+    differs, log = _check(run, project)
+    assert differs.code == 1 and "recorded: exit 1" in log
+    again, log = _check(run, project)
+    assert "hit: exit 1" in log
+    assert (again.code, again.stdout, again.stderr) == (1, differs.stdout, differs.stderr)
+    assert again.stdout == _truth(run, project).stdout
+
+
+def _same_size_edit(repo: Path) -> None:
+    path = repo / "apps" / "a" / "cm.yaml"
+    st = path.stat()
+    path.write_text(path.read_text().replace("one", "uno"))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # and the old mtime back
+
+
+def _symlink(repo: Path) -> None:
+    (repo / "apps" / "a" / "link.yaml").symlink_to("cm.yaml")
+
+
+EDITS: dict[str, Callable[[Path], None]] = {
+    "same-size content edit, mtime kept": _same_size_edit,
+    "new file": lambda r: (r / "apps" / "a" / "extra.yaml").write_text(configmap("x")),
+    "new target": lambda r: write_tree(
+        r, {"apps/c/kustomization.yaml": kustomization("cm.yaml"), "apps/c/cm.yaml": configmap("c")}
+    ),
+    "new empty directory": lambda r: (r / "apps" / "a" / "empty").mkdir(),
+    "deleted file": lambda r: (r / "apps" / "b" / "cm.yaml").unlink(),
+    "renamed directory": lambda r: (r / "apps" / "b").rename(r / "apps" / "bee"),
+    "config edit": lambda r: (r / "harness.yaml").write_text("goldens: ../goldens\njobs: 1\n"),
+    "golden outside the repo": lambda r: next((r.parent / "goldens").rglob("*.yaml")).write_text(
+        "# edited\n"
+    ),
+    "mode change": lambda r: (r / "apps" / "a" / "cm.yaml").chmod(0o600),
+    "symlink": _symlink,
+}
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+def test_every_input_change_is_a_miss(project: Path, run: Run, edit: str) -> None:
+    assert run("update", "--repo", project, "-j", "2")[0].code == 0
+    assert "recorded" in _check(run, project)[1]
+    EDITS[edit](project)
+    res, log = _check(run, project)
+    assert "miss: inputs changed" in log, edit
+    truth = _truth(run, project)
+    assert (res.code, res.stdout, res.stderr) == (truth.code, truth.stdout, truth.stderr)
+
+
+def test_invocation_is_the_key(project: Path, run: Run) -> None:
+    assert run("update", "--repo", project, "-j", "2")[0].code == 0
+    assert "recorded" in _check(run, project)[1]
+    assert "miss: no record" in _check(run, project, "-o", "json")[1]
+    assert "miss: no record" in run("check", "--repo", project, "-j", "2", env={"COLUMNS": "7"})[1]
+    assert "hit" in _check(run, project)[1]
+
+
+def test_a_replaced_renderer_is_a_miss(project: Path, run: Run, tmp_path: Path) -> None:
+    from harness import render
+
+    kubectl = tmp_path / "bin" / "kubectl"
+    kubectl.parent.mkdir()
+    shutil.copy2(render.resolve().binary, kubectl)
+    assert run("update", "--repo", project, "-j", "2")[0].code == 0
+    assert "recorded" in _check(run, project, "--kubectl", kubectl)[1]
+    assert "hit" in _check(run, project, "--kubectl", kubectl)[1]
+    os.utime(kubectl, ns=(0, 10**18))
+    assert "miss: inputs changed" in _check(run, project, "--kubectl", kubectl)[1]
+
+
+def _stand_in(path: Path, action: str) -> Path:
+    """A kubectl that answers `version` as the real one does and then fails its build."""
+    from harness import render
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    real = render.resolve().binary
+    path.write_text(f'#!/bin/sh\n[ "$1" = version ] && exec {real} "$@"\n{action}\n')
+    path.chmod(0o755)
+    return path
+
+
+def test_errors_replay_but_transient_failures_never_record(
+    project: Path, run: Run, tmp_path: Path
+) -> None:
+    # a missing file is a function of the inputs: its error replays like any answer
+    (project / "apps" / "b" / "kustomization.yaml").write_text("resources: [missing.yaml]\n")
+    res, log = _check(run, project)
+    assert res.code == 2 and "recorded: exit 2" in log
+    again, log = _check(run, project)
+    assert "hit: exit 2" in log and (again.stdout, again.stderr) == (res.stdout, res.stderr)
+    # a renderer killed by a signal or timed out may succeed next time: never recorded
+    killed = _stand_in(tmp_path / "k" / "kubectl", "kill -9 $$")
+    res, log = _check(run, project, "--kubectl", killed)
+    assert res.code == 2 and "not recorded: a renderer was killed" in log
+    slow = _stand_in(tmp_path / "s" / "kubectl", "sleep 30")
+    res, log = _check(run, project, "--kubectl", slow, "--timeout", "0.5")
+    assert res.code == 2 and "not recorded: a render timed out" in log
+
+
+def test_runs_that_are_never_recorded(project: Path, run: Run, tmp_path: Path) -> None:
+    assert run("update", "--repo", project, "-j", "2")[0].code == 0
+    # opted out, or a side effect a replay would skip: no decision at all
+    summary = tmp_path / "summary.md"
+    for extra, env in (
+        (("--no-cache",), {}),
+        (("--html", str(tmp_path / "r.html")), {}),
+        ((), {"GITHUB_STEP_SUMMARY": str(summary)}),
+        (("-o", "junit"), {}),  # its XML holds the run's duration
+        (("--output=junit",), {}),
+        (("-ojunit",), {}),
+        (("-qo", "junit"), {}),
+        ((), {replay.ENV_OFF: "1"}),
+    ):
+        assert _check(run, project, *extra, env=env)[1] == ""
+    # other verbs are not replayed
+    assert run("render", "--repo", project, "-q")[1] == ""
+
+
+def _records(cache: Path) -> list[Path]:
+    return [
+        p
+        for p in (cache / fileformat.ENTRIES).rglob("*.json")
+        if b"harness-run-v1" in p.read_bytes()
+    ]
+
+
+def test_a_corrupt_record_is_never_trusted(project: Path, run: Run) -> None:
+    cache = Path(os.environ["HARNESS_CACHE_DIR"])
+    assert run("update", "--repo", project, "-j", "2")[0].code == 0
+    first, log = _check(run, project)
+    [record] = _records(cache)
+    record.write_bytes(record.read_bytes()[:-20])
+    res, log = _check(run, project)
+    assert "miss: unreadable record" in log and "recorded: exit 0" in log
+    assert res.stdout == first.stdout
+    assert "hit" in _check(run, project)[1]
+    # records are cache entries: cleared with the cache
+    assert run("cache", "clear")[0].code == 0
+    assert _records(cache) == []
+    assert "miss: no record" in _check(run, project)[1]
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """An HTTP server on 127.0.0.1 serving one manifest a kustomization names by URL."""
+    root = tmp_path / "served"
+    root.mkdir()
+    (root / "remote.yaml").write_text(configmap("remote", data1="v1"))
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *a: None  # type: ignore[attr-defined, method-assign]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/remote.yaml", root
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_remote_resource_is_never_replayed(
+    project: Path, run: Run, served: tuple[str, Path]
+) -> None:
+    url, root = served
+    (project / "apps" / "a" / "kustomization.yaml").write_text(kustomization("cm.yaml", url))
+    assert run("update", "--repo", project, "-j", "2")[0].code == 0
+    res, log = _check(run, project)
+    assert res.code == 0 and "not recorded: a target reads remote inputs" in log
+    (root / "remote.yaml").write_text(configmap("remote", data1="v2"))
+    res, log = _check(run, project)
+    assert res.code == 1 and "hit" not in log
+    assert "v1 -> v2" in res.stdout
+
+
+def test_fingerprint_hashes_racily_clean_files(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"a.yaml": "a: 1\n", "d/b.yaml": "b: 2\n", ".git/HEAD": "x"})
+    old = replay.fingerprint([str(tmp_path)], [], "", racy_after=2**62)
+    racy = replay.fingerprint([str(tmp_path)], [], "", racy_after=0)
+    assert old.digests == {}
+    assert sorted(racy.digests) == [str(tmp_path / "a.yaml"), str(tmp_path / "d" / "b.yaml")]
+    assert racy.signature == old.signature  # the stat walk is the same; .git is not in it
+    (tmp_path / "a.yaml").write_text("a: 3\n")
+    st = (tmp_path / "a.yaml").stat()
+    again = replay.fingerprint([str(tmp_path)], [], "", racy_after=0)
+    assert again.digests != racy.digests and st.st_size == 5
+
+
+def test_recording_keeps_stream_order_and_skips_paused_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    out, err = io.BytesIO(), io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(out, encoding="utf-8"))
+    monkeypatch.setattr(sys, "stderr", io.TextIOWrapper(err, encoding="utf-8"))
+    run = replay.plan(["check", "--repo", str(tmp_path)])
+    assert run is not None
+    recorder: replay.Recorder | None = None
+    with pytest.raises(SystemExit), replay.recording(run):
+        recorder = replay._active
+        print("one")
+        sys.stderr.write("two\n")
+        with replay.paused():
+            sys.stderr.write("progress\n")
+        print("three")
+        raise SystemExit(0)
+    assert recorder is not None
+    assert [(fd, bytes(data)) for fd, data in recorder.chunks] == [
+        (1, b"one\n"),
+        (2, b"two\n"),
+        (1, b"three\n"),
+    ]
+    assert recorder.tainted is None and recorder.roots is None  # no config: nothing stored
+
+
+def test_lint_replays_too(project: Path, run: Run) -> None:
+    first, log = run("lint", "--repo", project, "-o", "json")
+    assert first.code == 0 and "recorded: exit 0" in log
+    second, log = run("lint", "--repo", project, "-o", "json")
+    assert "hit: exit 0" in log and second.stdout == first.stdout
+    (project / "apps" / "b" / "cm.yaml").write_text(configmap("b", data1="${UNSET}"))
+    third, log = run("lint", "--repo", project, "-o", "json")
+    assert "miss: inputs changed" in log
+    assert (
+        third.stdout
+        == run("lint", "--repo", project, "-o", "json", env={replay.ENV_OFF: "1"})[0].stdout
+    )
+
+
+def test_code_files_see_an_added_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An upgrade that only adds a module still changes the fingerprint (today's list is walked
+    at replay time, not the recorded one); bytecode caches are not code."""
+    package = write_tree(tmp_path / "pkg", {"a.py": "x = 1\n", "sub/b.py": "y = 2\n"})
+    monkeypatch.setattr(replay, "PACKAGE_DIR", str(package))
+    before = replay.fingerprint([], replay.code_files(), "", racy_after=2**62)
+    write_tree(package, {"__pycache__/a.cpython-311.pyc": b"\0"})
+    assert replay.fingerprint([], replay.code_files(), "", racy_after=2**62) == before
+    write_tree(package, {"sub/c.py": "z = 3\n"})
+    assert replay.fingerprint([], replay.code_files(), "", racy_after=2**62) != before

@@ -1,0 +1,184 @@
+"""The cache store: atomic checksummed entries, LRU pruning, locations, `harness cache`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from harness.cache import store as cache
+from tests.conftest import PROJECT, Result
+
+
+def test_roundtrip_and_key_parts_do_not_collide(tmp_path: Path) -> None:
+    store = cache.Store(tmp_path)
+    assert cache.key("ab", "c") != cache.key("a", "bc")
+    digest = cache.key("x")
+    assert store.get(digest) is None
+    store.put(digest, {"documents": [["", "ConfigMap", "ns", "a", "v1", "text: é\n", "0"]]})
+    assert store.get(digest) == {
+        "documents": [["", "ConfigMap", "ns", "a", "v1", "text: é\n", "0"]]
+    }
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda raw: raw[: len(raw) // 2],  # truncated
+        lambda raw: raw.replace(b"payload", b"paYload"),  # a flipped byte
+        lambda raw: b"",  # empty
+        lambda raw: raw.split(b"\n", 1)[1],  # checksum line lost
+    ],
+)
+def test_corrupt_entry_is_detected_and_removed(
+    tmp_path: Path, damage: Callable[[bytes], bytes]
+) -> None:
+    store = cache.Store(tmp_path)
+    digest = cache.key("y")
+    store.put(digest, {"payload": "value"})
+    (entry,) = (tmp_path / cache.ENTRIES).rglob("*.json")
+    entry.write_bytes(damage(entry.read_bytes()))
+    assert store.get(digest) is None
+    assert store.corrupt == 1
+    assert not entry.exists()
+
+
+def test_entry_under_another_key_is_not_trusted(tmp_path: Path) -> None:
+    store = cache.Store(tmp_path)
+    one, two = cache.key("one"), cache.key("two")
+    store.put(one, {"v": 1})
+    (entry,) = (tmp_path / cache.ENTRIES).rglob("*.json")
+    target = tmp_path / cache.ENTRIES / two[:2] / f"{two[2:]}.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(entry.read_bytes())
+    assert store.get(two) is None
+
+
+def test_prune_drops_least_recently_used_first(tmp_path: Path) -> None:
+    store = cache.Store(tmp_path)
+    keys = [cache.key(str(i)) for i in range(4)]
+    for i, digest in enumerate(keys):
+        store.put(digest, {"blob": "x" * 1000, "i": i})
+    now = time.time()
+    for i, digest in enumerate(keys):
+        path = tmp_path / cache.ENTRIES / digest[:2] / f"{digest[2:]}.json"
+        os.utime(path, (now - 100 + i, now - 100 + i))
+    assert store.get(keys[0]) is not None  # a hit makes the oldest the newest
+    size = store.info().bytes // 4
+    done = store.prune(size * 2 + 10)
+    assert done.removed == 2
+    assert store.get(keys[0]) is not None
+    assert store.get(keys[3]) is not None
+    assert store.get(keys[1]) is None and store.get(keys[2]) is None
+
+
+def test_clear_and_stale_temp_files(tmp_path: Path) -> None:
+    store = cache.Store(tmp_path)
+    store.put(cache.key("a"), {"a": 1})
+    shard = next((tmp_path / cache.ENTRIES).iterdir())
+    stale = shard / ".dead.tmp"
+    stale.write_text("half")
+    os.utime(stale, (time.time() - 7200, time.time() - 7200))
+    fresh = shard / ".writing.tmp"
+    fresh.write_text("half")
+    assert store.info().entries == 1
+    done = store.clear()
+    assert done.removed == 1
+    assert not stale.exists()
+    assert fresh.exists()  # another run may be writing it right now
+    assert store.info().entries == 0
+
+
+def test_run_prunes_to_its_cap_when_it_wrote(tmp_path: Path) -> None:
+    store = cache.Store(tmp_path, max_bytes=0)
+    run = cache.RenderCache(store)
+    run.put(cache.key("a"), {"a": 1})
+    assert store.info().entries == 1
+    run.close()
+    assert store.info().entries == 0
+
+
+def test_concurrent_writers_and_readers_never_see_partial_entries(tmp_path: Path) -> None:
+    """Threads here, processes below: same key, same bytes, readers see all or nothing."""
+    digest = cache.key("shared")
+    payload = {"blob": "z" * 200_000}
+
+    def write_and_read(_: int) -> bool:
+        store = cache.Store(tmp_path)
+        store.put(digest, payload)
+        found = store.get(digest)
+        return found == payload and store.corrupt == 0
+
+    with ThreadPoolExecutor(8) as pool:
+        assert all(pool.map(write_and_read, range(32)))
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(PROJECT)!r})
+        from pathlib import Path
+        from harness.cache import store as cache
+        store = cache.Store(Path({str(tmp_path)!r}))
+        payload = {{"blob": "z" * 200_000}}
+        for _ in range(30):
+            store.put({digest!r}, payload)
+            assert store.get({digest!r}) == payload, "partial entry"
+            assert store.corrupt == 0
+        """
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", script]) for _ in range(3)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0]
+    assert cache.Store(tmp_path).info().entries == 1
+
+
+def test_default_dir_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "explicit"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache.default_dir() == tmp_path / "explicit"
+    monkeypatch.delenv("HARNESS_CACHE_DIR")
+    assert cache.default_dir() == tmp_path / "xdg" / "harness"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/ignored")  # XDG: relative paths are invalid
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache.default_dir() == tmp_path / "home" / ".cache" / "harness"
+
+
+def test_size_cap_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HARNESS_CACHE_MAX_MB", "2")
+    assert cache.default_max_bytes() == 2 * 1024 * 1024
+    monkeypatch.setenv("HARNESS_CACHE_MAX_MB", "lots")
+    assert cache.default_max_bytes() == cache.DEFAULT_MAX_BYTES
+
+
+def test_cache_commands(cli: Callable[..., Result], tmp_path: Path) -> None:
+    store = cache.Store(tmp_path)
+    for i in range(3):
+        store.put(cache.key(str(i)), {"blob": "x" * 2000})
+    res = cli("cache", "info", "--cache-dir", tmp_path, "--output", "json")
+    assert res.code == 0, res.stderr
+    info = json.loads(res.stdout)
+    assert info["schema"] == "harness.cache-info/v1"
+    assert info["directory"] == str(tmp_path)
+    assert info["entries"] == 3
+    assert info["bytes"] > 6000
+    assert info["max_bytes"] == cache.DEFAULT_MAX_BYTES
+    res = cli("cache", "info", "--cache-dir", tmp_path)
+    assert res.stdout.splitlines()[:2] == [f"cache: {tmp_path}", "entries: 3"]
+    res = cli("cache", "prune", "--cache-dir", tmp_path, "--max-size", "0.004")
+    assert res.code == 0
+    assert res.stdout.startswith("removed 2 entries")
+    assert cache.Store(tmp_path).info().entries == 1
+    res = cli("cache", "clear", "--cache-dir", tmp_path)
+    assert res.code == 0 and res.stdout.startswith("removed 1 entries")
+    assert cache.Store(tmp_path).info().entries == 0
+
+
+def test_cache_info_defaults_to_the_environment(cli: Callable[..., Result]) -> None:
+    res = cli("cache", "info", "-o", "json")
+    assert json.loads(res.stdout)["directory"] == os.environ["HARNESS_CACHE_DIR"]

@@ -1,0 +1,212 @@
+"""The HTML report in a real browser: Debian's headless Chromium driven by Playwright.
+
+Every page is loaded from a file with all network requests blocked (and counted): the report
+must need none. Screenshots are saved under the test's tmp dir and their paths printed
+(`pytest -s` shows them). Outside CI the tests skip when Chromium or Playwright is missing;
+in CI (`CI=true`, where .ci/run installs both) that is a failure instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.compare import gate
+from harness.compare.analyze import analyze
+from harness.report.formats import html
+from tests.cli.commands.conftest import SECRET
+from tests.conftest import Result
+from tests.gitkit import commit_all
+from tests.homelab import edit, split_cilium
+from tests.report.large_change import sides
+
+CHROMIUM = os.environ.get("HARNESS_CHROMIUM", "/usr/bin/chromium")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+Cli = Callable[..., Result]
+
+
+def _unavailable() -> str | None:
+    if shutil.which(CHROMIUM) is None and not Path(CHROMIUM).exists():
+        return f"{CHROMIUM} not installed (apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright not installed (pip install playwright; never `playwright install`)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    reason = _unavailable()
+    if reason is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"browser tests need Chromium and Playwright in CI: {reason}")
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+class Page:
+    """A loaded report, with what the page logged and what it tried to fetch."""
+
+    def __init__(self, browser: Any, path: Path) -> None:
+        self.errors: list[str] = []
+        self.requests: list[str] = []
+        self.page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.route("**/*", self._route)
+        started = time.monotonic()
+        self.page.goto(path.as_uri())
+        self.page.wait_for_selector("#targets tbody tr")
+        self.load_seconds = time.monotonic() - started
+
+    def _route(self, route: Any) -> None:
+        url = route.request.url
+        if url.startswith("file:"):
+            route.continue_()
+        else:
+            self.requests.append(url)
+            route.abort()
+
+    def shot(self, path: Path) -> None:
+        self.page.screenshot(path=str(path), full_page=True)
+        print(f"screenshot: {path}")
+
+    def visible_rows(self) -> list[str]:
+        return self.page.eval_on_selector_all(
+            "#targets tbody tr:not([hidden]) td:nth-child(2)", "els => els.map(e => e.textContent)"
+        )
+
+
+@pytest.mark.slow
+def test_cilium_split_report(browser: Any, homelab: Path, cli: Cli, tmp_path: Path) -> None:
+    secret = homelab / "platform/secret.yaml"
+    secret.write_text(SECRET.format(pw="hunter2-base"))
+    edit(homelab / "platform/kustomization.yaml", "resources:\n", "resources:\n  - secret.yaml\n")
+    commit_all(homelab.parent.parent, "base")
+    split_cilium(homelab)
+    secret.write_text(SECRET.format(pw="hunter2-head"))
+    report = tmp_path / "report.html"
+    res = cli("diff", "--repo", homelab, "-q", "--base", "HEAD", "--html", report)
+    assert res.code == 0, res.stderr
+    assert res.stdout.startswith("changed: 3 changed, 0 added, 0 removed\n")  # text as ever
+    text = report.read_text()
+    assert "hunter2" not in text
+    page = Page(browser, report)
+    p = page.page
+    verdict = p.locator("#verdict-line")
+    assert verdict.is_visible() and "3 documents change" in verdict.inner_text()
+    assert p.locator(".hazard-line").is_visible()
+
+    # the graph is drawn: boxes with a size, the hazard edge on the move
+    graph = p.locator("svg.harness-graph")
+    assert graph.is_visible()
+    box = graph.bounding_box()
+    assert box is not None and box["width"] > 300 and box["height"] > 200
+    assert "dev, prod" in (graph.text_content() or "")  # the clusters change alike: drawn once
+    assert p.locator("svg.harness-graph g.node").count() >= 11
+    hazard = p.locator('svg.harness-graph g.edge[data-hazard="1"][data-kind="move"]')
+    assert hazard.count() == 1  # platform -> cilium
+    assert "ownership-race" in (hazard.text_content() or "")
+    page.shot(tmp_path / "cilium-split.png")
+
+    # the filter hides what does not match
+    assert len(page.visible_rows()) == 10
+    p.fill("#filter", "cluster:prod")
+    rows = page.visible_rows()
+    assert rows and all(r.startswith("prod/") for r in rows)
+    assert p.locator("details.target:not([hidden])").count() == len(rows)
+    p.fill("#filter", "kind:Secret")
+    assert page.visible_rows() == [
+        "platform",
+        "dev/flux-system/platform",
+        "prod/flux-system/platform",
+    ]
+    p.fill("#filter", "")
+    assert len(page.visible_rows()) == 10
+
+    # a section expands (keyboard), a document shows its masked diff, side-by-side works
+    p.keyboard.press("/")
+    assert p.evaluate("document.activeElement.id") == "filter"
+    p.fill("#filter", "target:dev/flux-system/platform")
+    p.keyboard.press("Enter")
+    p.keyboard.press("o")
+    section = p.locator("details.target[open]")
+    assert section.count() == 1 and "dev/flux-system/platform" in section.inner_text()
+    doc = section.locator("details.doc").first
+    doc.locator("summary").click()
+    doc.locator("pre").first.wait_for(state="visible", timeout=5000)
+    p.fill("#filter", "target:clusters/base")
+    p.locator("details.target:not([hidden]) > summary").first.click()
+    p.keyboard.press("Escape")
+    p.fill("#filter", "kind:Secret target:platform")
+    p.locator("details.target:not([hidden]) > summary").first.click()
+    masked = p.locator("details.target[open] details.doc", has_text="Secret/default/db").first
+    if not masked.evaluate("e => e.open"):  # it may be the document opened above
+        masked.locator("summary").click()
+    masked.locator("pre.fields").wait_for(state="visible", timeout=5000)
+    assert "stringData.password: *** (before) -> *** (after)" in masked.inner_text()
+    p.check("#sbs")
+    p.locator("details.target[open] table.sbs").first.wait_for(state="visible", timeout=5000)
+    page.shot(tmp_path / "cilium-split-expanded.png")
+    assert page.errors == []
+    assert page.requests == []
+
+
+@pytest.mark.slow
+def test_large_change_stays_usable(browser: Any, tmp_path: Path) -> None:
+    base, head = sides(documents=5000)
+    analysis = analyze(base, head, unified=3)
+    assert sum(len(t.changed) for t in analysis.targets) >= 5000
+    page_text = html.diff_page(analysis, gate.judge(analysis), 1, "HEAD~1", "work", None)
+    assert "s3cr3t" not in page_text
+    report = tmp_path / "large.html"
+    report.write_text(page_text)
+    page = Page(browser, report)
+    p = page.page
+    print(f"large report: {len(page_text) / 1e6:.1f} MB, loaded in {page.load_seconds:.2f}s")
+    assert p.locator("#verdict-line").is_visible()
+    assert "5002 documents change" in p.locator("#verdict-line").inner_text()
+    assert len(page.visible_rows()) == 50
+    assert p.locator("details.doc").count() == 0  # nothing rendered before it is opened
+    first = p.locator("details.target").first
+    first.locator("summary").click()
+    first.locator("details.doc").first.wait_for(timeout=5000)
+    assert first.locator("details.doc").count() == 100  # one page of a 101-document target
+    more = first.locator("button.more")
+    assert more.is_visible() and "show 1 more" in more.inner_text()
+    more.click()
+    assert first.locator("details.doc").count() == 101
+    first.locator("details.doc summary").nth(3).click()
+    first.locator("details.doc[open] pre.diff").wait_for(state="visible", timeout=5000)
+    p.fill("#filter", "name:cm-0042 cluster:prod")
+    rows = page.visible_rows()
+    assert len(rows) == 25 and all(r.startswith("prod/") for r in rows)
+    p.fill("#filter", "name:no-such-thing")
+    assert page.visible_rows() == []
+    assert "0 of 50 targets" in p.locator("#shown").inner_text()
+    p.fill("#filter", "")
+    assert p.locator("svg.harness-graph g.node").count() > 0
+    page.shot(tmp_path / "large-change.png")
+    assert page.errors == []
+    assert page.requests == []

@@ -1,0 +1,133 @@
+"""The diff engine on hand-built snapshots: relocations, Flux moves, duplicates, errors."""
+
+from __future__ import annotations
+
+from harness.compare.analyze import analyze, summarize
+from harness.core.model import DocId
+from tests.diffkit import cilium_split, cm, snapshot
+
+NS = DocId("", "ConfigMap", "kube-system", "ns")
+HR = DocId("", "ConfigMap", "kube-system", "hr")
+
+
+def test_path_target_loses_exactly_the_moved_documents_still_rendered_identically() -> None:
+    a = analyze(*cilium_split())
+    platform = next(t for t in a.targets if t.name == "platform")
+    assert (platform.documents_before, platform.documents_after) == (3, 1)
+    assert [str(r.doc.id) for r in platform.removed] == [
+        "ConfigMap/kube-system/hr",
+        "ConfigMap/kube-system/ns",
+    ]
+    for r in platform.removed:
+        assert [(loc.target, loc.identical) for loc in r.still_rendered_by] == [
+            ("platform/cilium", True)
+        ]
+        assert r.accounted
+    assert not platform.added and not platform.changed
+
+
+def test_flux_moves_are_pure_ownership_within_one_cluster() -> None:
+    a = analyze(*cilium_split())
+    assert [(m.cluster, m.source, m.dest, m.id) for m in a.moves] == [
+        ("dev", "dev/flux-system/platform", "dev/flux-system/cilium", HR),
+        ("dev", "dev/flux-system/platform", "dev/flux-system/cilium", NS),
+    ]
+    assert all(m.pure_ownership and not m.identical for m in a.moves)
+    new = next(t for t in a.targets if t.name == "dev/flux-system/cilium")
+    assert new.status == "added"
+    assert all(
+        [loc.target for loc in ad.previously_rendered_by] == ["dev/flux-system/platform"]
+        for ad in new.added
+    )
+    s = summarize(a)
+    assert (s.moved, s.moved_pure_ownership, s.moved_identical) == (2, 2, 0)
+    assert s.duplicates == 0 and s.errors == 0
+
+
+def test_a_value_changed_on_the_way_shows_in_the_move_and_the_relocation() -> None:
+    a = analyze(*cilium_split(value="2"))
+    hr_move = next(m for m in a.moves if m.id == HR)
+    assert not hr_move.pure_ownership
+    assert [(f.path, f.before, f.after) for f in hr_move.change.fields] == [
+        ("metadata.labels.kustomize.toolkit.fluxcd.io/name", "platform", "cilium"),
+        ("data.k", "v", "2"),
+    ]
+    platform = next(t for t in a.targets if t.name == "platform")
+    removed_hr = next(r for r in platform.removed if r.doc.id == HR)
+    assert not removed_hr.accounted
+    assert [f.path for f in removed_hr.still_rendered_by[0].change.fields] == ["data.k"]
+
+
+def test_relocations_stay_within_kind_and_cluster() -> None:
+    base = snapshot(
+        {
+            "a": [cm("x")],
+            "dev/flux-system/one": [cm("x", owner="one")],
+            "prod/flux-system/one": [cm("x", owner="one")],
+        }
+    )
+    head = snapshot(
+        {
+            "a": [],
+            "dev/flux-system/one": [],
+            "prod/flux-system/one": [cm("x", owner="one")],
+        }
+    )
+    a = analyze(base, head)
+    by_name = {t.name: t for t in a.targets}
+    assert by_name["a"].removed[0].still_rendered_by == ()
+    assert by_name["dev/flux-system/one"].removed[0].still_rendered_by == ()
+    assert a.moves == ()
+
+
+def test_a_target_failing_on_one_side_is_an_error_not_a_mass_removal() -> None:
+    base = snapshot({"a": [cm("x"), cm("y")], "b": [cm("z")]})
+    head = snapshot({"a": "kustomize: accumulating resources: missing.yaml", "b": [cm("z")]})
+    a = analyze(base, head)
+    failed = next(t for t in a.targets if t.name == "a")
+    assert failed.status == "error"
+    assert failed.removed == () and failed.added == ()
+    assert [(e.target, e.side) for e in a.errors] == [("a", "head")]
+    assert summarize(a).removed == 0
+
+
+def test_errors_on_both_sides_are_both_reported() -> None:
+    a = analyze(snapshot({"a": "broken before"}), snapshot({"a": "broken after"}))
+    assert [(e.side, e.message) for e in a.errors] == [
+        ("base", "broken before"),
+        ("head", "broken after"),
+    ]
+
+
+def test_duplicates_are_one_identity_in_two_flux_targets_of_one_cluster() -> None:
+    base = snapshot(
+        {
+            "dev/flux-system/a": [cm("x", owner="a"), cm("old", owner="a")],
+            "dev/flux-system/b": [cm("old", owner="b")],
+            "prod/flux-system/a": [cm("x", owner="a")],
+        }
+    )
+    head = snapshot(
+        {
+            "dev/flux-system/a": [cm("x", owner="a"), cm("old", owner="a")],
+            "dev/flux-system/b": [cm("x", owner="b"), cm("old", owner="b")],
+            "prod/flux-system/a": [cm("x", owner="a")],
+        }
+    )
+    dups = analyze(base, head).duplicates
+    assert [(d.cluster, str(d.id), d.targets, d.in_base) for d in dups] == [
+        ("dev", "ConfigMap/default/old", ("dev/flux-system/a", "dev/flux-system/b"), True),
+        ("dev", "ConfigMap/default/x", ("dev/flux-system/a", "dev/flux-system/b"), False),
+    ]
+
+
+def test_targets_added_and_removed_as_a_whole() -> None:
+    base = snapshot({"apps": [cm("a"), cm("b")], "apps/wave-0": [cm("a")]})
+    head = snapshot({"apps/wave-0": [cm("a")], "apps/wave-1": [cm("b")]})
+    a = analyze(base, head)
+    by_name = {t.name: t for t in a.targets}
+    assert by_name["apps"].status == "removed"
+    assert all(r.accounted for r in by_name["apps"].removed)
+    assert by_name["apps/wave-1"].status == "added"
+    assert by_name["apps/wave-1"].added[0].accounted
+    assert by_name["apps/wave-0"].status == "match"

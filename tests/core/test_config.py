@@ -1,0 +1,60 @@
+"""The config file is optional; every key validated, unknown keys rejected with the file named."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from harness.core import config
+from harness.core.errors import ConfigError
+
+
+def test_defaults_without_file(tmp_path: Path) -> None:
+    cfg = config.load(tmp_path)
+    assert cfg.goldens == tmp_path.resolve() / "goldens"
+    assert cfg.kubectl_flags == ("--load-restrictor", "LoadRestrictionsNone")
+    assert cfg.timeout == 60.0
+    assert cfg.strict is True
+    assert cfg.source_file is None
+
+
+def test_values_are_read(make_repo: Callable[[dict[str, str | bytes]], Path]) -> None:
+    repo = make_repo(
+        {
+            "harness.yaml": (
+                "goldens: ../g\ninclude: [apps/**]\nexclude: apps/old\ntimeout: 5\n"
+                "kubectl_flags: [--enable-helm]\nsources: {tenants: ./tenants}\n"
+                "suppress:\n- rule: crd-order\n  reason: installed by hand\n"
+            )
+        }
+    )
+    cfg = config.load(repo)
+    assert cfg.goldens == (repo / "../g").resolve()
+    assert cfg.include == ("apps/**",)
+    assert cfg.exclude == ("apps/old",)
+    assert cfg.timeout == 5.0
+    assert cfg.kubectl_flags == ("--enable-helm",)
+    assert cfg.sources == {"tenants": "./tenants"}
+    assert cfg.suppress[0].rule == "crd-order"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("goldns: x\n", "unknown config key"),
+        ("- a\n", "must be a mapping"),
+        ("timeout: soon\n", "timeout must be a non-negative number"),
+        ("include: 3\n", "include must be a list of strings"),
+        ("suppress:\n- rule: x\n", r"suppress\[0\] needs a reason"),
+        ("a: [1\n", "cannot read config"),
+    ],
+)
+def test_bad_config_names_the_file(
+    make_repo: Callable[[dict[str, str | bytes]], Path], text: str, message: str
+) -> None:
+    repo = make_repo({"harness.yaml": text})
+    with pytest.raises(ConfigError, match=message) as info:
+        config.load(repo)
+    assert "harness.yaml" in str(info.value)

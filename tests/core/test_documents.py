@@ -1,0 +1,80 @@
+"""Stream splitting keeps exact bytes; identity ignores the version; Secrets never leak."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from harness.core import documents
+from harness.core.model import DocId
+
+DEPLOY_V1 = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: a\n"
+SECRET = (
+    "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: a\n"
+    "data:\n  password: c3VwZXItc2VjcmV0LXZhbHVl\nstringData:\n  token: plain-token-123\n"
+    "type: Opaque\n"
+)
+
+
+def test_split_keeps_each_documents_bytes() -> None:
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+    docs = documents.parse_stream(f"{cm}---\n{DEPLOY_V1}")
+    assert [d.text for d in docs] == [cm, DEPLOY_V1]
+    assert docs[1].sha256 == hashlib.sha256(DEPLOY_V1.encode()).hexdigest()
+
+
+def test_identity_ignores_api_version() -> None:
+    old = documents.parse_stream(DEPLOY_V1.replace("apps/v1", "apps/v1beta1"))[0]
+    new = documents.parse_stream(DEPLOY_V1)[0]
+    assert old.id == new.id == DocId("apps", "Deployment", "a", "web")
+    assert str(new.id) == "apps/Deployment/a/web"
+    assert old.sha256 != new.sha256
+
+
+def test_core_cluster_scoped_id_string() -> None:
+    doc = documents.parse_stream(
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: kube-system\n"
+    )
+    assert str(doc[0].id) == "Namespace/kube-system"
+
+
+def test_empty_and_comment_only_chunks_are_dropped() -> None:
+    assert documents.parse_stream("") == []
+    assert documents.parse_stream("---\n# nothing\n---\n") == []
+
+
+def test_non_kubernetes_yaml_is_an_error() -> None:
+    with pytest.raises(documents.DocumentError, match="document 1: not a Kubernetes object"):
+        documents.parse_stream("just: data\n")
+
+
+def test_invalid_yaml_names_the_document() -> None:
+    with pytest.raises(documents.DocumentError, match="document 2: invalid YAML"):
+        documents.parse_stream(f"{DEPLOY_V1}---\na: [1\n")
+
+
+def test_secret_values_are_redacted_but_changes_detected() -> None:
+    doc = documents.parse_stream(SECRET)[0]
+    assert "c3VwZXItc2VjcmV0LXZhbHVl" not in doc.text
+    assert "plain-token-123" not in doc.text
+    assert doc.text.count(documents.REDACTED_PREFIX) == 2
+    changed = documents.parse_stream(SECRET.replace("plain-token-123", "plain-token-124"))[0]
+    assert changed.sha256 != doc.sha256
+    again = documents.parse_stream(doc.text)[0]
+    assert again.text == doc.text, "re-reading a golden must not re-redact"
+
+
+def test_sops_encrypted_secret_is_kept() -> None:
+    sops = (
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\ndata:\n"
+        "  k: ENC[AES256_GCM,data:abc=,iv:x,tag:y,type:str]\n"
+        "sops:\n  mac: ENC[AES256_GCM,data:zzz,type:str]\n  version: 3.9.0\n"
+    )
+    assert documents.parse_stream(sops)[0].text == sops
+
+
+def test_duplicates_are_reported() -> None:
+    docs = documents.parse_stream(f"{DEPLOY_V1}---\n{DEPLOY_V1}")
+    assert len(docs) == 2
+    assert documents.duplicates(docs) == (DocId("apps", "Deployment", "a", "web"),)

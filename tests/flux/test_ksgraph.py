@@ -1,0 +1,81 @@
+"""The per-cluster Kustomization graph comes from rendered Kustomization documents only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness import goldens
+from harness.core.model import Snapshot
+from harness.flux.ksgraph import graphs, prune_protected, split_target_name
+from tests.hazards.snap import cm, flux, ks, ns, obj, snapshot
+
+
+def _snap() -> Snapshot:
+    return snapshot(
+        flux(
+            "dev",
+            "flux-system",
+            ks("platform", depends=["flux-system"], subst_from=["vars"], wait=True),
+            ks("apps", prune=False, depends=["platform"], targetNamespace="apps"),
+            cm("vars", "flux-system", A="1"),
+        ),
+        flux("dev", "platform", ns("kube-system")),
+        flux("dev", "apps", error="boom"),
+        flux("prod", "flux-system", ks("platform")),
+        flux("prod", "platform", ns("kube-system")),
+    )
+
+
+def test_nodes_from_rendered_kustomizations() -> None:
+    g = graphs(_snap())
+    assert sorted(g) == ["dev", "prod"]
+    dev = g["dev"]
+    platform = dev.nodes[("flux-system", "platform")]
+    assert platform.prune and platform.wait and platform.spec_known
+    assert platform.depends_on == (("flux-system", "flux-system"),)
+    assert platform.post_build is not None
+    assert [str(s) for s in platform.post_build.substitute_from] == ["ConfigMap/vars"]
+    assert platform.declared_by == "dev/flux-system/flux-system"
+    apps = dev.nodes[("flux-system", "apps")]
+    assert not apps.prune and apps.target_namespace == "apps"
+
+
+def test_synthesised_root_is_a_node_with_unknown_spec() -> None:
+    root = graphs(_snap())["dev"].nodes[("flux-system", "flux-system")]
+    assert not root.spec_known and root.prune
+
+
+def test_deps_are_transitive_and_index_skips_failed_targets() -> None:
+    dev = graphs(_snap())["dev"]
+    apps = ("flux-system", "apps")
+    assert dev.deps(apps) == {("flux-system", "platform"), ("flux-system", "flux-system")}
+    assert dev.failed() == [apps]
+    kube_system = dev.documents(("flux-system", "platform"))[0].id
+    assert [key for key, _doc in dev.find(kube_system)] == [("flux-system", "platform")]
+
+
+def test_prune_protection_keys() -> None:
+    key = "kustomize.toolkit.fluxcd.io/prune"
+    assert prune_protected(obj("A", "a", annotations={key: "disabled"})) == f"{key}: disabled"
+    assert prune_protected(obj("A", "a", labels={key: "disabled"})) is not None
+    ssa = "kustomize.toolkit.fluxcd.io/ssa"
+    assert prune_protected(obj("A", "a", annotations={ssa: "Ignore"})) == f"{ssa}: Ignore"
+    assert prune_protected(obj("A", "a")) is None
+
+
+def test_target_names_split_from_the_right() -> None:
+    assert split_target_name("east/prod/flux-system/apps") == ("east/prod", "flux-system", "apps")
+    assert split_target_name("platform") is None
+
+
+def test_goldens_snapshot_gives_the_same_graph(tmp_path: Path) -> None:
+    snap = _snap()
+    goldens.write(tmp_path, snap)
+    again = graphs(goldens.to_snapshot(goldens.load(tmp_path), Path("/repo")))
+    for cluster, graph in graphs(snap).items():
+        assert again[cluster].nodes.keys() == graph.nodes.keys()
+        assert (
+            again[cluster].nodes[("flux-system", "platform")]
+            == graph.nodes[("flux-system", "platform")]
+        )
+        assert set(again[cluster].index) == set(graph.index)

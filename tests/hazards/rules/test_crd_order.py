@@ -1,0 +1,144 @@
+"""crd-order: graded by what happens on a cluster without the CRD; one finding per pair."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.core.config import Preinstalled
+from harness.hazards.context import LintContext
+from harness.hazards.rules.crd_order import RULE
+from tests.hazards.snap import by_id, cm, crd, flux, helmrelease, ks, lint_ctx, obj, snapshot
+
+ISSUER = obj("ClusterIssuer", "ca", api="cert-manager.io/v1")
+ACME = obj("ClusterIssuer", "acme", api="cert-manager.io/v1")
+CERT = obj("Certificate", "wild", "gateway", "cert-manager.io/v1")
+ROOT = "flux-system"
+
+
+def _same(*extra: Any) -> Any:
+    return snapshot(
+        flux("dev", ROOT, ks("platform")),
+        flux("dev", "platform", helmrelease("cert-manager", "cert-manager"), *extra),
+    )
+
+
+def test_cr_next_to_its_helm_installer_is_the_deadlock_one_finding_per_pair() -> None:
+    (f,) = RULE.check_snapshot(lint_ctx(_same(ISSUER, ACME, CERT)))
+    assert f.id == "crd-order:dev:platform"
+    assert f.severity == "error" and "no matches for kind Certificate" in f.message
+    assert f.documents == (
+        "cert-manager.io/Certificate/gateway/wild",
+        "cert-manager.io/ClusterIssuer/acme",
+        "cert-manager.io/ClusterIssuer/ca",
+    )
+    assert "HelmRelease/cert-manager/cert-manager" in f.message
+    assert "preinstalled:" in f.message  # the fix names the config key
+
+
+def test_config_kustomization_depending_on_the_installer_is_fine() -> None:
+    snap = snapshot(
+        flux("dev", ROOT, ks("platform"), ks("config", depends=["platform"])),
+        flux("dev", "platform", helmrelease("cert-manager", "cert-manager")),
+        flux("dev", "config", ISSUER),
+    )
+    assert RULE.check_snapshot(lint_ctx(snap)) == []
+
+
+def test_installer_elsewhere_without_dependency_is_a_slow_bootstrap_info() -> None:
+    snap = snapshot(
+        flux("dev", ROOT, ks("platform"), ks("config")),
+        flux("dev", "platform", helmrelease("cert-manager", "cert-manager")),
+        flux("dev", "config", ISSUER, CERT),
+    )
+    (f,) = RULE.check_snapshot(lint_ctx(snap))
+    assert f.id == "crd-order:dev:config:platform"
+    assert f.severity == "info" and f.kustomizations == ("config", "platform")
+    assert len(f.documents) == 2 and "Flux retries" in f.message
+
+
+def test_installer_that_waits_for_the_consumer_is_a_deadlock_warning() -> None:
+    snap = snapshot(
+        flux("dev", ROOT, ks("platform", depends=["config"]), ks("config")),
+        flux("dev", "platform", helmrelease("cert-manager", "cert-manager")),
+        flux("dev", "config", ISSUER),
+    )
+    (f,) = RULE.check_snapshot(lint_ctx(snap))
+    assert f.severity == "warning" and "platform dependsOn config" in f.message
+
+
+def test_consumer_declaring_the_installer_is_a_deadlock_warning() -> None:
+    snap = snapshot(
+        flux("dev", ROOT, ks("platform"), ISSUER),
+        flux("dev", "platform", helmrelease("cert-manager", "cert-manager")),
+    )
+    (f,) = RULE.check_snapshot(lint_ctx(snap))
+    assert f.id == "crd-order:dev:flux-system:platform"
+    assert f.severity == "warning" and "flux-system declares platform" in f.message
+
+
+def test_helmrelease_told_not_to_install_crds_is_not_the_installer() -> None:
+    skip = helmrelease("cert-manager", "cert-manager")
+    skip["spec"]["install"] = {"crds": "Skip"}
+    assert RULE.check_snapshot(lint_ctx(_same_with(skip, ISSUER))) == []
+    off = helmrelease("cert-manager", "cert-manager", crds={"enabled": False})
+    assert RULE.check_snapshot(lint_ctx(_same_with(off, ISSUER))) == []
+
+
+def _same_with(release: dict[str, Any], *extra: Any) -> Any:
+    return snapshot(flux("dev", ROOT, ks("platform")), flux("dev", "platform", release, *extra))
+
+
+def test_plain_crds_builtins_and_unknown_groups() -> None:
+    plan = obj("Plan", "k3s", "system-upgrade", "upgrade.cattle.io/v1")
+    widget = obj("Widget", "w", "x", "example.com/v1")
+    route = obj("HTTPRoute", "r", "x", "gateway.networking.k8s.io/v1")
+    snap = snapshot(
+        flux("dev", ROOT, ks("platform"), ks("config"), ks("apps")),
+        flux("dev", "platform", crd("upgrade.cattle.io", "Plan", "plans"), plan, cm("c", "x")),
+        flux("dev", "config", crd("example.com", "Widget", "widgets")),
+        flux("dev", "apps", widget, route, helmrelease("podinfo", "x")),
+    )
+    found = by_id(RULE.check_snapshot(lint_ctx(snap)))
+    # same-Kustomization CRD fine; CRD elsewhere without dependsOn is info; gateway CRDs from
+    # bootstrap (no CRD object, no likely installer) are left alone
+    assert list(found) == ["crd-order:dev:apps:config"]
+    assert found["crd-order:dev:apps:config"].severity == "info"
+    assert found["crd-order:dev:apps:config"].documents == ("example.com/Widget/x/w",)
+
+
+def test_plain_crd_in_the_declaring_kustomization_is_applied_first() -> None:
+    snap = snapshot(
+        flux("dev", ROOT, ks("apps"), crd("example.com", "Widget", "widgets")),
+        flux("dev", "apps", obj("Widget", "w", "x", "example.com/v1")),
+    )
+    assert RULE.check_snapshot(lint_ctx(snap)) == []
+
+
+def _declared(snap: Any, *entries: Preinstalled) -> LintContext:
+    return LintContext(snap, preinstalled_entries=entries, config_file="harness.yaml")
+
+
+def test_declared_preinstalled_group_turns_the_deadlock_into_a_latent_note() -> None:
+    entry = Preinstalled(reason="talos installs cert-manager", crds=("cert-manager.io",))
+    (f,) = RULE.check_snapshot(_declared(_same(ISSUER), entry))
+    assert f.severity == "info" and f.id == "crd-order:dev:platform"
+    assert "declared preinstalled in harness.yaml: talos installs cert-manager" in f.message
+
+
+def test_declared_preinstalled_release_matches_the_helmrelease() -> None:
+    entry = Preinstalled(reason="bootstrap.sh", helmreleases=("cert-manager/cert-manager",))
+    (f,) = RULE.check_snapshot(_declared(_same(ISSUER), entry))
+    assert f.severity == "info" and "bootstrap.sh" in f.message
+    other = Preinstalled(reason="x", helmreleases=("other/cert-manager",), clusters=("prod",))
+    (g,) = RULE.check_snapshot(_declared(_same(ISSUER), other))
+    assert g.severity == "error"  # another cluster's bootstrap does not count
+
+
+def test_preinstalled_crds_silence_cross_kustomization_order() -> None:
+    snap = snapshot(
+        flux("dev", ROOT, ks("platform"), ks("config")),
+        flux("dev", "platform", helmrelease("cert-manager", "cert-manager")),
+        flux("dev", "config", ISSUER),
+    )
+    entry = Preinstalled(reason="r", crds=("cert-manager.io/ClusterIssuer",))
+    assert RULE.check_snapshot(_declared(snap, entry)) == []

@@ -1,0 +1,57 @@
+"""depends-on: missing targets, cycles, the substitution race, and removals in a diff."""
+
+from __future__ import annotations
+
+from harness.hazards.rules.depends_on import RULE
+from tests.hazards.snap import by_id, cm, diff_ctx, flux, ks, lint_ctx, snapshot
+
+ROOT = "flux-system"
+
+
+def test_missing_dependency_and_cycles() -> None:
+    snap = snapshot(
+        flux(
+            "dev",
+            ROOT,
+            ks("a", depends=["b"]),
+            ks("b", depends=["c"]),
+            ks("c", depends=["a"]),
+            ks("d", depends=["nope", "d"]),
+        ),
+    )
+    found = by_id(RULE.check_snapshot(lint_ctx(snap)))
+    assert set(found) == {
+        "depends-on:dev:d:missing:nope",
+        "depends-on:dev:cycle:a,b,c",
+        "depends-on:dev:cycle:d",
+    }
+    assert "a -> b -> c -> a" in found["depends-on:dev:cycle:a,b,c"].message
+    assert all(f.severity == "error" for f in found.values())
+
+
+def test_substitution_race_needs_a_transitive_dependency_on_the_writer() -> None:
+    vars_cm = cm("cluster-vars", "flux-system", A="1")
+    racy = snapshot(
+        flux("dev", ROOT, ks("platform", subst_from=["cluster-vars"]), vars_cm),
+    )
+    (f,) = RULE.check_snapshot(lint_ctx(racy))
+    assert f.id == "depends-on:dev:platform:race:ConfigMap/cluster-vars"
+    assert "substitution race" in f.message and "flux-system" in f.kustomizations
+    fixed = snapshot(
+        flux(
+            "dev",
+            ROOT,
+            ks("platform", depends=[ROOT]),
+            ks("apps", depends=["platform"], subst_from=["cluster-vars"]),
+            vars_cm,
+        ),
+    )
+    assert RULE.check_snapshot(lint_ctx(fixed)) == []
+
+
+def test_diff_reports_a_dependency_this_change_removes() -> None:
+    base = snapshot(flux("dev", ROOT, ks("a"), ks("b", depends=["a"]), ks("c", depends=["x"])))
+    head = snapshot(flux("dev", ROOT, ks("b", depends=["a"]), ks("c", depends=["x"])))
+    (f,) = RULE.check_diff(diff_ctx(base, head))
+    assert f.id == "depends-on:dev:b:missing:a"
+    assert "this change removes" in f.message

@@ -1,0 +1,168 @@
+"""The layout holds: no import cycles, and no import from a lower floor to a higher one.
+
+docs/architecture.md draws the floors; this test is their definition. Every import counts:
+module level, inside a function (lazy) and under TYPE_CHECKING, since each is a dependency
+a reader has to follow.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "harness"
+
+# Lowest first. A module sits on the floor of its longest listed prefix.
+FLOORS: tuple[tuple[str, ...], ...] = (
+    # 0: foundations, no harness imports beyond this floor
+    (
+        "harness",
+        "harness.core.errors",
+        "harness.core.model",
+        "harness.core.yamlload",
+        "harness.core.parallel",
+        "harness.core.atomic",
+        "harness.cache.memo",
+        "harness.cache.fileformat",
+        "harness.gitref",
+    ),
+    # 1: data read from YAML: Flux's API types, the config, documents, the cache stores
+    (
+        "harness.core",
+        "harness.cache.parsed",
+        "harness.flux.spec",
+        "harness.flux.api",
+        "harness.flux.source.outside",
+        "harness.cache.replay",
+        "harness.cache.store",
+    ),
+    # 2: reading the repo and running kustomize
+    (
+        "harness.discover",
+        "harness.render",
+        "harness.cache.closure",
+        "harness.flux.includes",
+        "harness.flux.source.ignore",
+    ),
+    # 3: the render seam (cache or render)
+    ("harness.cache.seam",),
+    # 4: Flux's controllers: source, kustomize, helm; the Kustomization graph
+    ("harness.flux", "harness.cache"),
+    # 5: the pipeline and what it feeds
+    ("harness.pipeline", "harness.shard", "harness.goldens"),
+    # 6..10: compare -> hazards -> graph pictures -> report -> cli
+    ("harness.compare",),
+    ("harness.hazards",),
+    ("harness.graph",),
+    ("harness.report",),
+    ("harness.cli", "harness.__main__"),
+)
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path) -> Iterator[str]:
+    """Every harness module `name` imports (module level, lazy, TYPE_CHECKING)."""
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                base = name.split(".")[: len(name.split(".")) - node.level + int(is_package)]
+                module = ".".join([*base, module] if module else base)
+            # `from pkg import mod` depends on mod (pkg/__init__ is a docstring), else on pkg
+            subs = [f"{module}.{a.name}" for a in node.names if f"{module}.{a.name}" in MODULES]
+            targets = subs if len(subs) == len(node.names) else [module, *subs]
+        else:
+            continue
+        for target in targets:
+            if target in MODULES and target != name:
+                yield target
+
+
+GRAPH = {name: set(_imports(name, path)) for name, path in MODULES.items()}
+
+
+def floor(name: str) -> int:
+    best, found = -1, -1
+    for level, prefixes in enumerate(FLOORS):
+        for prefix in prefixes:
+            if (name == prefix or name.startswith(prefix + ".")) and len(prefix) > best:
+                best, found = len(prefix), level
+    assert found >= 0, f"{name} is on no floor: add it to FLOORS"
+    return found
+
+
+def test_every_module_is_on_a_floor_and_imports_only_its_own_or_lower() -> None:
+    upward = sorted(
+        f"{m} (floor {floor(m)}) imports {t} (floor {floor(t)})"
+        for m, targets in GRAPH.items()
+        for t in targets
+        if t != "harness" and floor(t) > floor(m)
+    )
+    assert upward == []
+
+
+def test_no_import_cycles() -> None:
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(GRAPH[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for name in sorted(GRAPH):
+        if name not in index:
+            visit(name)
+    assert cycles == []
+
+
+def test_the_scan_sees_lazy_and_type_checking_imports() -> None:
+    """The two tests above would pass vacuously on a scan that missed imports."""
+    assert "harness.cli.app" in GRAPH["harness.cli.entry"]  # imported inside main()
+    assert "harness.hazards.sources" in GRAPH["harness.hazards.context"]  # lazy
+    assert "harness.hazards.sources" in GRAPH["harness.hazards.preinstalled"]  # TYPE_CHECKING
+    assert floor("harness.cli.commands.diff") > floor("harness.report.formats.text")
+    assert floor("harness.core.config") < floor("harness.discover")
+
+
+def test_tests_mirror_the_layout() -> None:
+    """Every test module sits where the package it tests does (tests/<package path>/)."""
+    tests = PACKAGE.parent / "tests"
+    packages = {p.parent.relative_to(PACKAGE) for p in PACKAGE.rglob("__init__.py")}
+    for directory in sorted({p.parent for p in tests.rglob("test_*.py")}):
+        rel = directory.relative_to(tests)
+        assert rel == Path(".") or rel in packages, f"tests/{rel} mirrors no harness package"
