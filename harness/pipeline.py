@@ -20,10 +20,12 @@ from harness.flux.targets import render_flux
 from harness.render import Renderer
 
 if TYPE_CHECKING:
+    from harness.flux.helm.stage import Stage
     from harness.shard import Plan, Sharder
 
 OnDone = Callable[[TargetResult], None]
 OnPlan = Callable[[int], None]
+PreinstalledApis = Callable[[Snapshot], Mapping[str, frozenset[str]]]
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,10 @@ class RenderOptions:
     cache: RenderCache | None = field(default=None, compare=False)
     blob_index: Mapping[str, str] | None = field(default=None, compare=False)
     shard: Sharder | None = None  # --shard K/N: render only this shard's units (shard.py)
+    # what the CRDs harness recognises as preinstalled serve, per cluster, read from the
+    # path and flux targets' render (the CLI hands in hazards/preinstalled.py's scan, a floor
+    # this one cannot import): part of every chart's `.Capabilities`
+    preinstalled_apis: PreinstalledApis | None = field(default=None, compare=False)
 
 
 def path_targets(config: Config, selection: Sequence[str] = ()) -> list[Target]:
@@ -110,6 +116,7 @@ def render_repo(
                 keep=_cluster_filter(plan, config),
             )
         results = {r.name: r for r in (f.result() for f in pending)}
+    warnings: tuple[str, ...] = ()
     if flux_results is not None:
         for name, result in flux_results.items():
             selected = not options.selection or discover.matches(name, options.selection)
@@ -117,9 +124,17 @@ def render_repo(
                 results[name] = result
         if options.helm:
             taken = {t.name for t in every} | set(flux_results)
-            results.update(
-                _helm(config, renderer, options, clusters, jobs, taken, on_plan, on_done)
+            preinstalled: Mapping[str, frozenset[str]] = {}
+            if options.preinstalled_apis is not None and clusters:
+                # what the scan reads: every path and flux target, selected or not
+                seen = {**results, **flux_results}
+                partial = Snapshot(renderer=renderer.info(), results=dict(sorted(seen.items())))
+                preinstalled = options.preinstalled_apis(partial)
+            helm = _helm(
+                config, renderer, options, clusters, jobs, taken, preinstalled, on_plan, on_done
             )
+            results.update(helm.results)
+            warnings = helm.warnings
     if options.selection:
         skipped = {n: r for n, r in skipped.items() if discover.matches(n, options.selection)}
     return Snapshot(
@@ -127,6 +142,7 @@ def render_repo(
         results=dict(sorted(results.items())),
         label=label,
         skipped=dict(sorted(skipped.items())),
+        warnings=warnings,
     )
 
 
@@ -149,10 +165,11 @@ def _helm(
     clusters: list[Any],
     jobs: int,
     taken: set[str],
+    preinstalled: Mapping[str, frozenset[str]],
     on_plan: OnPlan | None,
     on_done: OnDone | None,
-) -> dict[str, TargetResult]:
-    """HelmReleases of every cluster as `helm` targets (harness/helm/stage.py)."""
+) -> Stage:
+    """HelmReleases of every cluster as `helm` targets (harness/flux/helm/stage.py)."""
     from harness.flux.helm import stage
     from harness.flux.helm.targets import ClusterObjects
 
@@ -165,6 +182,8 @@ def _helm(
             offline=options.offline,
             render_cache=options.cache,
             blob_index=options.blob_index,
+            preinstalled=preinstalled,
+            partial=options.shard is not None,
         ),
         jobs=jobs,
         taken=taken,

@@ -14,10 +14,15 @@ side's tree exists (a git ref's temporary checkout is gone once it is rendered):
   aside) and the ConfigMaps/Secrets its `postBuild.substituteFrom` names, as rendered on
   that side.
 
-Helm targets are never digested: a chart comes from a repository that may answer differently
-on every run. A build that reads outside its source root has no digest either (its closure
-stops at the escape). Unknown counts as changed, so an unchanged digest means the same
-inputs. Only failed targets are digested (nothing else is asked).
+A helm target is digested only when it failed because its chart could not be fetched (a
+private registry, an offline runner): then what it would have read is the HelmRelease as
+rendered (owner labels aside), the ConfigMaps/Secrets its `valuesFrom` names (Secret values
+as their redaction markers) and the chart reference (the chart, version and URL asked for,
+and the HelmRepository/OCIRepository/HelmChart objects naming it). Any other helm failure
+is never digested: a chart comes from a repository that may answer differently on every run.
+A build that reads outside its source root has no digest either (its closure stops at the
+escape). Unknown counts as changed, so an unchanged digest means the same inputs. Only
+failed targets are digested (nothing else is asked).
 """
 
 from __future__ import annotations
@@ -94,9 +99,10 @@ def target_digest(
 ) -> str | None:
     """sha256 over the target's inputs; None when they cannot be known: helm targets (their
     inputs include remote charts, so a chart repository failing on both sides is an error
-    of this run, not a pre-existing one) and builds that escape their source root."""
+    of this run, not a pre-existing one) unless their chart was unreachable, and builds that
+    escape their source root."""
     if result.target.kind == "helm":
-        return None
+        return _unreachable_chart_inputs(snapshot, result)
     if dig is None:
         with digester(repo) as own:
             return target_digest(repo, snapshot, result, own)
@@ -111,6 +117,77 @@ def target_digest(
     except EscapeError:
         return None
     return h.hexdigest()
+
+
+HELM_GROUP = "helm.toolkit.fluxcd.io"
+SOURCE_GROUP = "source.toolkit.fluxcd.io"
+
+
+def _unreachable_chart_inputs(snapshot: Snapshot, result: TargetResult) -> str | None:
+    """What a helm target whose chart could not be fetched read (module docstring)."""
+    info = result.target.helm
+    parts = result.name.removesuffix("@helm").rsplit("/", 2)
+    if info is None or not info.unreachable or len(parts) != 3:
+        return None
+    _cluster, namespace, name = parts
+    docs = _cluster_docs(snapshot, result.target.cluster)
+    releases = [
+        d
+        for d in docs
+        if (d.id.group, d.id.kind, d.id.name) == (HELM_GROUP, "HelmRelease", name)
+        and (d.id.namespace or "default") == namespace
+    ]
+    if not releases:
+        return None
+    release = _load(releases[0].text)
+    spec = release.get("spec") if isinstance(release, dict) else None
+    if not isinstance(spec, dict):
+        return None
+    wanted = {("", kind, namespace, ref) for kind, ref in _values_from(spec)}
+    sources = _chart_sources(spec, namespace)
+    for doc in docs:  # a HelmChart's own source
+        if (doc.id.group, doc.id.kind) == (SOURCE_GROUP, "HelmChart") and (
+            doc.id.kind,
+            doc.id.namespace,
+            doc.id.name,
+        ) in sources:
+            chart_spec = (_load(doc.text) or {}).get("spec")
+            if isinstance(chart_spec, dict):
+                sources |= _refs(chart_spec.get("sourceRef"), doc.id.namespace)
+    texts = [_without_owner_labels(releases[0].text)]
+    for doc in docs:
+        key = (doc.id.group, doc.id.kind, doc.id.namespace, doc.id.name)
+        if key in wanted or (
+            doc.id.group == SOURCE_GROUP and (doc.id.kind, doc.id.namespace, doc.id.name) in sources
+        ):
+            texts.append(f"{key}\0{_without_owner_labels(doc.text)}")
+    reference = "\0".join((info.chart, info.version, info.url, info.source))
+    h = hashlib.sha256(b"helm-unreachable\0")
+    h.update("\0".join([reference, *sorted(texts)]).encode())
+    return h.hexdigest()
+
+
+def _values_from(spec: Mapping[str, Any]) -> set[tuple[str, str]]:
+    refs = spec.get("valuesFrom")
+    return {
+        (str(r.get("kind")), str(r.get("name")))
+        for r in (refs if isinstance(refs, list) else [])
+        if isinstance(r, dict)
+    }
+
+
+def _chart_sources(spec: Mapping[str, Any], namespace: str) -> set[tuple[str, str, str]]:
+    """(kind, namespace, name) of the source objects a HelmRelease's chart comes through."""
+    chart = spec.get("chart")
+    inner = chart.get("spec") if isinstance(chart, dict) else None
+    out = _refs(inner.get("sourceRef") if isinstance(inner, dict) else None, namespace)
+    return out | _refs(spec.get("chartRef"), namespace)
+
+
+def _refs(ref: Any, namespace: str) -> set[tuple[str, str, str]]:
+    if not isinstance(ref, dict) or not ref.get("name"):
+        return set()
+    return {(str(ref.get("kind")), str(ref.get("namespace") or namespace), str(ref["name"]))}
 
 
 def _closure_digest(

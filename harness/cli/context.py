@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -114,6 +114,7 @@ def render_snapshot(
         cache=cache,
         blob_index=blob_index,
         shard=common.shard,
+        preinstalled_apis=_preinstalled_apis(cfg) if cfg.helm else None,
     )
     try:
         with render_progress(common.quiet) as (on_plan, on_done):
@@ -129,8 +130,33 @@ def render_snapshot(
     return snapshot
 
 
+def _preinstalled_apis(cfg: Config) -> Callable[[Snapshot], Mapping[str, frozenset[str]]]:
+    """The preinstalled scan (hazards/preinstalled.py) of a render's path and flux targets,
+    as the API versions each cluster's preinstalled CRDs serve (charts' `.Capabilities`)."""
+
+    def scan(snapshot: Snapshot) -> Mapping[str, frozenset[str]]:
+        from harness.hazards.context import LintContext
+
+        ctx = LintContext(
+            snapshot,
+            repo=cfg.repo,
+            goldens=cfg.goldens,
+            sources=cfg.sources,
+            outside_git=cfg.outside_git,
+            preinstalled_entries=cfg.preinstalled,
+            config_file=str(cfg.source_file.name) if cfg.source_file else "harness.yaml",
+        )
+        inventory = ctx.preinstalled
+        return {cluster: inventory.apis(cluster) for cluster in ctx.graphs}
+
+    return scan
+
+
 def print_skipped(snapshot: Snapshot) -> None:
-    """One info line per flux target skipped on purpose (its source is external)."""
+    """One info line per flux target skipped on purpose (its source is external), and the
+    run's warnings (a `helm:` glob that matches nothing)."""
     err = stderr()
     for name, reason in snapshot.skipped.items():
         err.print(f"info: {escape(name)}: skipped, {escape(reason)}")
+    for warning in snapshot.warnings:
+        err.print(f"[yellow]warning: {escape(warning)}[/yellow]")

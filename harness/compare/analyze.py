@@ -128,6 +128,19 @@ class PreexistingError:
 
 
 @dataclass(frozen=True)
+class NotJudged:
+    """Helm targets whose chart cannot be fetched on either side (a private registry, an
+    offline runner) while their HelmRelease, values inputs and chart reference are the same
+    on both: there is nothing to compare and nothing the change did, so they are neither
+    errors nor changes. One per chart source."""
+
+    source: str  # `HelmRepository/flux-system/private` (HelmInfo.source)
+    url: str
+    targets: tuple[str, ...]
+    message: str  # the head side's error of the first target
+
+
+@dataclass(frozen=True)
 class Origin:
     """Where one side came from: a git commit, the working tree, or the goldens."""
 
@@ -169,6 +182,7 @@ class Analysis:
     duplicates: tuple[Duplicate, ...] = ()
     errors: tuple[RenderError, ...] = ()
     preexisting: tuple[PreexistingError, ...] = ()
+    not_judged: tuple[NotJudged, ...] = ()
 
     @property
     def differing(self) -> list[TargetChange]:
@@ -176,6 +190,9 @@ class Analysis:
 
     def is_preexisting(self, target: str) -> bool:
         return any(p.target == target for p in self.preexisting)
+
+    def is_not_judged(self, target: str) -> bool:
+        return any(target in n.targets for n in self.not_judged)
 
 
 class _Index:
@@ -212,7 +229,9 @@ def analyze(
     differ = Differ(ignore, unified)
     labels = (base.label or "base", head.label or "head")
     comparison = compare(base, head)
-    preexisting = preexisting_errors(base, head, same_inputs)
+    not_judged = unreachable_charts(base, head, same_inputs)
+    set_aside = {t for n in not_judged for t in n.targets}
+    preexisting = preexisting_errors(base, head, set(same_inputs) - set_aside)
     base_index, head_index = _Index(base.results.values()), _Index(head.results.values())
     base_ids, head_ids = _ids(base), _ids(head)
     targets: list[TargetChange] = []
@@ -267,8 +286,9 @@ def analyze(
         targets=tuple(targets),
         moves=_moves(targets, differ, labels),
         duplicates=_duplicates(base, head),
-        errors=_errors(base, head, preexisting),
+        errors=_errors(base, head, preexisting, set_aside),
         preexisting=preexisting,
+        not_judged=not_judged,
     )
 
 
@@ -290,6 +310,26 @@ def preexisting_errors(
         if before.error == after.error:
             out.append(PreexistingError(name, after.error or "render failed"))
     return tuple(out)
+
+
+def unreachable_charts(
+    base: Snapshot, head: Snapshot, same_inputs: Collection[str]
+) -> tuple[NotJudged, ...]:
+    """Helm targets failing on both sides because their chart could not be fetched, with
+    unchanged inputs (cache/inputs.py), grouped by chart source."""
+    groups: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
+    for name in sorted(set(same_inputs)):
+        before, after = base.results.get(name), head.results.get(name)
+        if before is None or after is None or before.ok or after.ok:
+            continue
+        a, b = before.target.helm, after.target.helm
+        if a is None or b is None or not (a.unreachable and b.unreachable):
+            continue
+        groups[(b.source, b.url)].append((name, after.error or "chart unreachable"))
+    return tuple(
+        NotJudged(source, url, tuple(n for n, _m in found), found[0][1])
+        for (source, url), found in sorted(groups.items())
+    )
 
 
 def _moves(
@@ -334,12 +374,15 @@ def _duplicates(base: Snapshot, head: Snapshot) -> tuple[Duplicate, ...]:
 
 
 def _errors(
-    base: Snapshot, head: Snapshot, preexisting: Sequence[PreexistingError] = ()
+    base: Snapshot,
+    head: Snapshot,
+    preexisting: Sequence[PreexistingError] = (),
+    not_judged: Collection[str] = (),
 ) -> tuple[RenderError, ...]:
-    """Render errors that count: every failure except the pre-existing ones."""
+    """Render errors that count: every failure except the pre-existing and unjudged ones."""
     sides: tuple[tuple[Side, Snapshot], ...] = (("base", base), ("head", head))
     out: list[RenderError] = []
-    known = {p.target for p in preexisting}
+    known = {p.target for p in preexisting} | set(not_judged)
     for name in sorted((set(base.results) | set(head.results)) - known):
         for side, snapshot in sides:
             result = snapshot.results.get(name)

@@ -4,8 +4,9 @@ Stated in docs/json-schemas.md ("Counting"); every headline number is a field he
 
 - **Targets.** Every target of either side is exactly one of: `targets_changed` (compared
   and its documents differ: changed, new or gone), `targets_unchanged`, `targets_error` (a
-  render error that counts) or `targets_preexisting_error` (failing the same way on both
-  sides with unchanged inputs). `targets_compared` = changed + unchanged.
+  render error that counts), `targets_preexisting_error` (failing the same way on both
+  sides with unchanged inputs) or `targets_not_judged` (helm targets whose chart cannot be
+  fetched on either side, inputs unchanged). `targets_compared` = changed + unchanged.
 - **Documents** are the objects one target renders, Flux Kustomization objects included,
   counted once per target that renders them (`documents_before`/`documents_after`, the
   per-target tables).
@@ -46,6 +47,7 @@ class Counts:
     kustomizations_changed: int
     duplicates: int
     change_targets: int
+    targets_not_judged: int = 0
 
     @property
     def documents_changing(self) -> int:
@@ -81,6 +83,7 @@ def count(analysis: Analysis, verdict: Verdict) -> Counts:
         kustomizations_changed=tally.flux_kustomizations,
         duplicates=tally.duplicates,
         change_targets=len(document_targets),
+        targets_not_judged=sum(len(n.targets) for n in analysis.not_judged),
     )
 
 
@@ -97,4 +100,6 @@ def targets_line(c: Counts) -> str:
     )
     if c.targets_preexisting_error:
         line += f", {plural(c.targets_preexisting_error, 'pre-existing error')}"
+    if c.targets_not_judged:
+        line += f", {c.targets_not_judged} not judged (chart unreachable)"
     return line

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,12 @@ from harness.flux.source import outside
 
 CONFIG_NAMES = ("harness.yaml", "harness.yml", ".harness.yaml")
 DEFAULT_KUBECTL_FLAGS = ("--load-restrictor", "LoadRestrictionsNone")
+# `helm.kube_version`'s default: helm-python-sdk 0.2.2's own client-only KubeVersion (Helm
+# takes it from the client-go it was built with), so both engines agree out of the box
+DEFAULT_KUBE_VERSION = "v1.36.0"
+_KUBE_VERSION = re.compile(r"^v?\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
+_API_VERSION = re.compile(r"^(?:[a-z0-9.-]+/)?v[0-9a-z]+(?:/[A-Za-z][A-Za-z0-9]*)?$")
+HELM_KEYS = ("enabled", "targets", "kube_version", "api_versions")
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,9 @@ class Config:
     outside_git: dict[str, outside.ClusterDecl] = field(default_factory=dict)
     helm: bool = False
     helm_targets: tuple[str, ...] = ()  # `helm: [globs]`: only these helm targets
+    # `.Capabilities` of every chart (flux/helm/capabilities.py)
+    helm_kube_version: str = DEFAULT_KUBE_VERSION
+    helm_api_versions: tuple[str, ...] = ()
     preinstalled: tuple[Preinstalled, ...] = ()
 
 
@@ -119,6 +129,7 @@ def load(repo: Path, path: Path | None = None) -> Config:
         raise ConfigError(f"{where}: comment.budget must be an integer >= 1024")
     if not isinstance(comment.get("id", ""), str):
         raise ConfigError(f"{where}: comment.id must be a string")
+    helm = _helm(raw.get("helm", False), where)
     return Config(
         repo=repo,
         goldens=goldens if goldens.is_absolute() else (repo / goldens).resolve(),
@@ -136,8 +147,10 @@ def load(repo: Path, path: Path | None = None) -> Config:
         comment_budget=budget,
         source_file=source,
         outside_git=outside.parse(raw.get("outside_git"), where),
-        helm=raw.get("helm") not in (None, False, []),
-        helm_targets=_helm_targets(raw, where),
+        helm=helm.enabled,
+        helm_targets=helm.targets,
+        helm_kube_version=helm.kube_version,
+        helm_api_versions=helm.api_versions,
         preinstalled=_preinstalled(raw, where),
     )
 
@@ -169,14 +182,59 @@ def _strs(raw: dict[str, Any], key: str, default: tuple[str, ...], where: str) -
     return tuple(value)
 
 
-def _helm_targets(raw: dict[str, Any], where: str) -> tuple[str, ...]:
-    """`helm: true|false` or a list of helm target name globs (enables only those)."""
-    value = raw.get("helm", False)
-    if isinstance(value, bool):
-        return ()
-    if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
+@dataclass(frozen=True)
+class _Helm:
+    enabled: bool = False
+    targets: tuple[str, ...] = ()
+    kube_version: str = DEFAULT_KUBE_VERSION
+    api_versions: tuple[str, ...] = ()
+
+
+def _helm(value: Any, where: str) -> _Helm:
+    """`helm: true|false`, a list of helm target globs (enables only those), or a mapping
+    `{enabled, targets, kube_version, api_versions}` (enabled by default)."""
+    if value is None or isinstance(value, bool):
+        return _Helm(enabled=bool(value))
+    if isinstance(value, list) and value:
+        return _Helm(enabled=True, targets=_globs(value, f"{where}: helm"))
+    if not isinstance(value, dict):
+        raise ConfigError(
+            f"{where}: helm must be true, false, a list of helm target globs or a mapping"
+        )
+    unknown = sorted(set(value) - set(HELM_KEYS))
+    if unknown:
+        raise ConfigError(f"{where}: unknown helm key(s): {', '.join(unknown)}")
+    enabled = value.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise ConfigError(f"{where}: helm.enabled must be true or false")
+    targets = value.get("targets") or []
+    kube_version = value.get("kube_version", DEFAULT_KUBE_VERSION)
+    if isinstance(kube_version, int | float) and not isinstance(kube_version, bool):
+        kube_version = str(kube_version)  # `kube_version: 1.30` read as a number
+    if not isinstance(kube_version, str) or not _KUBE_VERSION.match(kube_version.strip()):
+        raise ConfigError(
+            f"{where}: helm.kube_version {kube_version!r} is not a Kubernetes version like "
+            "v1.33.0 (or 1.33, v1.33.4+k3s1)"
+        )
+    apis = _strs(value, "api_versions", (), f"{where}: helm")
+    for api in apis:
+        if not _API_VERSION.match(api):
+            raise ConfigError(
+                f"{where}: helm.api_versions entry {api!r} must be group/version or "
+                "group/version/Kind (monitoring.coreos.com/v1/ServiceMonitor)"
+            )
+    return _Helm(
+        enabled=enabled,
+        targets=_globs(targets, f"{where}: helm.targets") if targets else (),
+        kube_version=kube_version.strip(),
+        api_versions=apis,
+    )
+
+
+def _globs(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, list) and all(isinstance(v, str) and v for v in value):
         return tuple(value)
-    raise ConfigError(f"{where}: helm must be true, false or a list of helm target globs")
+    raise ConfigError(f"{where} must be a list of helm target globs")
 
 
 def _number(raw: dict[str, Any], key: str, default: float, where: str) -> float:

@@ -55,6 +55,7 @@ class HelmInfo:
     digest: str = ""
     crds: tuple[str, ...] = ()  # ids of the chart's crds/ files (Helm never deletes them)
     upgrade_crds: str = "Skip"  # the HelmRelease's upgrade.crds policy
+    unreachable: bool = False  # failed because the chart could not be fetched
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,8 @@ class Snapshot:
     label: str = ""
     # flux targets not rendered on purpose (source marked external): name -> reason
     skipped: dict[str, str] = field(default_factory=dict)
+    # one line each, about the run rather than a target (a `helm:` glob that matches nothing)
+    warnings: tuple[str, ...] = ()
 
     def errors(self) -> list[TargetResult]:
         return [r for r in self.results.values() if not r.ok]

@@ -5,6 +5,11 @@ cluster, so parsing them works the same for a working-tree render, a git ref or 
 A flux target is named `<cluster>/<namespace>/<name>` and renders the documents of the
 Kustomization `namespace/name`; a target with no Kustomization document behind it (the
 bootstrap root that harness synthesises) becomes a node whose spec is unknown.
+
+The HelmReleases those Kustomizations render are part of the graph too (`releases`): each
+with the Kustomizations rendering it and its `spec.dependsOn` (other HelmReleases of the
+cluster, `namespace` defaulting to the HelmRelease's own), which helm-controller waits for
+before it installs or upgrades the release.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from harness.flux.api import PostBuild, parse_kustomization
 from harness.flux.spec import SpecError
 
 KUSTOMIZE_GROUP = "kustomize.toolkit.fluxcd.io"
+HELM_GROUP = "helm.toolkit.fluxcd.io"
 OWNER_NAME = f"{KUSTOMIZE_GROUP}/name"
 OWNER_NAMESPACE = f"{KUSTOMIZE_GROUP}/namespace"
 PRUNE_KEY = f"{KUSTOMIZE_GROUP}/prune"
@@ -97,6 +103,25 @@ class KsNode:
 
 
 @dataclass(frozen=True)
+class ReleaseNode:
+    """One HelmRelease of one cluster: who renders it and which HelmReleases it dependsOn."""
+
+    cluster: str
+    namespace: str
+    name: str
+    owners: tuple[Key, ...]  # the Kustomizations rendering it
+    depends_on: tuple[Key, ...] = ()
+
+    @property
+    def key(self) -> Key:
+        return (self.namespace, self.name)
+
+    @property
+    def display(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
 class ClusterGraph:
     """Kustomizations of one cluster, their flux target results, and where each object lives."""
 
@@ -104,6 +129,7 @@ class ClusterGraph:
     nodes: Mapping[Key, KsNode]
     results: Mapping[Key, TargetResult]
     index: Mapping[DocId, tuple[tuple[Key, Document], ...]] = field(default_factory=dict)
+    releases: Mapping[Key, ReleaseNode] = field(default_factory=dict)
 
     def result(self, key: Key) -> TargetResult | None:
         return self.results.get(key)
@@ -231,7 +257,36 @@ def cluster_graph(cluster: str, results: Iterable[TargetResult]) -> ClusterGraph
         nodes=dict(sorted(nodes.items())),
         results=by_key,
         index={k: tuple(v) for k, v in index.items()},
+        releases=_releases(cluster, index),
     )
+
+
+def is_helm_release(doc_id: DocId) -> bool:
+    return doc_id.group == HELM_GROUP and doc_id.kind == "HelmRelease"
+
+
+def _releases(
+    cluster: str, index: Mapping[DocId, list[tuple[Key, Document]]]
+) -> dict[Key, ReleaseNode]:
+    """Every HelmRelease the cluster's Kustomizations render, with its dependsOn."""
+    out: dict[Key, ReleaseNode] = {}
+    for doc_id, owners in sorted(index.items()):
+        if not is_helm_release(doc_id):
+            continue
+        namespace = doc_id.namespace or "default"
+        spec = parse(owners[0][1]).get("spec")
+        deps: list[Key] = []
+        items = spec.get("dependsOn") if isinstance(spec, dict) else None
+        for item in items if isinstance(items, list) else []:
+            name = item.get("name") if isinstance(item, dict) else None
+            if isinstance(name, str) and name:
+                dep_ns = item.get("namespace")
+                deps.append((dep_ns if isinstance(dep_ns, str) and dep_ns else namespace, name))
+        key = (namespace, doc_id.name)
+        out[key] = ReleaseNode(
+            cluster, namespace, doc_id.name, tuple(sorted({k for k, _d in owners})), tuple(deps)
+        )
+    return out
 
 
 def graphs(snapshot: Snapshot) -> dict[str, ClusterGraph]:

@@ -113,6 +113,8 @@ def edge_caption(edge: Edge, brief: bool = False) -> str:
         parts.append(f"vars {edge.label}")
     elif edge.kind == "crd" and not brief:
         parts.append(f"CRDs {edge.label}")
+    elif edge.kind == "dependsOn" and edge.label:  # HelmReleases' dependsOn
+        parts.append("HelmRelease" if brief else edge.label)
     if edge.change == "removed":
         parts.insert(0, "removed")
     elif edge.change == "added" and edge.kind != "move":

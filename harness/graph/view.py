@@ -4,6 +4,8 @@ Nodes are the Kustomizations of a cluster (what its flux targets render, via
 `hazards.model.graphs`); an edge always points from what must come first to what comes after:
 
 - `dependsOn`: B -> A when A dependsOn B (a dependency that does not exist is a `missing` node);
+  also between the Kustomizations rendering two HelmReleases when one dependsOn the other,
+  labelled `HelmRelease <dependency> -> <dependent>` (releases `namespace/name`);
 - `substituteFrom`: the Kustomization writing a ConfigMap/Secret -> the one substituting from it;
 - `crd`: the Kustomization rendering a CRD (or, failing that, a HelmRelease that most likely
   installs it) -> the one rendering custom resources of it;
@@ -216,7 +218,27 @@ def _edges(cg: ClusterGraph) -> list[Edge]:
                     add(Edge(cg.cluster, writer, key, "substituteFrom", f"{src.kind}/{src.name}"))
     for edge in _crd_edges(cg):
         add(edge)
+    for edge in _release_edges(cg):
+        add(edge)
     return sorted(edges.values(), key=lambda e: (e.source, e.target, EDGE_KINDS.index(e.kind)))
+
+
+def _release_edges(cg: ClusterGraph) -> list[Edge]:
+    """HelmRelease dependsOn between Kustomizations: one edge per pair of Kustomizations,
+    labelled with every release pair it stands for."""
+    pairs: dict[tuple[Key, Key], set[str]] = defaultdict(set)
+    for release in cg.releases.values():
+        for dep_key in release.depends_on:
+            dep = cg.releases.get(dep_key)
+            if dep is None:
+                continue  # a missing dependency: the depends-on finding says so
+            for src in dep.owners:
+                for dst in release.owners:
+                    pairs[(src, dst)].add(f"{dep.display} -> {release.display}")
+    return [
+        Edge(cg.cluster, src, dst, "dependsOn", "HelmRelease " + ", ".join(sorted(labels)))
+        for (src, dst), labels in pairs.items()
+    ]
 
 
 def _crd_edges(cg: ClusterGraph) -> list[Edge]:

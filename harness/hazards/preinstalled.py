@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from harness.core import yamlload
 from harness.core.config import Preinstalled
 from harness.discover import walk
+from harness.flux.helm.capabilities import crd_apis
 from harness.flux.ksgraph import parse
 from harness.hazards.installers import chart_basename, installs
 from harness.hazards.k8s import CRD_ID
@@ -63,7 +64,9 @@ class Provision:
     """One out-of-band installation: what it provides, and how harness recognised it.
 
     `crds` holds (group, kind) pairs, kind "" meaning every kind of the group; `names` are
-    release/chart names matched against API groups like a HelmRelease's (installers.py).
+    release/chart names matched against API groups like a HelmRelease's (installers.py);
+    `apis` the `group/version` and `group/version/Kind` entries of CRD objects read in full
+    (a chart's `.Capabilities.APIVersions`, flux/helm/capabilities.py).
     """
 
     source: str
@@ -74,6 +77,7 @@ class Provision:
     names: frozenset[str] = frozenset()
     namespaces: frozenset[str] = frozenset()
     clusters: tuple[str, ...] | None = None
+    apis: frozenset[str] = frozenset()
 
     def applies(self, cluster: str) -> bool:
         return self.clusters is None or cluster in self.clusters
@@ -122,6 +126,10 @@ class Inventory:
             if p.applies(cluster) and name in p.namespaces:
                 return p
         return None
+
+    def apis(self, cluster: str) -> frozenset[str]:
+        """What the preinstalled CRDs read in full serve in `cluster`."""
+        return frozenset(a for p in self.provisions if p.applies(cluster) for a in p.apis)
 
 
 # -- reading templated YAML --------------------------------------------------------------------
@@ -187,6 +195,7 @@ def crd_of(obj: dict[str, Any]) -> tuple[str, str] | None:
 @dataclass
 class _Found:
     crds: set[tuple[str, str]] = field(default_factory=set)
+    apis: set[str] = field(default_factory=set)
     namespaces: set[str] = field(default_factory=set)
     charts: list[tuple[str, str, str]] = field(default_factory=list)  # (ns, name, chart)
 
@@ -199,6 +208,7 @@ def _manifest_contents(objs: Iterable[dict[str, Any]]) -> _Found:
         crd = crd_of(obj)
         if crd is not None:
             found.crds.add(crd)
+            found.apis |= {a for a in crd_apis(obj) if "TEMPLATED" not in a}
         elif obj.get("kind") == "Namespace" and _group(obj.get("apiVersion")) == "":
             name = meta.get("name")
             if isinstance(name, str) and _DNS_LABEL.match(name):
@@ -386,6 +396,7 @@ class _Scanner:
                     file=rel,
                     how=how,
                     crds=frozenset(found.crds),
+                    apis=frozenset(found.apis),
                     names=names,
                     namespaces=frozenset(found.namespaces),
                     clusters=clusters,

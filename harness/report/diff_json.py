@@ -193,6 +193,10 @@ def payload(
         "preexisting_errors": [
             {"target": p.target, "message": p.message} for p in analysis.preexisting
         ],
+        "not_judged": [
+            {"source": n.source, "url": n.url, "targets": list(n.targets), "message": n.message}
+            for n in analysis.not_judged
+        ],
         "respecified": [
             {
                 "kustomization": r.name,

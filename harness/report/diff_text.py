@@ -256,6 +256,15 @@ def print_diff(
                 f"[yellow]pre-existing error: {escape(p.target)} (base and head, inputs "
                 f"unchanged): {escape(p.message)}[/yellow]"
             )
+    if analysis.not_judged:
+        out.print()
+        for n in analysis.not_judged:
+            out.print(
+                f"info: not judged: {len(n.targets)} helm target(s) whose chart from "
+                f"{escape(n.source)} ({escape(n.url)}) cannot be fetched on either side, "
+                f"HelmRelease and values unchanged: {escape(n.message)}",
+                style="dim",
+            )
     if hazards is not None and (hazards.findings or hazards.suppressed):
         out.print()
         print_findings(out, hazards, heading="[bold]hazards[/bold]")

@@ -112,6 +112,15 @@ def diff_lines(
                 title=f"harness diff: {p.target}",
             )
         )
+    for n in analysis.not_judged:
+        lines.append(
+            annotation(
+                "notice",
+                f"{len(n.targets)} helm target(s) not judged: chart not fetched on either side, "
+                f"HelmReleases and values unchanged: {n.message}",
+                title=f"harness diff: {n.source}",
+            )
+        )
     line = verdict_line(analysis, verdict)
     lines.append(annotation("error" if failed else "notice", line, title="harness diff"))
     return lines
@@ -179,7 +188,12 @@ def diff_summary(analysis: Analysis, verdict: Verdict, body: str | None = None) 
     rows = [
         t
         for t in analysis.targets
-        if t.differs or (t.status == "error" and not analysis.is_preexisting(t.name))
+        if t.differs
+        or (
+            t.status == "error"
+            and not analysis.is_preexisting(t.name)
+            and not analysis.is_not_judged(t.name)
+        )
     ]
     if rows:
         out += ["| target | documents | removed | added | changed |", *_rule(5)]

@@ -201,9 +201,14 @@ def diff_cases(
     for e in analysis.errors:
         errors.setdefault(e.target, []).append(f"{e.side}: {e.message}")
     preexisting = {p.target: p.message for p in analysis.preexisting}
+    unjudged = {t: n.source for n in analysis.not_judged for t in n.targets}
     cases = []
     for t in analysis.targets:
         cls = classname(t.kind, t.cluster)
+        if t.name in unjudged:
+            why = f"not judged: chart from {unjudged[t.name]} not fetched on either side"
+            cases.append(Case(t.name, cls, skipped=why))
+            continue
         if t.name in preexisting and t.name not in errors:
             if fail_on_preexisting:
                 text = f"pre-existing (base and head): {preexisting[t.name]}"

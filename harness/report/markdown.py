@@ -196,7 +196,12 @@ def _shown_targets(analysis: Analysis) -> list[TargetChange]:
     return _ordered(
         t
         for t in analysis.targets
-        if t.differs or (t.status == "error" and not analysis.is_preexisting(t.name))
+        if t.differs
+        or (
+            t.status == "error"
+            and not analysis.is_preexisting(t.name)
+            and not analysis.is_not_judged(t.name)
+        )
     )
 
 
@@ -230,6 +235,21 @@ def _preexisting_block(analysis: Analysis, limit: int | None) -> str:
         "(`--fail-on-preexisting-error` makes them exit 2).",
         [(mb.code(p.target), p.message) for p in analysis.preexisting],
         limit,
+    )
+
+
+def _not_judged_block(analysis: Analysis) -> str:
+    """Helm targets whose chart cannot be fetched on either side, inputs unchanged."""
+    if not analysis.not_judged:
+        return ""
+    lines = [
+        f"> - {mb.code(n.source)} ({mb.code(n.url)}): "
+        f"{_plural(len(n.targets), 'helm target')} not judged"
+        for n in analysis.not_judged
+    ]
+    return (
+        "> [!NOTE]\n> **Charts not fetched on either side**, HelmReleases and values unchanged: "
+        "their targets are not judged.\n" + "\n".join(lines) + "\n\n"
     )
 
 
@@ -354,6 +374,7 @@ def _context(analysis: Analysis, info: CommentInput) -> str:
             if c.targets_preexisting_error
             else ""
         )
+        + (f", {c.targets_not_judged} not judged" if c.targets_not_judged else "")
         + "\n\n"
     )
 
@@ -389,6 +410,10 @@ def _errors_head(analysis: Analysis, info: CommentInput, level: int) -> str:
 
 def _preexisting_head(analysis: Analysis, info: CommentInput, level: int) -> str:
     return _preexisting_block(analysis, (None, ERRORS_IN_HEAD, 3)[level])
+
+
+def _not_judged_head(analysis: Analysis, info: CommentInput, level: int) -> str:
+    return _not_judged_block(analysis)
 
 
 def _reasons_head(analysis: Analysis, info: CommentInput, level: int) -> str:
@@ -428,6 +453,7 @@ HEAD_BLOCKS: list[HeadBlock] = [
     _hazards_head,
     _errors_head,
     _preexisting_head,
+    _not_judged_head,
     _reasons_head,
     _table_head,
     _moves_head,

@@ -3,33 +3,112 @@
 
 Both produce what `helm template --include-crds` prints, as parts: the chart's `crds/` files,
 the release manifest in Helm's install order, then the hooks (test hooks only when the
-HelmRelease enables tests). Neither contacts a cluster: `.Capabilities` are Helm's
-client-only defaults and `lookup` returns nothing. The SDK cannot set `--kube-version` or
-`--api-versions`; a binary gets them through `$HARNESS_HELM_ARGS`.
+HelmRelease enables tests). Neither contacts a cluster (`lookup` returns nothing); both are
+given the cluster's `.Capabilities` (capabilities.py). A binary gets them as
+`--kube-version` and `--api-versions`; the SDK's public API cannot pass them yet
+(helm-python-sdk 0.2.2's `Chart.render` has no such option), so it renders with Helm's
+client-only defaults and says so in a note (sdk.py), until a release that takes them.
+
+The SDK renders each release once (`Chart.render`: every template's text, values validated
+against the chart's schema once) and the manifest rules of Helm's install are applied here,
+as Helm 4.2 (the SDK's) applies them (pkg/action/action.go renderResources, pkg/release/v1/
+util SortManifests): files ending in `NOTES.txt` (any depth, subcharts too) are never
+manifests; partials (a base name starting with `_`) and whitespace-only output are skipped;
+each file is split into documents on `---`; a document with a `helm.sh/hook` annotation is
+a hook, unless one of its events is unknown, when Helm drops it entirely; manifests and
+hooks are each ordered by kind (`INSTALL_ORDER`, unknown kinds after, alphabetically),
+stably, files visited in path order.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
 import shlex
 import shutil
 import subprocess
+import tarfile
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from harness.cache import replay
-from harness.core import documents, yamlload
+from harness.core import yamlload
 from harness.core.errors import RendererError
 from harness.flux.helm import sdk
+from harness.flux.helm.capabilities import Capabilities, ConstraintError, satisfies
 
 PartKind = Literal["crd", "manifest", "hook"]
 HOOK = "helm.sh/hook"
 MAX_ERROR = 600
 _SOURCE = re.compile(r"^# Source: (.+)$", re.MULTILINE)
+_STREAM_SEPARATOR = re.compile(r"^---[ \t]*$", re.MULTILINE)
+# Helm <= 4.2 (and 3.x) split a rendered file here: `---` after a newline, and the blank
+# space around it (pkg/release/v1/util SplitManifests; 4.3 splits on `^---[ \t]*` lines)
+_SPLIT = re.compile(r"(?:^|\s*\n)---\s*")
+# a `crds/` file of the chart or of a (nested) subchart: `<chart>(/charts/<sub>)*/crds/...`
+_CRD_SOURCE = re.compile(r"^[^/]+(?:/charts/[^/]+)*/crds/")
+# Helm 4's InstallOrder (pkg/release/v1/util/kind_sorter.go); the webhook kinds are Helm 4's
+INSTALL_ORDER = (
+    "PriorityClass",
+    "Namespace",
+    "NetworkPolicy",
+    "ResourceQuota",
+    "LimitRange",
+    "PodSecurityPolicy",
+    "PodDisruptionBudget",
+    "ServiceAccount",
+    "Secret",
+    "SecretList",
+    "ConfigMap",
+    "StorageClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "CustomResourceDefinition",
+    "ClusterRole",
+    "ClusterRoleList",
+    "ClusterRoleBinding",
+    "ClusterRoleBindingList",
+    "Role",
+    "RoleList",
+    "RoleBinding",
+    "RoleBindingList",
+    "Service",
+    "DaemonSet",
+    "Pod",
+    "ReplicationController",
+    "ReplicaSet",
+    "Deployment",
+    "HorizontalPodAutoscaler",
+    "StatefulSet",
+    "Job",
+    "CronJob",
+    "IngressClass",
+    "Ingress",
+    "APIService",
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+)
+_RANK = {kind: i for i, kind in enumerate(INSTALL_ORDER)}
+HOOK_EVENTS = frozenset(
+    {
+        "pre-install",
+        "post-install",
+        "pre-delete",
+        "post-delete",
+        "pre-upgrade",
+        "post-upgrade",
+        "pre-rollback",
+        "post-rollback",
+        "test",
+        "test-success",
+    }
+)
+TEST_EVENTS = frozenset({"test", "test-success"})
 
 
 class EngineError(Exception):
@@ -44,6 +123,7 @@ class RenderRequest:
     include_crds: bool = True
     hooks: bool = True
     tests: bool = False
+    capabilities: Capabilities = field(default_factory=Capabilities)
 
 
 @dataclass(frozen=True)
@@ -51,10 +131,20 @@ class Part:
     kind: PartKind
     source: str
     obj: dict[str, Any]
+    events: tuple[str, ...] = ()  # a hook's events, lower-cased
+
+    @property
+    def test(self) -> bool:
+        return any(e in TEST_EVENTS for e in self.events)
 
 
 class Engine(Protocol):
     name: str
+
+    @property
+    def passes_capabilities(self) -> bool:
+        """Whether charts see the request's capabilities (else Helm's client-only defaults)."""
+        ...
 
     def version(self) -> str: ...
 
@@ -70,6 +160,10 @@ class SdkEngine:
 
     name = "helm-sdk"
 
+    @property
+    def passes_capabilities(self) -> bool:
+        return sdk.passes_capabilities()
+
     def version(self) -> str:
         return sdk.version()
 
@@ -77,22 +171,32 @@ class SdkEngine:
         return f"{self.name}\0{sdk.identity()}"
 
     def render(self, chart: Path, request: RenderRequest) -> list[Part]:
+        caps = request.capabilities
         try:
-            manifest, crds, templates = sdk.template(
-                chart, release=request.release, namespace=request.namespace, values=request.values
+            rendered = sdk.render(
+                chart,
+                release=request.release,
+                namespace=request.namespace,
+                values=request.values,
+                kube_version=caps.kube_version,
+                api_versions=caps.api_versions,
             )
         except sdk.SdkError as exc:
             raise EngineError(f"helm: {_line(str(exc))}") from None
+        constraint = rendered.kube_version
+        if constraint and not _compatible(caps.kube_version, constraint):
+            raise EngineError(
+                f"helm: chart requires kubeVersion: {constraint} which is incompatible with "
+                f"Kubernetes {caps.kube_version}"
+            )
+        manifests, hooks = sort_manifests(rendered.files)
         parts: list[Part] = []
         if request.include_crds:
-            for crd in crds:
+            for crd in rendered.crds:
                 parts.extend(_parts("crd", crd["filename"], crd["data"]))
-        parts.extend(_sourced_parts(manifest, "manifest"))
+        parts.extend(manifests)
         if request.hooks:
-            for source in sorted(templates):
-                for part in _parts("manifest", source, templates[source]):
-                    if _is_hook(part.obj) and (request.tests or not _is_test(part.obj)):
-                        parts.append(Part("hook", part.source, part.obj))
+            parts.extend(h for h in hooks if request.tests or not h.test)
         return parts
 
 
@@ -100,6 +204,7 @@ class BinaryEngine:
     """A real `helm` binary: one `helm template` process per release."""
 
     name = "helm-binary"
+    passes_capabilities = True
 
     def __init__(self, binary: Path, timeout: float, extra: tuple[str, ...] = ()) -> None:
         self.binary = binary
@@ -118,8 +223,8 @@ class BinaryEngine:
         self._version = version
 
     def identity(self) -> str:
-        """Its version (not its path: CI runners share entries), `$HARNESS_HELM_ARGS` (e.g.
-        `--kube-version`, `--api-versions`) and the `HELM_*` environment it reads."""
+        """Its version (not its path: CI runners share entries), `$HARNESS_HELM_ARGS` (appended
+        to every `helm template`) and the `HELM_*` environment it reads."""
         env = sorted(f"{k}={v}" for k, v in os.environ.items() if k.startswith("HELM_"))
         return "\0".join([self.name, self.version(), shlex.join(self.extra), *env])
 
@@ -131,6 +236,10 @@ class BinaryEngine:
             argv.append("--no-hooks")
         if not request.tests:
             argv.append("--skip-tests")
+        caps = request.capabilities
+        argv += ["--kube-version", caps.kube_version]
+        if caps.api_versions:  # a string slice: comma-separated, appended to Helm's defaults
+            argv += ["--api-versions", ",".join(caps.api_versions)]
         return [*argv, *self.extra]
 
     def render(self, chart: Path, request: RenderRequest) -> list[Part]:
@@ -140,10 +249,10 @@ class BinaryEngine:
             out = self._run(self.argv(chart, request, values_file), chart)
         parts = []
         for part in _sourced_parts(out, "manifest"):
-            if "/crds/" in f"/{part.source}":
+            if _CRD_SOURCE.match(part.source):
                 parts.append(Part("crd", part.source, part.obj))
-            elif _is_hook(part.obj):
-                parts.append(Part("hook", part.source, part.obj))
+            elif HOOK in _annotations(part.obj):
+                parts.append(Part("hook", part.source, part.obj, _events(part.obj)))
             else:
                 parts.append(part)
         return parts
@@ -183,12 +292,121 @@ def resolve(binary: str | None, timeout: float) -> Engine:
     return BinaryEngine(Path(found), timeout, extra)
 
 
+def _compatible(kube_version: str, constraint: str) -> bool:
+    """Helm's check of Chart.yaml `kubeVersion` (a constraint that does not parse fails it)."""
+    try:
+        return satisfies(kube_version, constraint)
+    except ConstraintError:
+        return False
+
+
+def reads_capabilities(chart: Path) -> bool:
+    """Whether any template of the chart or of a subchart (a directory or an archive, nested
+    archives too) mentions `.Capabilities`: what the SDK's defaults can change."""
+    if chart.is_dir():
+        for path in sorted(chart.rglob("*")):
+            rel = path.relative_to(chart).parts
+            if not path.is_file():
+                continue
+            if path.suffix == ".tgz" and "charts" in rel[:-1]:
+                if _archive_reads_capabilities(path.read_bytes()):
+                    return True
+            elif "templates" in rel[:-1] and _NEEDLE in path.read_bytes():
+                return True
+        return False
+    return _archive_reads_capabilities(chart.read_bytes())
+
+
+_NEEDLE = b"Capabilities"
+
+
+def _archive_reads_capabilities(data: bytes) -> bool:
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
+            for member in archive:
+                if not member.isfile():
+                    continue
+                parts = member.name.split("/")
+                handle = archive.extractfile(member)
+                if handle is None:
+                    continue
+                if member.name.endswith(".tgz") and "charts" in parts[:-1]:
+                    if _archive_reads_capabilities(handle.read()):
+                        return True
+                elif "templates" in parts[:-1] and _NEEDLE in handle.read():
+                    return True
+    except (tarfile.TarError, OSError, EOFError):
+        return False
+    return False
+
+
+def sort_manifests(files: Mapping[str, str]) -> tuple[list[Part], list[Part]]:
+    """(manifests, hooks) of one render's files, by Helm's rules (module docstring)."""
+    manifests: list[Part] = []
+    hooks: list[Part] = []
+    for source in sorted(files):
+        text = files[source]
+        if source.endswith("NOTES.txt") or source.rpartition("/")[2].startswith("_"):
+            continue
+        if not text.strip():
+            continue
+        for document in split_manifests(text):
+            for obj in _documents(source, document):
+                ann = _annotations(obj)
+                if HOOK not in ann:
+                    manifests.append(Part("manifest", source, obj))
+                    continue
+                events = _events(obj)
+                if all(e in HOOK_EVENTS for e in events):
+                    hooks.append(Part("hook", source, obj, events))
+    return sorted(manifests, key=_kind_order), sorted(hooks, key=_kind_order)
+
+
+def split_manifests(text: str) -> list[str]:
+    """The documents of one rendered file, as Helm 4.2 splits them (empty ones dropped)."""
+    return [d.lstrip() for d in _SPLIT.split(text.lstrip()) if d.strip()]
+
+
+def _kind_order(part: Part) -> tuple[int, int, str]:
+    kind = str(part.obj.get("kind") or "")
+    rank = _RANK.get(kind)
+    return (0, rank, "") if rank is not None else (1, 0, kind)
+
+
+def _documents(source: str, text: str) -> list[dict[str, Any]]:
+    """The object of one document (none for a comment-only one); Helm fails the render on
+    a document that does not decode to an object."""
+    try:
+        loaded = yamlload.load_all(text)
+    except yamlload.YAMLError as exc:
+        raise EngineError(f"helm: YAML parse error on {source}: {_line(str(exc))}") from None
+    out = []
+    for obj in loaded:
+        if obj is None:
+            continue
+        if not isinstance(obj, dict):
+            raise EngineError(
+                f"helm: YAML parse error on {source}: a {type(obj).__name__} where an object "
+                "(apiVersion, kind, metadata) belongs"
+            )
+        if obj:
+            out.append(obj)
+    return out
+
+
+def _events(obj: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(e.strip().lower() for e in str(_annotations(obj).get(HOOK, "")).split(","))
+
+
 def _sourced_parts(stream: str, kind: PartKind) -> list[Part]:
-    """Split a `helm template` stream; each document keeps its `# Source:` path."""
+    """Split a `helm template` stream; each document keeps its `# Source:` path, also one
+    that starts with its own `---` (printed after the `# Source:` line, on its own)."""
     out: list[Part] = []
-    for chunk in documents.split_stream(stream):
+    source = ""
+    for chunk in _STREAM_SEPARATOR.split(stream):
         match = _SOURCE.search(chunk)
-        source = match.group(1).strip() if match else ""
+        if match:
+            source = match.group(1).strip()
         out.extend(_parts(kind, source, chunk))
     return out
 
@@ -207,15 +425,6 @@ def _annotations(obj: dict[str, Any]) -> dict[str, Any]:
     meta = obj.get("metadata")
     ann = meta.get("annotations") if isinstance(meta, dict) else None
     return ann if isinstance(ann, dict) else {}
-
-
-def _is_hook(obj: dict[str, Any]) -> bool:
-    return HOOK in _annotations(obj)
-
-
-def _is_test(obj: dict[str, Any]) -> bool:
-    hooks = str(_annotations(obj).get(HOOK, ""))
-    return any(h.strip() in ("test", "test-success", "test-failure") for h in hooks.split(","))
 
 
 def _line(text: str) -> str:

@@ -7,16 +7,17 @@ rendering (charts are still fetched through the SDK).
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from harness.core.errors import HarnessError
 
-NO_CLUSTER = "https://127.0.0.1:1"
 INSTALL_HINT = "install it with `pip install 'harness[helm]'` (the helm-python-sdk wheel)"
 
 
@@ -211,41 +212,81 @@ def package(chart_dir: Path, into: Path) -> Path:
     return Path(_call(helm.package, str(chart_dir), destination=str(into)))
 
 
-def template(
+@dataclass(frozen=True)
+class Rendered:
+    """A chart's rendered files (template path -> text), its `crds/` files (`name`,
+    `filename`, `data`) and its Chart.yaml `kubeVersion` constraint ("" when none)."""
+
+    files: dict[str, str]
+    crds: list[dict[str, str]]
+    kube_version: str = ""
+
+
+def render(
     chart_path: Path,
     *,
     release: str,
     namespace: str,
     values: dict[str, Any],
-) -> tuple[str, list[dict[str, str]], dict[str, str]]:
-    """(manifest, crds, templates): `helm template`'s three parts, in-process.
-
-    The manifest is Helm's own client-only dry-run install (what `helm template` runs:
-    ordered by kind, `# Source:` headers, hooks left out); crds are the chart's `crds/`
-    files; templates are every rendered template, which is where hooks are found.
-    """
+    kube_version: str | None = None,
+    api_versions: tuple[str, ...] = (),
+) -> Rendered:
+    """One render of every template of the chart (`Chart.render`: each file's
+    text, NOTES and partials' neighbours included, values validated against the chart's
+    schema once) and its `crds/` files, read after the render (which drops the CRDs of
+    subcharts a condition disables). A fresh chart handle per call: a render processes the
+    chart's dependencies on the handle itself. The capabilities go through only when the
+    installed wheel's public `Chart.render` takes them (`passes_capabilities`)."""
     helm = module()
+    extra: dict[str, Any] = {}
+    if passes_capabilities():
+        if kube_version:
+            extra["kube_version"] = kube_version
+        if api_versions:
+            extra["api_versions"] = list(api_versions)
     with _call(helm.Chart.load, str(chart_path)) as chart:
-        # never the user's cluster: a dead endpoint; a client-only dry run contacts nothing
-        config = helm.Config(
-            storage_driver="memory", namespace=namespace, kube_apiserver=NO_CLUSTER
+        rendered: dict[str, str] = _call(
+            chart.render,
+            values,
+            name=release,
+            namespace=namespace,
+            revision=1,
+            is_install=True,
+            **extra,
         )
-        try:
-            rel: dict[str, Any] = _call(
-                config.install, chart, release, values, namespace=namespace, dry_run="client"
-            )
-            rendered: dict[str, str] = _call(
-                chart.render,
-                values,
-                name=release,
-                namespace=namespace,
-                revision=1,
-                is_install=True,
-            )
-            crds: list[dict[str, str]] = _call(lambda: chart.crds)
-        finally:
-            config.close()
-    return str(rel.get("manifest") or ""), crds, rendered
+        crds: list[dict[str, str]] = _call(lambda: chart.crds)
+        metadata: dict[str, Any] = _call(lambda: chart.metadata)
+    return Rendered(rendered, crds, str(metadata.get("kubeVersion") or ""))
+
+
+@functools.cache
+def passes_capabilities() -> bool:
+    """Whether the wheel's public `Chart.render` takes `kube_version` and `api_versions`
+    (helm-python-sdk 0.2.2's does not: its native call does, its Python wrapper drops them)."""
+    params = inspect.signature(module().Chart.render).parameters
+    return "kube_version" in params and "api_versions" in params
+
+
+_PROBE_TEMPLATE = (
+    "{{ .Capabilities.KubeVersion.Version }}\n"
+    "{{- range .Capabilities.APIVersions }}\n{{ . }}{{ end }}\n"
+)
+
+
+@functools.cache
+def default_capabilities() -> tuple[str, tuple[str, ...]]:
+    """(KubeVersion, APIVersions) the SDK renders with when it cannot be told: asked of the
+    SDK itself, by rendering a one-template chart."""
+    helm = module()
+    with tempfile.TemporaryDirectory(prefix="harness-helm-probe-") as tmp:
+        chart = Path(tmp) / "probe"
+        (chart / "templates").mkdir(parents=True)
+        (chart / "Chart.yaml").write_text("apiVersion: v2\nname: probe\nversion: 0.0.0\n")
+        (chart / "templates" / "caps.txt").write_text(_PROBE_TEMPLATE)
+        with _call(helm.Chart.load, str(chart)) as loaded:
+            rendered: dict[str, str] = _call(loaded.render, {})
+    lines = rendered.get("probe/templates/caps.txt", "").splitlines()
+    return (lines[0] if lines else ""), tuple(sorted(x for x in lines[1:] if x))
 
 
 def scratch_dir() -> tempfile.TemporaryDirectory[str]:

@@ -4,8 +4,9 @@ pipeline.py collects each cluster's rendered objects while the Flux fixed point 
 hands them here; this module picks the engine and the chart cache, and renders the releases
 the selection asks for (config `helm: [globs]` narrows helm targets alone), deciding before
 any chart is fetched. A helm target whose name equals a flux target's (a HelmRelease and
-a Kustomization of one name and namespace) is named
-`<cluster>/<namespace>/<name>@helm`.
+a Kustomization of one name and namespace, the usual layout) is named
+`<cluster>/<namespace>/<name>@helm`; a `helm:` glob matches a name with or without that
+suffix, and one that matches no helm target at all is a warning (a typo selects nothing).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from harness.flux.source.chartcache import ChartCache, default_root
 from harness.flux.source.fetch import Fetcher
 from harness.render import Renderer
 
+HELM_SUFFIX = "@helm"
+
 
 @dataclass(frozen=True)
 class HelmOptions:
@@ -35,6 +38,17 @@ class HelmOptions:
     # the render cache (cached.py; None: `--no-cache`) and a git checkout's blob ids
     render_cache: RenderCache | None = field(default=None, compare=False)
     blob_index: Mapping[str, str] | None = field(default=None, compare=False)
+    # cluster -> API versions of the CRDs harness recognises as preinstalled (capabilities.py)
+    preinstalled: Mapping[str, frozenset[str]] = field(default_factory=dict, compare=False)
+    partial: bool = False  # a shard: not every cluster is here, so globs are not judged
+
+
+@dataclass(frozen=True)
+class Stage:
+    """The helm targets by name, and warnings about the run (a glob matching nothing)."""
+
+    results: dict[str, TargetResult]
+    warnings: tuple[str, ...] = ()
 
 
 def render(
@@ -48,9 +62,9 @@ def render(
     selection: tuple[str, ...] = (),
     on_plan: Callable[[int], None] | None = None,
     on_done: Callable[[TargetResult], None] | None = None,
-) -> dict[str, TargetResult]:
+) -> Stage:
     if not clusters:
-        return {}
+        return Stage({})
     engine = engine_mod.resolve(options.binary, config.timeout)  # loads no library
     cache = options.render_cache
     blobs = Blobs(options.blob_index)
@@ -61,11 +75,18 @@ def render(
         repo=config.repo,
         source_map=config.sources,
         cache=None if cache is None else ReleaseCache(cache, engine, renderer, blobs),
+        kube_version=config.helm_kube_version,
+        api_versions=config.helm_api_versions,
+        preinstalled=options.preinstalled,
     )
+    matched: set[str] = set()
 
     def keep(name: str) -> bool:
-        if config.helm_targets and not discover.matches(name, config.helm_targets):
-            return False
+        if config.helm_targets:
+            hits = {g for g in config.helm_targets if glob_matches(name, g)}
+            if not hits:
+                return False
+            matched.update(hits)
         if not discover.selected(name, config):
             return False
         return not selection or discover.matches(name, selection)
@@ -76,4 +97,20 @@ def render(
     if on_done is not None:
         for result in out.values():
             on_done(result)
-    return out
+    warnings = () if options.partial else unmatched(config.helm_targets, matched)
+    return Stage(out, warnings)
+
+
+def glob_matches(name: str, glob: str) -> bool:
+    """A `helm:` glob selects a target by its name with or without the `@helm` suffix."""
+    bare = name.removesuffix(HELM_SUFFIX)
+    return discover.matches(name, (glob,)) or discover.matches(bare, (glob,))
+
+
+def unmatched(globs: Sequence[str], matched: set[str]) -> tuple[str, ...]:
+    return tuple(
+        f"config helm: {glob!r} matches no helm target (names are <cluster>/<namespace>/<name>, "
+        f"with {HELM_SUFFIX} when a Flux Kustomization has the same name)"
+        for glob in globs
+        if glob not in matched
+    )

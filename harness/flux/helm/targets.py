@@ -22,9 +22,10 @@ from typing import Any
 from harness.core import documents, parallel, yamlload
 from harness.core.model import HelmInfo, Target, TargetResult
 from harness.flux.api import ObjectRef, object_ref, secure_join
-from harness.flux.helm import dependencies, postrender, sdk, values
+from harness.flux.helm import capabilities, dependencies, postrender, sdk, values
 from harness.flux.helm.cached import ReleaseCache
-from harness.flux.helm.engine import Engine, EngineError, RenderRequest
+from harness.flux.helm.capabilities import Capabilities
+from harness.flux.helm.engine import Engine, EngineError, RenderRequest, reads_capabilities
 from harness.flux.helm.release import HelmRelease, is_helm_release, parse_helm_release
 from harness.flux.source import charts
 from harness.flux.source.fetch import Fetcher, FetchError
@@ -79,6 +80,10 @@ class HelmContext:
     repo: Path
     source_map: Mapping[str, str] = field(default_factory=dict)
     cache: ReleaseCache | None = None  # the render cache; None: `--no-cache`
+    kube_version: str = capabilities.DEFAULT_KUBE_VERSION  # config helm.kube_version
+    api_versions: tuple[str, ...] = ()  # config helm.api_versions
+    # cluster -> API versions of the CRDs harness recognises as preinstalled
+    preinstalled: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -89,6 +94,7 @@ class _Job:
     obj: dict[str, Any]
     objects: Mapping[ObjectRef, Mapping[str, Any]]
     scoped: frozenset[tuple[str, str]]  # the cluster's cluster-scoped kinds (cluster_scoped)
+    capabilities: Capabilities
 
 
 def target_name(cluster: str, obj: Mapping[str, Any], taken: Container[str]) -> str:
@@ -119,14 +125,21 @@ def render_helm(
                     objects.setdefault(object_ref(obj, "default"), obj)
         seen: set[ObjectRef] = set()
         scoped: frozenset[tuple[str, str]] | None = None
+        caps: Capabilities | None = None
         for owner, obj in releases:
             ref = object_ref(obj, "default")
             name = target_name(cluster.cluster, obj, taken)
             if ref not in seen and keep(name):
                 seen.add(ref)
-                if scoped is None:
+                if scoped is None or caps is None:
                     scoped = cluster_scoped(objects.values())
-                work.append(_Job(name, cluster, owner, obj, objects, scoped))
+                    caps = capabilities.for_cluster(
+                        (o for _owner, objs in cluster.owners for o in objs),
+                        ctx.kube_version,
+                        ctx.api_versions,
+                        ctx.preinstalled.get(cluster.cluster, ()),
+                    )
+                work.append(_Job(name, cluster, owner, obj, objects, scoped, caps))
     with parallel.pool(jobs) as pool:
         results = list(pool.map(lambda job: _render(job, ctx), work))
     return {r.name: r for r in results}
@@ -149,6 +162,7 @@ def _render(job: _Job, ctx: HelmContext) -> TargetResult:
         notes.append("spec.suspend: true: helm-controller does not reconcile it until resumed")
     digest: str | None = None
     downloaded = False
+    info = target.helm
     try:
         request = charts.locate(release, job.objects, lambda ref: _source_root(ref, job, ctx))
         location = request.location
@@ -158,16 +172,23 @@ def _render(job: _Job, ctx: HelmContext) -> TargetResult:
             namespace=release.release_namespace,
             upgrade_crds=release.upgrade_crds,
             chart=_chart_name(location),
-            version="",
+            version="" if isinstance(location, charts.LocalChart) else location.version,
             source=location.source,
+            url="" if isinstance(location, charts.LocalChart) else location.url,
+            digest=location.digest if isinstance(location, charts.OciChart) else "",
         )
         if isinstance(location, charts.LocalChart):
             chart, version = location.path, ""
         else:
-            chart, pinned = ctx.fetcher.archive(location)
+            try:
+                chart, pinned = ctx.fetcher.archive(location)
+            except FetchError:
+                info = replace(info, unreachable=True)
+                raise
             version = pinned.version
-            info = replace(info, url=location.url, digest=pinned.digest)
-        digest = _cache_key(job, ctx, release, request, chart)
+            info = replace(info, version=version, digest=pinned.digest)
+        render_request = _request(release, {}, job.capabilities)
+        digest = _cache_key(job, ctx, release, request, chart, render_request)
         if digest is not None and ctx.cache is not None:
             hit = ctx.cache.get(digest, replace(target, helm=info))
             if hit is not None:
@@ -182,7 +203,9 @@ def _render(job: _Job, ctx: HelmContext) -> TargetResult:
                 chart_path = _with_values_files(chart_path, request, Path(tmp))
             vals, value_notes = values.compose(release, _lookup(job.objects), sdk.parse_set)
             notes.extend(value_notes)
-            parts = ctx.engine.render(chart_path, _request(release, vals))
+            parts = ctx.engine.render(chart_path, replace(render_request, values=vals))
+            if not ctx.engine.passes_capabilities and reads_capabilities(chart_path):
+                notes.append(_defaults_note())
             objs = postrender.apply(parts, release, ctx.renderer)
             crds = tuple(str(documents.identity(p.obj)) for p in parts if p.kind == "crd")
             if not version:
@@ -196,7 +219,8 @@ def _render(job: _Job, ctx: HelmContext) -> TargetResult:
         dependencies.DependencyError,
         sdk.SdkError,
     ) as exc:
-        return TargetResult(target, error=str(exc), notes=tuple(notes))
+        failed = replace(target, helm=info) if info is not None else target
+        return TargetResult(failed, error=str(exc), notes=tuple(notes))
     target = replace(target, helm=replace(info, version=version, crds=crds))
     _namespace(objs, release, job.scoped)
     docs = tuple(documents.document_from_object(o) for o in objs)
@@ -212,7 +236,20 @@ def _render(job: _Job, ctx: HelmContext) -> TargetResult:
     return result
 
 
-def _request(release: HelmRelease, vals: dict[str, Any]) -> RenderRequest:
+CAPABILITIES_NOTE = "rendered with the Helm SDK's built-in capabilities"
+
+
+def _defaults_note() -> str:
+    """Why a chart that reads `.Capabilities` may differ from the cluster's render."""
+    kube, apis = sdk.default_capabilities()
+    return (
+        f"{CAPABILITIES_NOTE} (Kubernetes {kube}, Helm's {len(apis)} default API versions), "
+        "not helm.kube_version / helm.api_versions: the installed helm-python-sdk cannot pass "
+        "them; --helm-binary renders with them"
+    )
+
+
+def _request(release: HelmRelease, vals: dict[str, Any], caps: Capabilities) -> RenderRequest:
     return RenderRequest(
         release=release.release_name,
         namespace=release.release_namespace,
@@ -220,6 +257,7 @@ def _request(release: HelmRelease, vals: dict[str, Any]) -> RenderRequest:
         include_crds=release.include_crds,
         hooks=not release.disable_hooks,
         tests=release.test_enable,
+        capabilities=caps,
     )
 
 
@@ -229,6 +267,7 @@ def _cache_key(
     release: HelmRelease,
     request: charts.ChartRequest,
     chart: Path,
+    render: RenderRequest,
 ) -> str | None:
     """The render cache key, or None without a cache or when the values cannot be read
     (the render then fails with the error, in its usual order). The fully merged values go
@@ -245,7 +284,7 @@ def _cache_key(
             vals, _notes = values.compose(release, lookup, sdk.parse_set)
     except values.ValuesError:
         return None
-    return ctx.cache.key(release, request, chart, _request(release, {}), repr(vals), job.scoped)
+    return ctx.cache.key(release, request, chart, render, repr(vals), job.scoped)
 
 
 def _chart_name(location: charts.ChartLocation) -> str:

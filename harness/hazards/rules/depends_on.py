@@ -7,12 +7,20 @@ Kustomization substituting from a ConfigMap/Secret that another Kustomization wr
 that adds a variable can be built before the new ConfigMap is applied, and strict
 substitution fails. Diff: a dependsOn left pointing at a Kustomization this change removes
 (same id as the lint finding, with a message saying so).
+
+HelmReleases alike: a `spec.dependsOn` naming a HelmRelease the cluster does not have (or
+that this change removes), and dependsOn cycles among HelmReleases, leave helm-controller
+waiting forever: the release is never installed or upgraded. Their ids say `helmrelease`
+and name the releases `namespace/name`; `kustomizations` holds the Kustomizations that
+render them (what the graph marks).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from harness.core.model import DocId
-from harness.flux.ksgraph import ClusterGraph, Key, KsNode, display
+from harness.flux.ksgraph import ClusterGraph, Key, KsNode, ReleaseNode, display
 from harness.hazards.context import DiffContext, LintContext
 from harness.hazards.finding import Finding
 
@@ -28,6 +36,8 @@ class DependsOn:
             out.extend(self._missing(cluster, graph, None))
             out.extend(self._cycles(cluster, graph))
             out.extend(self._races(cluster, graph))
+            out.extend(self._missing_releases(cluster, graph, None))
+            out.extend(self._release_cycles(cluster, graph))
         return out
 
     def check_diff(self, ctx: DiffContext) -> list[Finding]:
@@ -36,6 +46,7 @@ class DependsOn:
             base = ctx.base_graphs.get(cluster)
             if base is not None:
                 out.extend(self._missing(cluster, head, base))
+                out.extend(self._missing_releases(cluster, head, base))
         return out
 
     def _missing(
@@ -92,6 +103,63 @@ class DependsOn:
             )
         return out
 
+    def _missing_releases(
+        self, cluster: str, graph: ClusterGraph, base: ClusterGraph | None
+    ) -> list[Finding]:
+        out = []
+        for release in graph.releases.values():
+            for dep in release.depends_on:
+                if dep in graph.releases:
+                    continue
+                removed = base is not None and dep in base.releases
+                if base is not None and not removed:
+                    continue
+                name = f"{dep[0]}/{dep[1]}"
+                what = (
+                    f"which this change removes from {cluster}"
+                    if removed
+                    else f"which does not exist in {cluster}"
+                )
+                out.append(
+                    Finding(
+                        id=f"{self.id}:{cluster}:helmrelease:{release.display}:missing:{name}",
+                        rule=self.id,
+                        severity="error",
+                        cluster=cluster,
+                        kustomizations=_owners([release], base.releases.get(dep) if base else None),
+                        documents=(f"helm.toolkit.fluxcd.io/HelmRelease/{release.display}",),
+                        message=(
+                            f"HelmRelease {release.display} dependsOn HelmRelease {name}, "
+                            f"{what}: helm-controller keeps {release.display} not ready "
+                            "('dependency not found') and never installs or upgrades it; fix "
+                            "or drop the dependsOn entry."
+                        ),
+                    )
+                )
+        return out
+
+    def _release_cycles(self, cluster: str, graph: ClusterGraph) -> list[Finding]:
+        out = []
+        edges = {k: r.depends_on for k, r in graph.releases.items()}
+        for cycle in strongly_connected(edges):
+            names = [f"{k[0]}/{k[1]}" for k in cycle]
+            ring = " -> ".join([*names, names[0]])
+            out.append(
+                Finding(
+                    id=f"{self.id}:{cluster}:helmrelease-cycle:{','.join(sorted(names))}",
+                    rule=self.id,
+                    severity="error",
+                    cluster=cluster,
+                    kustomizations=_owners([graph.releases[k] for k in cycle]),
+                    documents=tuple(f"helm.toolkit.fluxcd.io/HelmRelease/{n}" for n in names),
+                    message=(
+                        f"HelmRelease dependsOn cycle in {cluster}: {ring}; helm-controller "
+                        "installs none of them (each waits for the next); break the cycle."
+                    ),
+                )
+            )
+        return out
+
     def _races(self, cluster: str, graph: ClusterGraph) -> list[Finding]:
         out = []
         for key, node in graph.nodes.items():
@@ -126,7 +194,13 @@ class DependsOn:
 
 
 def cycles(graph: ClusterGraph) -> list[list[Key]]:
-    """Strongly connected components with a cycle (Tarjan), each from its smallest key."""
+    """Kustomization dependsOn cycles, each from its smallest key."""
+    return strongly_connected({k: n.depends_on for k, n in graph.nodes.items()})
+
+
+def strongly_connected(edges: Mapping[Key, Sequence[Key]]) -> list[list[Key]]:
+    """Strongly connected components with a cycle (Tarjan) of a dependsOn mapping, each from
+    its smallest key, following dependsOn; dependencies missing from the mapping are ignored."""
     index: dict[Key, int] = {}
     low: dict[Key, int] = {}
     stack: list[Key] = []
@@ -143,7 +217,7 @@ def cycles(graph: ClusterGraph) -> list[list[Key]]:
         on_stack.add(start)
         while work:
             key, i = work[-1]
-            deps = [d for d in graph.nodes[key].depends_on if d in graph.nodes]
+            deps = [d for d in edges[key] if d in edges]
             if i < len(deps):
                 work[-1] = (key, i + 1)
                 dep = deps[i]
@@ -168,27 +242,33 @@ def cycles(graph: ClusterGraph) -> list[list[Key]]:
                     component.append(top)
                     if top == key:
                         break
-                looped = len(component) > 1 or key in graph.nodes[key].depends_on
+                looped = len(component) > 1 or key in edges[key]
                 if looped:
-                    found.append(_ordered(graph, sorted(component)))
+                    found.append(_ordered(edges, sorted(component)))
 
-    for key in graph.nodes:
+    for key in edges:
         if key not in index:
             visit(key)
     return sorted(found)
 
 
-def _ordered(graph: ClusterGraph, component: list[Key]) -> list[Key]:
+def _ordered(edges: Mapping[Key, Sequence[Key]], component: list[Key]) -> list[Key]:
     """The cycle's members following dependsOn from the smallest, for a readable ring."""
     members = set(component)
     ring = [component[0]]
     while True:
-        nxt = [d for d in graph.nodes[ring[-1]].depends_on if d in members and d not in ring]
+        nxt = [d for d in edges[ring[-1]] if d in members and d not in ring]
         if not nxt:
             break
         ring.append(sorted(nxt)[0])
     ring.extend(k for k in component if k not in ring)
     return ring
+
+
+def _owners(releases: Sequence[ReleaseNode], also: ReleaseNode | None = None) -> tuple[str, ...]:
+    """The Kustomizations rendering these HelmReleases, as findings name them."""
+    keys = {k for r in [*releases, *([also] if also else [])] for k in r.owners}
+    return tuple(sorted(display(k) for k in keys))
 
 
 RULE = DependsOn()

@@ -175,7 +175,7 @@ def test_config_helm_globs_and_selection(make_repo: Any) -> None:
     cfg = config_mod.load(repo)
     assert cfg.helm and cfg.helm_targets == ("*/apps/api",)
     (repo / "harness.yaml").write_text("helm: maybe\n")
-    with pytest.raises(ConfigError, match="helm must be true, false or a list"):
+    with pytest.raises(ConfigError, match="helm must be true, false, a list of helm target globs"):
         config_mod.load(repo)
 
 
