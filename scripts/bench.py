@@ -458,9 +458,7 @@ def bench_helm(repo: Path, repeat: int, jobs: int, binary: str | None) -> None:
     def helm_stage() -> None:
         fresh = render.resolve(flags=cfg.kubectl_flags, timeout=cfg.timeout)
         results.update(
-            stage.render(
-                cfg, fresh, clusters, stage.HelmOptions(), jobs=jobs, taken=set()
-            ).results
+            stage.render(cfg, fresh, clusters, stage.HelmOptions(), jobs=jobs, taken=set()).results
         )
 
     stage_secs = best_of(repeat, helm_stage)

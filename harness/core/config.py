@@ -210,7 +210,9 @@ def _helm(value: Any, where: str) -> _Helm:
     targets = value.get("targets") or []
     kube_version = value.get("kube_version", DEFAULT_KUBE_VERSION)
     if isinstance(kube_version, int | float) and not isinstance(kube_version, bool):
-        kube_version = str(kube_version)  # `kube_version: 1.30` read as a number
+        raise ConfigError(  # YAML reads 1.30 as the number 1.3
+            f"{where}: helm.kube_version must be a string: quote it ('{kube_version}')"
+        )
     if not isinstance(kube_version, str) or not _KUBE_VERSION.match(kube_version.strip()):
         raise ConfigError(
             f"{where}: helm.kube_version {kube_version!r} is not a Kubernetes version like "

@@ -224,3 +224,47 @@ def test_through_the_cli_a_closure_only_change_is_the_changes_error(
     touched = cli("diff", "--repo", root, "--base", "HEAD~1", "--head", "HEAD")
     assert touched.code == 2, touched.stdout + touched.stderr
     assert "pre-existing" not in touched.stdout + touched.stderr
+
+
+def _helm_side(values_cm: str, url: str, unreachable: bool = True) -> tuple[Snapshot, Target]:
+    """A cluster rendering a HelmRelease (valuesFrom a ConfigMap, chart from a HelmRepository)
+    and its helm target, failed because the chart could not be fetched."""
+    from harness.core.model import HelmInfo
+    from tests.hazards.snap import cm, flux, helmrelease, obj
+    from tests.hazards.snap import snapshot as snap
+
+    release = helmrelease("web", "apps")
+    release["spec"]["chart"]["spec"]["sourceRef"] = {"kind": "HelmRepository", "name": "charts"}
+    release["spec"]["chart"]["spec"]["sourceRef"]["namespace"] = "flux-system"
+    release["spec"]["valuesFrom"] = [{"kind": "ConfigMap", "name": "web-values"}]
+    repository = obj(
+        "HelmRepository", "charts", "flux-system", "source.toolkit.fluxcd.io/v1", spec={"url": url}
+    )
+    infra = flux(
+        "prod", "infra", repository, cm("web-values", "apps", **{"values.yaml": values_cm})
+    )
+    apps = flux("prod", "apps", release)
+    info = HelmInfo(
+        owner="prod/flux-system/apps",
+        chart="web",
+        version="1.0.0",
+        source="HelmRepository/flux-system/charts",
+        url=url,
+        unreachable=unreachable,
+    )
+    target = Target("prod/apps/web", "helm", Path("/repo"), "prod", helm=info)
+    side = snap(infra, apps, TargetResult(target, error=f"{url}: connection refused"))
+    return side, target
+
+
+def test_an_unreachable_chart_digests_release_values_and_chart_reference() -> None:
+    def digest(values_cm: str, url: str, unreachable: bool = True) -> str | None:
+        side, target = _helm_side(values_cm, url, unreachable)
+        return inputs.target_digest(Path("/repo"), side, side.results[target.name])
+
+    same = digest("replicas: 1\n", "http://127.0.0.1:9")
+    assert same is not None
+    assert digest("replicas: 1\n", "http://127.0.0.1:9") == same
+    assert digest("replicas: 2\n", "http://127.0.0.1:9") != same  # values inputs
+    assert digest("replicas: 1\n", "http://127.0.0.1:10") != same  # the chart reference
+    assert digest("replicas: 1\n", "http://127.0.0.1:9", unreachable=False) is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -58,3 +59,55 @@ def test_bad_config_names_the_file(
     with pytest.raises(ConfigError, match=message) as info:
         config.load(repo)
     assert "harness.yaml" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "enabled", "targets", "kube", "apis"),
+    [
+        ("", False, (), "v1.36.0", ()),
+        ("helm: true\n", True, (), "v1.36.0", ()),
+        ("helm: ['*/media/*']\n", True, ("*/media/*",), "v1.36.0", ()),
+        ("helm:\n  kube_version: v1.33.4+k3s1\n", True, (), "v1.33.4+k3s1", ()),
+        ("helm:\n  kube_version: '1.30'\n  enabled: false\n", False, (), "1.30", ()),
+        (
+            "helm:\n  targets: [prod/*]\n  api_versions: [monitoring.coreos.com/v1/PodMonitor]\n",
+            True,
+            ("prod/*",),
+            "v1.36.0",
+            ("monitoring.coreos.com/v1/PodMonitor",),
+        ),
+    ],
+)
+def test_helm_settings(
+    tmp_path: Path,
+    text: str,
+    enabled: bool,
+    targets: tuple[str, ...],
+    kube: str,
+    apis: tuple[str, ...],
+) -> None:
+    (tmp_path / "harness.yaml").write_text(text)
+    cfg = config.load(tmp_path)
+    assert (cfg.helm, cfg.helm_targets, cfg.helm_kube_version, cfg.helm_api_versions) == (
+        enabled,
+        targets,
+        kube,
+        apis,
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("helm: {kube_version: latest}\n", "helm.kube_version 'latest' is not a Kubernetes"),
+        ("helm: {kube_version: 1.30}\n", "helm.kube_version must be a string: quote it"),
+        ("helm: {api_versions: [HTTPRoute]}\n", "helm.api_versions entry 'HTTPRoute' must be"),
+        ("helm: {kube: v1.30.0}\n", "unknown helm key(s): kube"),
+        ("helm: {enabled: yes please}\n", "helm.enabled must be true or false"),
+        ("helm: []\n", "helm must be true, false, a list of helm target globs or a mapping"),
+    ],
+)
+def test_bad_helm_settings(tmp_path: Path, text: str, message: str) -> None:
+    (tmp_path / "harness.yaml").write_text(text)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        config.load(tmp_path)

@@ -79,3 +79,25 @@ def test_goldens_snapshot_gives_the_same_graph(tmp_path: Path) -> None:
             == graph.nodes[("flux-system", "platform")]
         )
         assert set(again[cluster].index) == set(graph.index)
+
+
+def test_helm_releases_with_their_owners_and_depends_on() -> None:
+    postgres = obj("HelmRelease", "postgres", "db", "helm.toolkit.fluxcd.io/v2", spec={})
+    sonarr = obj(
+        "HelmRelease",
+        "sonarr",
+        "media",
+        "helm.toolkit.fluxcd.io/v2",
+        spec={"dependsOn": [{"name": "postgres", "namespace": "db"}, {"name": "radarr"}, "bad"]},
+    )
+    snap = snapshot(
+        flux("dev", "flux-system", ks("infra"), ks("apps")),
+        flux("dev", "infra", postgres),
+        flux("dev", "apps", sonarr),
+    )
+    releases = graphs(snap)["dev"].releases
+    assert sorted(releases) == [("db", "postgres"), ("media", "sonarr")]
+    node = releases[("media", "sonarr")]
+    assert node.owners == (("flux-system", "apps"),)
+    assert node.depends_on == (("db", "postgres"), ("media", "radarr"))
+    assert node.display == "media/sonarr"

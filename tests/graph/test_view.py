@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from harness.graph import style as gs
 from harness.graph import view as graph
 from harness.hazards.finding import Finding
 from tests.diffkit import cilium_split, cm, ks, snapshot
@@ -56,6 +57,32 @@ def test_edges_of_every_kind_point_from_what_comes_first() -> None:
     assert apps is not None and apps.documents == 1
     crd = next(e for e in g.edges() if e.kind == "crd")
     assert crd.label == "example.io"
+
+
+def test_helm_release_depends_on_joins_the_kustomizations_rendering_them() -> None:
+    def release(name: str, *deps: str) -> str:
+        spec = "".join(f"\n    - name: {d}" for d in deps)
+        return (
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n"
+            f"  name: {name}\n  namespace: media\nspec:\n"
+            + (f"  dependsOn:{spec}\n" if deps else "  interval: 1h\n")
+        )
+
+    snap = snapshot(
+        {
+            "dev/flux-system/flux-system": [
+                ks("db", "./db", owner="flux-system"),
+                ks("apps", "./apps", owner="flux-system"),
+            ],
+            "dev/flux-system/db": [release("postgres")],
+            "dev/flux-system/apps": [release("sonarr", "postgres", "missing"), release("radarr")],
+        }
+    )
+    g = graph.build(snap)
+    [edge] = [e for e in g.edges() if e.kind == "dependsOn"]
+    assert (edge.source[1], edge.target[1]) == ("db", "apps")
+    assert edge.label == "HelmRelease media/postgres -> media/sonarr"
+    assert gs.edge_caption(edge, brief=True) == "HelmRelease"
 
 
 def test_compare_marks_added_changed_and_moves() -> None:

@@ -217,3 +217,26 @@ def test_the_goldens_hidden_dirs_and_symlinked_dirs_are_not_scanned(tmp_path: Pa
         ("bootstrap/crds/widgets.yaml", "bootstrap manifest bootstrap/crds/widgets.yaml")
     ]
     assert inv.crd("", "example.com", "Gadget") is None
+
+
+def test_crds_read_in_full_serve_their_versions_to_charts(tmp_path: Path) -> None:
+    """The `.Capabilities.APIVersions` a preinstalled CRD adds (flux/helm/capabilities.py):
+    only CRD objects read in full know their versions; a name-judged one adds none."""
+    versioned = CRD.replace(
+        "  scope: Namespaced\n",
+        "  scope: Namespaced\n  versions:\n    - {name: v1, served: true}\n"
+        "    - {name: v1alpha1, served: false}\n",
+    )
+    repo = write_tree(
+        tmp_path,
+        {
+            "bootstrap/crds/widgets.yaml": versioned,
+            "talos/talconfig.yaml": (
+                "controlPlane:\n  extraManifests:\n"
+                "    - https://example.com/gateway-api/standard-install.yaml\n"
+            ),
+        },
+    )
+    root = flux("dev", "flux-system", ks("flux-system", path="./clusters/dev"))
+    inv = _scan(repo, root)
+    assert inv.apis("dev") == {"example.com/v1", "example.com/v1/Widget"}

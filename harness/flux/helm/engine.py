@@ -51,6 +51,7 @@ _STREAM_SEPARATOR = re.compile(r"^---[ \t]*$", re.MULTILINE)
 # space around it (pkg/release/v1/util SplitManifests; 4.3 splits on `^---[ \t]*` lines)
 _SPLIT = re.compile(r"(?:^|\s*\n)---\s*")
 # a `crds/` file of the chart or of a (nested) subchart: `<chart>(/charts/<sub>)*/crds/...`
+_DEBUG_HINT = "Use --debug flag to render out invalid YAML"  # `helm template`'s, not ours
 _CRD_SOURCE = re.compile(r"^[^/]+(?:/charts/[^/]+)*/crds/")
 # Helm 4's InstallOrder (pkg/release/v1/util/kind_sorter.go); the webhook kinds are Helm 4's
 INSTALL_ORDER = (
@@ -271,7 +272,7 @@ class BinaryEngine:
         if proc.returncode != 0:
             if proc.returncode < 0:
                 replay.taint("a renderer was killed")
-            err = proc.stderr.decode("utf-8", "replace").strip()
+            err = proc.stderr.decode("utf-8", "replace").replace(_DEBUG_HINT, "").strip()
             raise EngineError(f"helm: {_line(err) or f'exited with code {proc.returncode}'}")
         return proc.stdout.decode("utf-8", "replace")
 

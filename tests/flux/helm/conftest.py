@@ -5,9 +5,11 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import platform
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -28,6 +30,22 @@ def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HARNESS_CACHE_DIR", str(cache))
     monkeypatch.delenv("HARNESS_HELM", raising=False)
     return cache
+
+
+@pytest.fixture(scope="session")
+def helm_binary() -> Path:
+    """A real `helm`: `$HARNESS_TEST_HELM`, else one beside the interpreter (where
+    scripts/fetch_helm.py puts it in CI), else on PATH."""
+    for candidate in (
+        os.environ.get("HARNESS_TEST_HELM"),
+        str(Path(sys.executable).parent / "helm"),
+        shutil.which("helm"),
+    ):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return Path(candidate)
+    if os.environ.get("CI") and platform.system() == "Linux" and platform.machine() == "x86_64":
+        pytest.fail("no helm binary (.ci/run installs one with scripts/fetch_helm.py)")
+    pytest.skip("no helm binary: python scripts/fetch_helm.py DIR, or set HARNESS_TEST_HELM")
 
 
 def package(tmp: Path, version: str, *, gadget_crd: bool = True) -> Path:

@@ -11,7 +11,8 @@ manifest.
 from __future__ import annotations
 
 import json
-import sys
+import re
+import subprocess
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,10 +23,22 @@ import yaml
 from harness import render as render_mod
 from harness.core import config as config_mod
 from harness.core.errors import RendererError
+from harness.flux.helm import engine as engine_mod
 from harness.flux.helm import sdk
-from harness.flux.helm.engine import BinaryEngine, RenderRequest, SdkEngine, resolve
+from harness.flux.helm.capabilities import Capabilities, for_cluster
+from harness.flux.helm.engine import (
+    BinaryEngine,
+    EngineError,
+    RenderRequest,
+    SdkEngine,
+    reads_capabilities,
+    resolve,
+    sort_manifests,
+    split_manifests,
+)
 from harness.pipeline import RenderOptions, render_repo
 from tests.conftest import write_tree
+from tests.flux.helm import shapes
 from tests.flux.helm.charts import chart_files, cluster_repo, configmap, helm_release, local_chart
 
 VALUES = {"replicas": 4, "greeting": "from the test", "image": {"tag": "9.9.9"}}
@@ -124,7 +137,96 @@ def test_sdk_engine_parts(tmp_path: Path) -> None:
     no_crds = SdkEngine().render(chart, replace(request, include_crds=False, hooks=False))
     assert [p.kind for p in no_crds] == ["manifest"] * 4
     with_tests = SdkEngine().render(chart, replace(request, tests=True))
-    assert [p.obj["kind"] for p in with_tests if p.kind == "hook"] == ["Job", "Pod"]
+    # hooks in Helm's install order too: a Pod before a Job, whatever their paths
+    assert [p.obj["kind"] for p in with_tests if p.kind == "hook"] == ["Pod", "Job"]
+
+
+def test_manifest_rules_are_helms() -> None:
+    files = {
+        "x/templates/NOTES.txt": "not: yaml: at all: [",
+        "x/templates/MYNOTES.txt": "also never a manifest: {",
+        "x/charts/sub/templates/NOTES.txt": "subchart notes: : [",
+        "x/templates/_helpers.tpl": "kind: Never\n",
+        "x/templates/_dir/inside.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c2}\n",
+        "x/templates/blank.yaml": "  \n\n   \n",
+        "x/templates/comment.yaml": "# only a comment\n",
+        "x/templates/multi.yaml": (
+            "---\n\n\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c1}\n"
+            "---apiVersion: example.com/v1\nkind: Zebra\nmetadata: {name: z}\n"
+            "\n---\n\n---\napiVersion: example.com/v1\nkind: Aardvark\nmetadata: {name: a}\n"
+        ),
+        "x/templates/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n",
+        "x/templates/svc.txt": "apiVersion: v1\nkind: Service\nmetadata: {name: s}\n",
+        "x/templates/hooks.yaml": (
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n"
+            "  annotations: {helm.sh/hook: ' Pre-Install , post-upgrade'}\n"
+            "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: t\n"
+            "  annotations: {helm.sh/hook: test-success}\n"
+            "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: failure\n"
+            "  annotations: {helm.sh/hook: test-failure}\n"
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argo\n"
+            "  annotations: {helm.sh/hook: 'pre-install,post-sync'}\n"
+        ),
+    }
+    manifests, hooks = sort_manifests(files)
+    assert [(p.obj["kind"], p.obj["metadata"]["name"], p.source) for p in manifests] == [
+        ("ConfigMap", "c2", "x/templates/_dir/inside.yaml"),  # only base names are partials
+        ("ConfigMap", "c1", "x/templates/multi.yaml"),
+        ("Service", "s", "x/templates/svc.txt"),  # any extension under templates/
+        ("Deployment", "d", "x/templates/deploy.yaml"),
+        ("Aardvark", "a", "x/templates/multi.yaml"),  # unknown kinds last, alphabetically
+        ("Zebra", "z", "x/templates/multi.yaml"),  # `---apiVersion` glued still splits
+    ]
+    # an unknown event (`post-sync`, `test-failure`) drops the document entirely
+    assert [(p.obj["metadata"]["name"], p.events, p.test) for p in hooks] == [
+        ("t", ("test-success",), True),
+        ("j", ("pre-install", "post-upgrade"), False),
+    ]
+    assert split_manifests("---\n\n\n---\nkind: A\n---\nkind: B\n") == [
+        "---\nkind: A",
+        "kind: B\n",
+    ]
+    with pytest.raises(EngineError, match=r"^helm: YAML parse error on x/templates/bad.yaml: "):
+        sort_manifests({"x/templates/bad.yaml": "kind: [unclosed\n"})
+    with pytest.raises(EngineError, match="a str where an object"):
+        sort_manifests({"x/templates/text.yaml": "just some text\n"})
+
+
+def test_helm_template_stream_keeps_sources_and_crds() -> None:
+    stream = (
+        "---\n# Source: app/crds/a.yaml\napiVersion: apiextensions.k8s.io/v1\n"
+        "kind: CustomResourceDefinition\nmetadata: {name: a.example.com}\n"
+        "---\n# Source: app/charts/sub/crds/b.yaml\napiVersion: apiextensions.k8s.io/v1\n"
+        "kind: CustomResourceDefinition\nmetadata: {name: b.example.com}\n"
+        "---\n# Source: app/templates/crds/c.yaml\napiVersion: apiextensions.k8s.io/v1\n"
+        "kind: CustomResourceDefinition\nmetadata: {name: c.example.com}\n"
+        "---\n# Source: app/templates/common.yaml\n---\napiVersion: v1\nkind: ConfigMap\n"
+        "metadata: {name: inner}\n"
+    )
+    parts = engine_mod._sourced_parts(stream, "manifest")
+    assert [p.source for p in parts] == [
+        "app/crds/a.yaml",
+        "app/charts/sub/crds/b.yaml",
+        "app/templates/crds/c.yaml",
+        "app/templates/common.yaml",  # the document with its own `---` keeps its source
+    ]
+    crd = engine_mod._CRD_SOURCE
+    assert [bool(crd.match(p.source)) for p in parts] == [True, True, False, False]
+
+
+def test_chart_kube_version_constraint_is_checked(tmp_path: Path) -> None:
+    files = chart_files("1.0.0", prefix="demo/")
+    files["demo/Chart.yaml"] += "kubeVersion: '>=1.30.0-0'\n"
+    chart = write_tree(tmp_path, files) / "demo"
+    old = RenderRequest("rel", "ns", {}, capabilities=Capabilities("v1.29.5+k3s1"))
+    with pytest.raises(EngineError) as info:
+        SdkEngine().render(chart, old)
+    assert str(info.value) == (
+        "helm: chart requires kubeVersion: >=1.30.0-0 which is incompatible with Kubernetes "
+        "v1.29.5+k3s1"
+    )
+    new = replace(old, capabilities=Capabilities("v1.31.0"))
+    assert SdkEngine().render(chart, new)
 
 
 def test_sdk_engine_template_error_is_one_line(tmp_path: Path) -> None:
@@ -138,56 +240,110 @@ def test_sdk_engine_template_error_is_one_line(tmp_path: Path) -> None:
     assert "\n" not in str(info.value)
 
 
-FAKE_HELM = '''#!{python}
-"""A stand-in `helm` for this test: argv is logged, `template` is served by the Helm SDK
-(no helm binary is packaged for Debian or PyPI on this machine)."""
-import json, sys
-import helm_python as helm
-args = sys.argv[1:]
-with open({log!r}, "a") as f:
-    f.write(json.dumps(args) + "\\n")
-if args[:2] == ["version", "--short"]:
-    print("v4.2.3+gfake"); sys.exit(0)
-assert args[0] == "template", args
-release, chart = args[1], args[2]
-ns = args[args.index("--namespace") + 1]
-values = json.load(open(args[args.index("--values") + 1]))
-with helm.Chart.load(chart) as c:
-    cfg = helm.Config(storage_driver="memory", namespace=ns, kube_apiserver="https://127.0.0.1:1")
-    rel = cfg.install(c, release, values, namespace=ns, dry_run="client")
-    out = []
-    if "--include-crds" in args:
-        out += ["---\\n# Source: %s\\n%s" % (x["filename"], x["data"]) for x in c.crds]
-    out.append(rel["manifest"])
-    if "--no-hooks" not in args:
-        rendered = c.render(values, name=release, namespace=ns, is_install=True)
-        for name, text in sorted(rendered.items()):
-            if "helm.sh/hook" in text and not ("--skip-tests" in args and "hook: test" in text):
-                out.append("---\\n# Source: %s\\n%s" % (name, text))
-if "fail" in values:
-    sys.stderr.write("Error: execution error at (demo/templates/x.yaml:1:4): boom\\n"); sys.exit(1)
-print("".join(out))
-'''
+def test_sdk_capabilities_through_the_public_api_only(tmp_path: Path) -> None:
+    """helm-python-sdk's public `Chart.render` decides: its defaults are asked of the SDK
+    itself, and a chart that reads `.Capabilities` is spotted in directories and archives."""
+    kube, apis = sdk.default_capabilities()
+    assert kube.startswith("v1.") and "apps/v1" in apis
+    assert "apps/v1/Deployment" not in apis  # Helm's defaults hold no kinds
+    assert SdkEngine().passes_capabilities == sdk.passes_capabilities()
+    for name, reads in (("app", True), ("watcher", True), ("dns", True)):
+        chart = shapes.write_chart(tmp_path / "dirs", name)
+        assert reads_capabilities(chart) is reads
+        assert reads_capabilities(shapes.package(tmp_path / "tgz", name)) is reads
+    plain = write_tree(tmp_path, chart_files("1.0.0", prefix="plain/")) / "plain"
+    assert not reads_capabilities(plain)
 
 
-def test_binary_engine_runs_helm_template(tmp_path: Path) -> None:
-    log = tmp_path / "argv.log"
-    fake = tmp_path / "helm"
-    fake.write_text(FAKE_HELM.format(python=sys.executable, log=str(log)))
-    fake.chmod(0o755)
-    chart = write_tree(tmp_path, chart_files("1.0.0", prefix="demo/")) / "demo"
-    engine = resolve(str(fake), 60)
-    assert isinstance(engine, BinaryEngine)
-    assert engine.version() == "helm v4.2.3+gfake"
-    request = RenderRequest("rel", "ns", VALUES)
-    ours = engine.render(chart, request)
-    sdk_parts = SdkEngine().render(chart, request)
-    assert [(p.kind, _key(p.obj)) for p in ours] == [(p.kind, _key(p.obj)) for p in sdk_parts]
-    argv = json.loads(log.read_text().splitlines()[-1])
-    assert argv[:5] == ["template", "rel", str(chart), "--namespace", "ns"]
-    assert "--include-crds" in argv and "--skip-tests" in argv
-    with pytest.raises(Exception, match=r"^helm: Error: execution error .*boom$"):
-        engine.render(chart, RenderRequest("rel", "ns", {"fail": True}))
+def _helm_binary_template(
+    helm: Path, chart: Path, values: dict[str, Any], caps: Capabilities, *extra: str
+) -> list[tuple[str, str, dict[str, Any]]]:
+    """Helm's own `helm template`, its stream read here on its own: (class, source, object)."""
+    values_file = chart.parent / "test-values.json"
+    values_file.write_text(json.dumps(values))
+    argv = [str(helm), "template", "rel", str(chart), "-n", "ns", "-f", str(values_file)]
+    argv += ["--include-crds", "--kube-version", caps.kube_version, *extra]
+    if caps.api_versions:
+        argv += ["--api-versions", ",".join(caps.api_versions)]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    found: list[tuple[str, str, dict[str, Any]]] = []
+    source = ""
+    for chunk in re.split(r"(?m)^---$", out):
+        match = re.search(r"(?m)^# Source: (.+)$", chunk)
+        source = match.group(1) if match else source
+        for obj in yaml.safe_load_all(chunk):
+            if obj:
+                hook = "helm.sh/hook" in (obj["metadata"].get("annotations") or {})
+                where = source.split("/")
+                crd = "crds" in where and "templates" not in where
+                found.append(("crd" if crd else "hook" if hook else "manifest", source, obj))
+    return found
+
+
+@pytest.mark.slow
+def test_binary_engine_is_helm_template(tmp_path: Path, helm_binary: Path) -> None:
+    """The binary engine against the real `helm template`, with the cluster's capabilities
+    (a gateway and a monitoring CRD): every part, in order, with its source."""
+    engine = resolve(str(helm_binary), 60)
+    assert isinstance(engine, BinaryEngine) and engine.passes_capabilities
+    assert engine.version().startswith("helm v")
+    cluster = for_cluster(
+        [],
+        "v1.31.4",
+        ("gateway.networking.k8s.io/v1/HTTPRoute", "monitoring.coreos.com/v1"),
+    )
+    for name in shapes.CHARTS:
+        chart = shapes.write_chart(tmp_path, name)
+        values = shapes.VALUES[name]
+        request = RenderRequest("rel", "ns", values, tests=True, capabilities=cluster)
+        ours = [(p.kind, p.source, p.obj) for p in engine.render(chart, request)]
+        assert ours == _helm_binary_template(helm_binary, chart, values, cluster), name
+    argv = engine.argv(chart, replace(request, tests=False), tmp_path / "v.json")
+    assert argv[argv.index("--kube-version") + 1] == "v1.31.4"
+    assert "--skip-tests" in argv
+    assert argv[argv.index("--api-versions") + 1] == ",".join(cluster.api_versions)
+    with pytest.raises(EngineError, match=r"^helm: Error: .*chart requires kubeVersion"):
+        engine.render(
+            shapes.write_chart(tmp_path / "old", "dns"),
+            RenderRequest("rel", "ns", {}, capabilities=Capabilities("v1.21.0")),
+        )
+
+
+@pytest.mark.slow
+def test_sdk_engine_equals_helm_template_with_the_sdks_capabilities(
+    tmp_path: Path, helm_binary: Path
+) -> None:
+    """The in-process SDK (one render, Helm's rules applied here) against the real `helm
+    template` given the capabilities the SDK renders with (its public API cannot take
+    others): each chart shape, CRDs, manifests and hooks, tests included, identical."""
+    kube, _apis = sdk.default_capabilities()
+    defaults = Capabilities(kube)
+    for name in shapes.CHARTS:
+        for archive in (False, True):
+            chart = (
+                shapes.package(tmp_path / "a", name)
+                if archive
+                else shapes.write_chart(tmp_path / "d", name)
+            )
+            values = shapes.VALUES[name]
+            request = RenderRequest("rel", "ns", values, tests=True, capabilities=defaults)
+            ours = [(p.kind, p.source, p.obj) for p in SdkEngine().render(chart, request)]
+            theirs = _helm_binary_template(helm_binary, chart, values, defaults)
+            assert ours == theirs, name
+    # without tests: helm's --skip-tests drops `test` and `test-success` hooks alike
+    chart = shapes.write_chart(tmp_path / "t", "stack")
+    request = RenderRequest("rel", "ns", {}, capabilities=defaults)
+    ours = [(p.kind, p.source, p.obj) for p in SdkEngine().render(chart, request)]
+    assert ours == _helm_binary_template(helm_binary, chart, {}, defaults, "--skip-tests")
+
+
+def test_binary_engine_errors_are_one_line(tmp_path: Path, helm_binary: Path) -> None:
+    files = chart_files("1.0.0", prefix="demo/")
+    files["demo/templates/bad.yaml"] = '{{ fail "boom" }}\n'
+    chart = write_tree(tmp_path, files) / "demo"
+    with pytest.raises(EngineError, match=r"^helm: Error: .*boom$") as info:
+        resolve(str(helm_binary), 60).render(chart, RenderRequest("rel", "ns", {}))
+    assert "\n" not in str(info.value)
 
 
 def test_binary_from_environment_and_missing(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -141,24 +141,58 @@ def test_helm_release_moved_between_kustomizations_is_a_pure_move(tmp_path: Path
     assert not [f for f in payload["findings"] if f["rule"] == "helm-delete"]
 
 
-def test_unreachable_repository_is_a_per_target_error(tmp_path: Path, cli: Cli) -> None:
+def test_unreachable_chart_unchanged_on_both_sides_is_not_judged(tmp_path: Path, cli: Cli) -> None:
     sources = [helm_repository("http://127.0.0.1:9")]
     files = cluster_repo(helm_release(chart=repo_chart("1.0.0")), sources=sources)
-    files["apps/other.yaml"] = ""
     repo = _git_repo(tmp_path, files, files)
+    res = cli("diff", "--repo", repo, "--base", "HEAD", "-q", "-o", "json")
+    assert res.code == 0, res.stdout
+    payload = json.loads(res.stdout)
+    assert payload["errors"] == []
+    [unjudged] = payload["not_judged"]
+    assert unjudged["source"] == "HelmRepository/flux-system/charts"
+    assert unjudged["url"] == "http://127.0.0.1:9"
+    assert unjudged["targets"] == ["prod/apps/web"]
+    assert "127.0.0.1:9" in unjudged["message"]
+    assert payload["summary"]["counts"]["targets_not_judged"] == 1
+    web = _target(payload, "prod/apps/web")
+    assert web["removed"] == [] and web["status"] == "error"
+    text = cli("diff", "--repo", repo, "--base", "HEAD", "-q")
+    assert text.code == 0
+    [line] = [ln for ln in text.stdout.splitlines() if ln.startswith("info: not judged")]
+    assert "1 helm target(s) whose chart from HelmRepository/flux-system/charts" in line
+    assert "1 not judged (chart unreachable)" in text.stdout
+    comment = cli("comment", "--repo", repo, "--base", "HEAD", "-q")
+    assert comment.code == 0 and "Charts not fetched on either side" in comment.stdout
+    # a failed target keeps its chart, version and source in JSON
+    render = cli("render", "--repo", repo, "-q", "-o", "json")
+    assert render.code == 2
+    failed = next(t for t in json.loads(render.stdout)["targets"] if t["name"] == "prod/apps/web")
+    assert (failed["chart"], failed["version"], failed["source"]) == (
+        "demo",
+        "1.0.0",
+        "HelmRepository/flux-system/charts",
+    )
+    assert failed["error"].startswith("HelmRepository/flux-system/charts: ")
+
+
+def test_unreachable_chart_whose_release_changed_is_an_error(tmp_path: Path, cli: Cli) -> None:
+    sources = [helm_repository("http://127.0.0.1:9")]
+    base = cluster_repo(helm_release(chart=repo_chart("1.0.0")), sources=sources)
+    head = cluster_repo(
+        helm_release(chart=repo_chart("1.0.0"), values={"replicas": 2}), sources=sources
+    )
+    repo = _git_repo(tmp_path, base, head)
     res = cli("diff", "--repo", repo, "--base", "HEAD", "-q", "-o", "json")
     assert res.code == 2
     payload = json.loads(res.stdout)
+    assert payload["not_judged"] == []
     errors = [e for e in payload["errors"] if e["target"] == "prod/apps/web"]
     assert {e["side"] for e in errors} == {"base", "head"}
     for error in errors:
         assert error["message"].startswith("HelmRepository/flux-system/charts: ")
-        assert "127.0.0.1:9" in error["message"]
-    web = _target(payload, "prod/apps/web")
-    assert web["removed"] == [] and web["status"] == "error"
-    assert not payload["findings"] or all(f["rule"] != "helm-delete" for f in payload["findings"])
     # every other target still rendered
-    assert _target(payload, "prod/flux-system/apps")["status"] == "match"
+    assert _target(payload, "prod/flux-system/apps")["status"] == "changed"
     check = cli("check", "--repo", repo, "-q")
     assert check.code == 2
     assert "prod/apps/web" in check.stdout + check.stderr

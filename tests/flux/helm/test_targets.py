@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -177,6 +178,23 @@ def test_config_helm_globs_and_selection(make_repo: Any) -> None:
     (repo / "harness.yaml").write_text("helm: maybe\n")
     with pytest.raises(ConfigError, match="helm must be true, false, a list of helm target globs"):
         config_mod.load(repo)
+
+
+def test_helm_globs_match_with_or_without_the_suffix_and_warn_when_empty(
+    make_repo: Any, cli: Any
+) -> None:
+    files = cluster_repo(helm_release(chart=local_chart()))
+    # the usual layout: the HelmRelease shares its Kustomization's name and namespace
+    files["apps/release.yaml"] = dump(helm_release("apps", "flux-system", chart=local_chart()))
+    files["harness.yaml"] = "helm: ['prod/flux-system/apps', '*/default/sonarr']\n"
+    repo = write_tree(make_repo({}), files)
+    res = cli("render", "--repo", repo, "-q", "-o", "json")
+    names = [t["name"] for t in json.loads(res.stdout)["targets"] if t["kind"] == "helm"]
+    assert names == ["prod/flux-system/apps@helm"]
+    assert res.stderr.strip() == (
+        "warning: config helm: '*/default/sonarr' matches no helm target (names are "
+        "<cluster>/<namespace>/<name>, with @helm when a Flux Kustomization has the same name)"
+    )
 
 
 def test_moved_between_kustomizations_renders_the_same(make_repo: Any) -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from harness.hazards.rules.depends_on import RULE
-from tests.hazards.snap import by_id, cm, diff_ctx, flux, ks, lint_ctx, snapshot
+from tests.hazards.snap import by_id, cm, diff_ctx, flux, helmrelease, ks, lint_ctx, snapshot
 
 ROOT = "flux-system"
 
@@ -55,3 +57,61 @@ def test_diff_reports_a_dependency_this_change_removes() -> None:
     (f,) = RULE.check_diff(diff_ctx(base, head))
     assert f.id == "depends-on:dev:b:missing:a"
     assert "this change removes" in f.message
+
+
+def _hr(name: str, namespace: str, *depends: str) -> dict[str, Any]:
+    """A HelmRelease; each dependency `name` (same namespace) or `namespace/name`."""
+    release = helmrelease(name, namespace)
+    if depends:
+        release["spec"]["dependsOn"] = [
+            {"namespace": d.split("/")[0], "name": d.split("/")[1]} if "/" in d else {"name": d}
+            for d in depends
+        ]
+    return release
+
+
+def test_helm_release_depends_on_missing_and_cycles() -> None:
+    snap = snapshot(
+        flux("dev", ROOT, ks("infra"), ks("apps")),
+        flux("dev", "infra", _hr("cnpg", "db"), _hr("postgres", "db", "cnpg")),
+        flux(
+            "dev",
+            "apps",
+            _hr("sonarr", "media", "db/postgres", "nope"),
+            _hr("a", "media", "b"),
+            _hr("b", "media", "a"),
+            _hr("self", "media", "self"),
+        ),
+    )
+    found = by_id(RULE.check_snapshot(lint_ctx(snap)))
+    assert set(found) == {
+        "depends-on:dev:helmrelease:media/sonarr:missing:media/nope",
+        "depends-on:dev:helmrelease-cycle:media/a,media/b",
+        "depends-on:dev:helmrelease-cycle:media/self",
+    }
+    missing = found["depends-on:dev:helmrelease:media/sonarr:missing:media/nope"]
+    assert missing.severity == "error" and missing.kustomizations == ("apps",)
+    assert "HelmRelease media/sonarr dependsOn HelmRelease media/nope" in missing.message
+    assert "never installs or upgrades it" in missing.message
+    cycle = found["depends-on:dev:helmrelease-cycle:media/a,media/b"]
+    assert "media/a -> media/b -> media/a" in cycle.message
+    assert cycle.documents == (
+        "helm.toolkit.fluxcd.io/HelmRelease/media/a",
+        "helm.toolkit.fluxcd.io/HelmRelease/media/b",
+    )
+
+
+def test_diff_reports_a_helm_release_dependency_this_change_removes() -> None:
+    def side(*infra: dict[str, Any]) -> Any:
+        return snapshot(
+            flux("dev", ROOT, ks("infra"), ks("apps")),
+            flux("dev", "infra", *infra),
+            flux("dev", "apps", _hr("sonarr", "media", "db/postgres", "gone-before")),
+        )
+
+    base = side(_hr("postgres", "db"))
+    head = side(cm("placeholder", "db"))
+    (f,) = RULE.check_diff(diff_ctx(base, head))
+    assert f.id == "depends-on:dev:helmrelease:media/sonarr:missing:db/postgres"
+    assert "this change removes" in f.message
+    assert f.kustomizations == ("apps", "infra")  # the dependent's and the removed one's
