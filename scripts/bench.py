@@ -24,7 +24,9 @@ a component, postBuild substitution from a cluster ConfigMap, half of them on a
 aggregating them). Timing lives here, never in tests: the machine may be shared, so repeat
 and compare ratios taken in one run. `--helm` adds the helm section (bench_helm): per-release
 cost of the in-process Helm SDK against a `helm template` process (`--helm-binary PATH` or
-$HARNESS_HELM; skipped without one), and the example's helm stage.
+$HARNESS_HELM; skipped without one), and the example's helm stage. `--helm-chart DIR
+--helm-values FILE` measures the CPU one release of a real chart costs (bench_chart: e.g.
+bjw-s app-template with a typical release's values), in-process, as harness renders it.
 """
 
 from __future__ import annotations
@@ -470,6 +472,48 @@ def bench_helm(repo: Path, repeat: int, jobs: int, binary: str | None) -> None:
     )
 
 
+def bench_chart(chart: Path, values: Path, repeat: int, binary: str | None) -> None:
+    """CPU seconds per release of one real chart (process time: the machine may be shared,
+    CPU time is what a runner pays): the whole engine render, one chart load, one render,
+    one schema validation, Helm's manifest rules, the parse of every document."""
+    import yaml
+
+    from harness.flux.helm import engine as engine_mod
+    from harness.flux.helm.capabilities import for_cluster
+
+    vals = yaml.safe_load(values.read_text()) or {}
+    caps = for_cluster([], "v1.33.0", ("gateway.networking.k8s.io/v1/HTTPRoute",))
+    request = engine_mod.RenderRequest("app", "media", vals, capabilities=caps)
+    sdk_engine = engine_mod.SdkEngine()
+    docs = len(sdk_engine.render(chart, request))  # warm: the library loads once per process
+    releases = 20
+    samples = []
+    for _ in range(repeat):
+        start = time.process_time()
+        for _ in range(releases):
+            sdk_engine.render(chart, request)
+        samples.append((time.process_time() - start) / releases)
+    samples.sort()
+    print(
+        f"\n== helm chart {chart.name} ({docs} documents per release, "
+        f"{releases} releases x {repeat})"
+    )
+    print(
+        f"  in-process SDK, CPU per release: best {samples[0] * 1000:.1f} ms, "
+        f"median {samples[len(samples) // 2] * 1000:.1f} ms"
+    )
+    chosen = binary or os.environ.get("HARNESS_HELM")
+    if chosen:
+        proc_engine = engine_mod.resolve(chosen, 60)
+        start = time.perf_counter()
+        for _ in range(5):
+            proc_engine.render(chart, request)
+        print(
+            "  `helm template` process, wall per release: "
+            f"{(time.perf_counter() - start) / 5 * 1000:.1f} ms"
+        )
+
+
 def _write(root: Path, rel: str, text: str) -> None:
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -746,6 +790,8 @@ def main() -> None:
     parser.add_argument("--synthetic", type=int, default=0, metavar="N")
     parser.add_argument("--helm", action="store_true", help="also the helm section")
     parser.add_argument("--helm-binary", default=None, help="a helm binary to compare with")
+    parser.add_argument("--helm-chart", type=Path, help="a chart directory or .tgz (bench_chart)")
+    parser.add_argument("--helm-values", type=Path, help="the values file for --helm-chart")
     parser.add_argument(
         "--homelab",
         type=_shape,
@@ -757,6 +803,12 @@ def main() -> None:
     if args.write is not None:
         homelab_repo(args.write, *(args.homelab or (3, 90)))
         return
+    if args.helm_chart is not None:
+        if args.helm_values is None:
+            parser.error("--helm-chart needs --helm-values")
+        bench_chart(args.helm_chart, args.helm_values, args.repeat, args.helm_binary)
+        if not args.repos:
+            return
     pycache = tempfile.TemporaryDirectory(prefix="harness-bench-pycache-")
     ENV["PYTHONPYCACHEPREFIX"] = pycache.name
     cache = has_cache_options()

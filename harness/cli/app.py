@@ -113,16 +113,18 @@ HelmOpt = Annotated[
     bool | None,
     typer.Option(
         "--helm/--no-helm",
-        help="Render every HelmRelease of every cluster as a `helm` target (config `helm:`; "
-        "default off).",
+        help="Render every HelmRelease of every cluster as a `helm` target named "
+        "<cluster>/<namespace>/<name>, with @helm when a Flux Kustomization has that name "
+        "(config `helm:`; default off).",
     ),
 ]
 HelmBinaryOpt = Annotated[
     str | None,
     typer.Option(
         "--helm-binary",
-        help="Render charts with this `helm` binary (`helm template`) instead of the in-process "
-        "Helm SDK (default: $HARNESS_HELM).",
+        help="Render charts with this `helm` binary (`helm template`, given the cluster's "
+        "--kube-version and --api-versions) instead of the in-process Helm SDK, which cannot "
+        "pass them (default: $HARNESS_HELM).",
     ),
 ]
 OfflineOpt = Annotated[

@@ -1,11 +1,11 @@
 """Engines: the in-process SDK and a `helm` binary produce what Helm's own template produces.
 
-The proof compares harness's helm target (the whole pipeline: Flux render, values, engine,
-post-renderers) with Helm's template engine called directly on the same chart and values
-(`Chart.render`, a different SDK entry point than the dry-run install harness uses), after
-only the documented transformations: helm-controller's origin labels and the release
-namespace on namespaced objects. Helm's install order is checked against the SDK's dry-run
-manifest.
+The proofs: harness's helm target (the whole pipeline: Flux render, values, engine,
+post-renderers) against Helm's template engine called directly on the same chart and values,
+after only the documented transformations (helm-controller's origin labels, the release
+namespace on namespaced objects); Helm's manifest rules on crafted render outputs; and, with
+a real `helm` binary, both engines against `helm template` itself on charts shaped like real
+public ones (shapes.py), part for part, in order, with sources.
 """
 
 from __future__ import annotations
