@@ -132,10 +132,11 @@ class NotJudged:
     """Helm targets whose chart cannot be fetched on either side (a private registry, an
     offline runner) while their HelmRelease, values inputs and chart reference are the same
     on both: there is nothing to compare and nothing the change did, so they are neither
-    errors nor changes. One per chart source."""
+    errors nor changes. One per chart source: a repository or registry URL (homelab repos
+    give each app its own OCIRepository of one chart, so the objects are listed apart)."""
 
-    source: str  # `HelmRepository/flux-system/private` (HelmInfo.source)
-    url: str
+    url: str  # the repository or OCI artifact URL (HelmInfo.url)
+    sources: tuple[str, ...]  # `OCIRepository/media/app`, ... (HelmInfo.source)
     targets: tuple[str, ...]
     message: str  # the head side's error of the first target
 
@@ -317,7 +318,7 @@ def unreachable_charts(
 ) -> tuple[NotJudged, ...]:
     """Helm targets failing on both sides because their chart could not be fetched, with
     unchanged inputs (cache/inputs.py), grouped by chart source."""
-    groups: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
+    groups: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
     for name in sorted(set(same_inputs)):
         before, after = base.results.get(name), head.results.get(name)
         if before is None or after is None or before.ok or after.ok:
@@ -325,10 +326,15 @@ def unreachable_charts(
         a, b = before.target.helm, after.target.helm
         if a is None or b is None or not (a.unreachable and b.unreachable):
             continue
-        groups[(b.source, b.url)].append((name, after.error or "chart unreachable"))
+        groups[b.url or b.source].append((name, b.source, after.error or "chart unreachable"))
     return tuple(
-        NotJudged(source, url, tuple(n for n, _m in found), found[0][1])
-        for (source, url), found in sorted(groups.items())
+        NotJudged(
+            url,
+            tuple(sorted({s for _n, s, _m in found})),
+            tuple(n for n, _s, _m in found),
+            found[0][2],
+        )
+        for url, found in sorted(groups.items())
     )
 
 

@@ -194,7 +194,12 @@ def payload(
             {"target": p.target, "message": p.message} for p in analysis.preexisting
         ],
         "not_judged": [
-            {"source": n.source, "url": n.url, "targets": list(n.targets), "message": n.message}
+            {
+                "url": n.url,
+                "sources": list(n.sources),
+                "targets": list(n.targets),
+                "message": n.message,
+            }
             for n in analysis.not_judged
         ],
         "respecified": [

@@ -261,8 +261,8 @@ def print_diff(
         for n in analysis.not_judged:
             out.print(
                 f"info: not judged: {len(n.targets)} helm target(s) whose chart from "
-                f"{escape(n.source)} ({escape(n.url)}) cannot be fetched on either side, "
-                f"HelmRelease and values unchanged: {escape(n.message)}",
+                f"{escape(n.url)} ({escape(_sources(n.sources))}) cannot be fetched on either "
+                f"side, HelmRelease and values unchanged: {escape(n.message)}",
                 style="dim",
             )
     if hazards is not None and (hazards.findings or hazards.suppressed):
@@ -270,3 +270,8 @@ def print_diff(
         print_findings(out, hazards, heading="[bold]hazards[/bold]")
     out.print()
     out.print(escape(targets_line(count(analysis, verdict))), style="dim")
+
+
+def _sources(sources: tuple[str, ...]) -> str:
+    """The source objects of one unreachable chart: all of a few, else a count."""
+    return ", ".join(sources) if len(sources) <= 2 else f"{sources[0]} and {len(sources) - 1} more"

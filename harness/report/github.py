@@ -118,7 +118,7 @@ def diff_lines(
                 "notice",
                 f"{len(n.targets)} helm target(s) not judged: chart not fetched on either side, "
                 f"HelmReleases and values unchanged: {n.message}",
-                title=f"harness diff: {n.source}",
+                title=f"harness diff: {n.url}",
             )
         )
     line = verdict_line(analysis, verdict)

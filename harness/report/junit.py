@@ -201,7 +201,7 @@ def diff_cases(
     for e in analysis.errors:
         errors.setdefault(e.target, []).append(f"{e.side}: {e.message}")
     preexisting = {p.target: p.message for p in analysis.preexisting}
-    unjudged = {t: n.source for n in analysis.not_judged for t in n.targets}
+    unjudged = {t: n.url for n in analysis.not_judged for t in n.targets}
     cases = []
     for t in analysis.targets:
         cls = classname(t.kind, t.cluster)

@@ -243,7 +243,7 @@ def _not_judged_block(analysis: Analysis) -> str:
     if not analysis.not_judged:
         return ""
     lines = [
-        f"> - {mb.code(n.source)} ({mb.code(n.url)}): "
+        f"> - {mb.code(n.url)} ({len(n.sources)} source object(s)): "
         f"{_plural(len(n.targets), 'helm target')} not judged"
         for n in analysis.not_judged
     ]

@@ -150,7 +150,7 @@ def test_unreachable_chart_unchanged_on_both_sides_is_not_judged(tmp_path: Path,
     payload = json.loads(res.stdout)
     assert payload["errors"] == []
     [unjudged] = payload["not_judged"]
-    assert unjudged["source"] == "HelmRepository/flux-system/charts"
+    assert unjudged["sources"] == ["HelmRepository/flux-system/charts"]
     assert unjudged["url"] == "http://127.0.0.1:9"
     assert unjudged["targets"] == ["prod/apps/web"]
     assert "127.0.0.1:9" in unjudged["message"]
@@ -160,7 +160,10 @@ def test_unreachable_chart_unchanged_on_both_sides_is_not_judged(tmp_path: Path,
     text = cli("diff", "--repo", repo, "--base", "HEAD", "-q")
     assert text.code == 0
     [line] = [ln for ln in text.stdout.splitlines() if ln.startswith("info: not judged")]
-    assert "1 helm target(s) whose chart from HelmRepository/flux-system/charts" in line
+    assert line.startswith(
+        "info: not judged: 1 helm target(s) whose chart from http://127.0.0.1:9 "
+        "(HelmRepository/flux-system/charts) cannot be fetched on either side"
+    )
     assert "1 not judged (chart unreachable)" in text.stdout
     comment = cli("comment", "--repo", repo, "--base", "HEAD", "-q")
     assert comment.code == 0 and "Charts not fetched on either side" in comment.stdout
