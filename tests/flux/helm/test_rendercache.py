@@ -33,7 +33,6 @@ from tests.flux.helm.charts import (
     repo_chart,
 )
 from tests.flux.helm.conftest import ChartRepo, package
-from tests.flux.helm.test_engine import FAKE_HELM
 from tests.gitkit import commit_all, init
 
 CANARY = "canary-5d1c0a77-helm-never-on-disk"
@@ -202,6 +201,13 @@ EDITS: dict[str, Callable[[Path], None]] = {
         r / "apps/release.yaml", "interval: 10m", "install:\n    disableHooks: true"
     ),
     "tests": lambda r: _edit(r / "apps/release.yaml", "interval: 10m", "test:\n    enable: true"),
+    "kube version": lambda r: (r / "harness.yaml").write_text("helm: {kube_version: v1.30.2}\n"),
+    "config API versions": lambda r: (r / "harness.yaml").write_text(
+        "helm: {api_versions: [example.com/v1]}\n"
+    ),
+    "a custom resource the cluster applies": lambda r: (r / "infra/sources.yaml").write_text(
+        dump({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"}})
+    ),
     "cluster CRD scope": lambda r: (r / "infra/sources.yaml").write_text(
         dump(
             {
@@ -289,12 +295,16 @@ def test_no_cache_and_corrupt_entries_render_again(tmp_path: Path) -> None:
     assert none is None and _helm_text(uncached) == _helm_text(cold)
 
 
-def test_engine_switch_changes_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_engine_switch_changes_the_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helm_binary: Path
+) -> None:
     repo = write_tree(tmp_path / "repo", _files())
     store = cache.Store(tmp_path / "cache")
     sdk_run, _ = _render(repo, store)
-    fake = tmp_path / "helm"
-    fake.write_text(FAKE_HELM.format(python=sys.executable, log=str(tmp_path / "argv.log")))
+    fake = tmp_path / "helm"  # the real helm, each process logged
+    fake.write_text(
+        f'#!/bin/sh\necho "\\"$1\\"" >> {tmp_path / "argv.log"}\nexec {helm_binary} "$@"\n'
+    )
     fake.chmod(0o755)
     binary_run, binary_cache = _render(repo, store, helm_binary=str(fake))
     assert binary_cache is not None and binary_cache.misses == 1  # not the SDK's entry
