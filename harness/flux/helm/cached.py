@@ -13,7 +13,8 @@ The key (cache.key adds the entry format, harness's version and code) is made of
 - the valuesFiles (their content where they come from the source, else their names), the
   fully merged values (valuesFrom resolved; a Secret's values are already redaction markers,
   so not even the hashed key sees them), the parsed HelmRelease (names, namespaces, CRD
-  policies, hooks, tests, post-renderers, common metadata) and the engine's RenderRequest;
+  policies, hooks, tests, post-renderers, common metadata) and the engine's RenderRequest
+  (with the cluster's `.Capabilities`, as their digest: capabilities.py);
 - the cluster's cluster-scoped custom kinds (they decide which objects get the release
   namespace) and, when post-renderers patch, the kustomize renderer's identity.
 
