@@ -41,6 +41,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     (
         "harness.discover",
         "harness.render",
+        "harness.render_errors",
         "harness.cache.closure",
         "harness.flux.includes",
         "harness.flux.source.ignore",
