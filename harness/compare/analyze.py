@@ -128,6 +128,18 @@ class PreexistingError:
 
 
 @dataclass(frozen=True)
+class Repair:
+    """A target that failed on the base and is repaired on the head: it renders there
+    (`fixed`: its documents are the target's `added`) or it is gone (`removed`). Not an
+    error of the change: the change is what makes it work."""
+
+    target: str
+    message: str  # the base side's error
+    outcome: Literal["fixed", "removed"]
+    documents_after: int = 0
+
+
+@dataclass(frozen=True)
 class Origin:
     """Where one side came from: a git commit, the working tree, or the goldens."""
 
@@ -169,6 +181,7 @@ class Analysis:
     duplicates: tuple[Duplicate, ...] = ()
     errors: tuple[RenderError, ...] = ()
     preexisting: tuple[PreexistingError, ...] = ()
+    repairs: tuple[Repair, ...] = ()
 
     @property
     def differing(self) -> list[TargetChange]:
@@ -269,6 +282,16 @@ def analyze(
         duplicates=_duplicates(base, head),
         errors=_errors(base, head, preexisting),
         preexisting=preexisting,
+        repairs=tuple(
+            Repair(
+                t.name,
+                t.repaired,
+                "removed" if t.documents_after is None else "fixed",
+                t.documents_after or 0,
+            )
+            for t in comparison.targets
+            if t.repaired is not None
+        ),
     )
 
 
@@ -336,11 +359,15 @@ def _duplicates(base: Snapshot, head: Snapshot) -> tuple[Duplicate, ...]:
 def _errors(
     base: Snapshot, head: Snapshot, preexisting: Sequence[PreexistingError] = ()
 ) -> tuple[RenderError, ...]:
-    """Render errors that count: every failure except the pre-existing ones."""
+    """Render errors that count: every failure except the pre-existing ones and a base
+    failure the head repairs (it renders there, or the target is gone)."""
     sides: tuple[tuple[Side, Snapshot], ...] = (("base", base), ("head", head))
     out: list[RenderError] = []
     known = {p.target for p in preexisting}
     for name in sorted((set(base.results) | set(head.results)) - known):
+        after = head.results.get(name)
+        if after is None or after.ok:
+            continue  # no head failure: a base failure here is a repair (Analysis.repairs)
         for side, snapshot in sides:
             result = snapshot.results.get(name)
             if result is not None and not result.ok:

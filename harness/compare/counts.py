@@ -6,6 +6,8 @@ Stated in docs/json-schemas.md ("Counting"); every headline number is a field he
   and its documents differ: changed, new or gone), `targets_unchanged`, `targets_error` (a
   render error that counts) or `targets_preexisting_error` (failing the same way on both
   sides with unchanged inputs). `targets_compared` = changed + unchanged.
+  `targets_repaired` counts, among the changed, the targets that failed on the base and
+  render on the head (their documents are added) or are gone.
 - **Documents** are the objects one target renders, Flux Kustomization objects included,
   counted once per target that renders them (`documents_before`/`documents_after`, the
   per-target tables).
@@ -37,6 +39,7 @@ class Counts:
     targets_unchanged: int
     targets_error: int
     targets_preexisting_error: int
+    targets_repaired: int
     documents_before: int
     documents_after: int
     changed: int
@@ -72,6 +75,7 @@ def count(analysis: Analysis, verdict: Verdict) -> Counts:
         targets_unchanged=unchanged,
         targets_error=len(errors),
         targets_preexisting_error=len(preexisting),
+        targets_repaired=len(analysis.repairs),
         documents_before=sum(t.documents_before or 0 for t in targets),
         documents_after=sum(t.documents_after or 0 for t in targets),
         changed=tally.changed,
@@ -97,4 +101,6 @@ def targets_line(c: Counts) -> str:
     )
     if c.targets_preexisting_error:
         line += f", {plural(c.targets_preexisting_error, 'pre-existing error')}"
+    if c.targets_repaired:
+        line += f", {c.targets_repaired} repaired"
     return line

@@ -14,7 +14,12 @@ Status = Literal["match", "changed", "added", "removed", "error"]
 
 @dataclass(frozen=True)
 class TargetDiff:
-    """One target's difference; `error` set means it is not compared at all."""
+    """One target's difference; `error` set means it is not compared at all.
+
+    `repaired` is the base side's error of a target the head repairs: it failed on the base
+    and renders on the head (`added`: every document it renders now arrives) or is gone
+    (`removed`, with nothing to remove). Such a target is compared, not an error.
+    """
 
     name: str
     kind: str
@@ -28,6 +33,7 @@ class TargetDiff:
     unchanged: int = 0
     error: str | None = None
     error_side: str | None = None
+    repaired: str | None = None
 
     @property
     def differs(self) -> bool:
@@ -96,6 +102,8 @@ def compare_target(
     ref = after or before
     assert ref is not None
     kind, cluster = ref.target.kind, ref.target.cluster
+    if before is not None and not before.ok and (after is None or after.ok):
+        return _repaired(name, before, after)
     for side, result in (("base", before), ("head", after)):
         if result is not None and not result.ok:
             return TargetDiff(
@@ -140,6 +148,23 @@ def compare_target(
         removed=tuple(removed),
         changed=tuple(changed),
         unchanged=unchanged,
+    )
+
+
+def _repaired(name: str, before: TargetResult, after: TargetResult | None) -> TargetDiff:
+    """A target that failed on the base and renders on the head, or is gone from it."""
+    kind, cluster = before.target.kind, before.target.cluster
+    error = before.error or "render failed"
+    if after is None:
+        return TargetDiff(name, kind, cluster, "removed", repaired=error)
+    return TargetDiff(
+        name,
+        kind,
+        cluster,
+        "added",
+        documents_after=len(after.documents),
+        added=after.documents,
+        repaired=error,
     )
 
 

@@ -193,6 +193,15 @@ def payload(
         "preexisting_errors": [
             {"target": p.target, "message": p.message} for p in analysis.preexisting
         ],
+        "repairs": [
+            {
+                "target": r.target,
+                "outcome": r.outcome,
+                "base_error": r.message,
+                "documents_after": r.documents_after,
+            }
+            for r in analysis.repairs
+        ],
         "respecified": [
             {
                 "kustomization": r.name,

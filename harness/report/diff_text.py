@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.markup import escape
 
-from harness.compare.analyze import Analysis, Move, Origin, TargetChange
+from harness.compare.analyze import Analysis, Move, Origin, Repair, TargetChange
 from harness.compare.counts import count, targets_line
 from harness.compare.docdiff import DocChange, FieldChange, show_change, without_owner_labels
 from harness.hazards.engine import HazardReport
@@ -191,6 +191,14 @@ def move_line(m: Move) -> str:
     return f"{m.source} -> {m.dest}: {m.id} ({how})"
 
 
+def repair_line(r: Repair) -> str:
+    """`fixed: apps/web renders 3 documents (failed on base: ...)`."""
+    if r.outcome == "fixed":
+        now = f"renders {r.documents_after} document{'' if r.documents_after == 1 else 's'}"
+        return f"fixed: {r.target} {now} (failed on base: {r.message})"
+    return f"removed: {r.target}, which failed on base ({r.message})"
+
+
 def print_diff(
     analysis: Analysis,
     verdict: Verdict,
@@ -249,6 +257,10 @@ def print_diff(
         out.print()
         for e in analysis.errors:
             out.print(f"[red]error: {escape(e.target)} ({e.side}): {escape(e.message)}[/red]")
+    if analysis.repairs:
+        out.print()
+        for repair in analysis.repairs:
+            out.print(f"[green]{escape(repair_line(repair))}[/green]")
     if analysis.preexisting:
         out.print()
         for p in analysis.preexisting:

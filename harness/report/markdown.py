@@ -14,7 +14,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.compare.analyze import AddedDoc, Analysis, Location, RemovedDoc, TargetChange
+from harness.compare.analyze import (
+    AddedDoc,
+    Analysis,
+    Location,
+    RemovedDoc,
+    Repair,
+    TargetChange,
+)
 from harness.compare.counts import Counts, count
 from harness.compare.docdiff import DocChange, FieldChange
 from harness.compare.gate import Expectation, Verdict, judge
@@ -233,6 +240,26 @@ def _preexisting_block(analysis: Analysis, limit: int | None) -> str:
     )
 
 
+def _repairs_block(analysis: Analysis, limit: int | None) -> str:
+    """Targets the change repairs: a good thing, so a note, not a caution."""
+    fixed = sum(1 for r in analysis.repairs if r.outcome == "fixed")
+    return _alert_box(
+        "NOTE",
+        f"**{_plural(len(analysis.repairs), 'target')} repaired**: failing on the base, "
+        f"{fixed} now {'renders' if fixed == 1 else 'render'} (their documents count as "
+        "added), the rest are gone.",
+        [
+            (mb.code(r.target), f"{_repair_outcome(r)}; failed on base: {r.message}")
+            for r in analysis.repairs
+        ],
+        limit,
+    )
+
+
+def _repair_outcome(r: Repair) -> str:
+    return f"renders {_plural(r.documents_after, 'document')}" if r.outcome == "fixed" else "gone"
+
+
 def _alert_box(kind: str, title: str, items: Sequence[tuple[str, str]], limit: int | None) -> str:
     """A GitHub alert listing `where: message` lines (messages cut at ERROR_CHARS), the
     first `limit` of them; empty without items."""
@@ -391,6 +418,10 @@ def _preexisting_head(analysis: Analysis, info: CommentInput, level: int) -> str
     return _preexisting_block(analysis, (None, ERRORS_IN_HEAD, 3)[level])
 
 
+def _repairs_head(analysis: Analysis, info: CommentInput, level: int) -> str:
+    return _repairs_block(analysis, (None, ERRORS_IN_HEAD, 3)[level])
+
+
 def _reasons_head(analysis: Analysis, info: CommentInput, level: int) -> str:
     if level == MINIMAL:
         return ""
@@ -428,6 +459,7 @@ HEAD_BLOCKS: list[HeadBlock] = [
     _hazards_head,
     _errors_head,
     _preexisting_head,
+    _repairs_head,
     _reasons_head,
     _table_head,
     _moves_head,
