@@ -6,8 +6,9 @@ Kustomization substituting from a ConfigMap/Secret that another Kustomization wr
 (transitively) dependsOn it, because dependsOn is revision-gated: without the edge, a commit
 that adds a variable can be built before the new ConfigMap is applied. Under strict
 substitution that build fails and Flux retries it (self-healing: a warning); without strict
-substitution the variable renders empty and is applied (an error). Diff: a dependsOn left pointing at a Kustomization this change removes
-(same id as the lint finding, with a message saying so).
+substitution the variable renders empty and is applied (an error). Diff: a dependsOn left
+pointing at a Kustomization this change removes (same id as the lint finding, with a
+message saying so).
 """
 
 from __future__ import annotations
