@@ -13,6 +13,7 @@ from harness.compare.counts import count
 from harness.compare.docdiff import DocChange, FieldChange
 from harness.compare.gate import Expectation, Verdict
 from harness.core.model import RendererInfo, Snapshot
+from harness.coverage import BlindSpots
 from harness.hazards.engine import HazardReport
 from harness.report.diff_text import verdict_line
 from harness.report.findings import finding_dict, suppressed_dict
@@ -231,9 +232,23 @@ def print_diff(
     exit_code: int | None = None,
     hazards: HazardReport | None = None,
     extra: Mapping[str, Any] | None = None,
+    blind: BlindSpots | None = None,
 ) -> None:
-    """The payload, plus `extra` top-level keys (a shard's block)."""
+    """The payload, plus `extra` top-level keys (a shard's block) and what was not judged."""
     data = payload(
         analysis, verdict, base, head, expect=expect, exit_code=exit_code, hazards=hazards
     )
+    data["not_judged"] = blind_dict(blind)
     sys.stdout.write(json.dumps({**data, **(extra or {})}, indent=2, ensure_ascii=False) + "\n")
+
+
+def blind_dict(blind: BlindSpots | None) -> dict[str, Any]:
+    """`not_judged`: skipped Kustomizations (by name and per reason) and changed files no
+    rendered target reads; empty lists and maps when everything was judged."""
+    if blind is None:
+        return {"uncovered_files": [], "skipped": {}, "skipped_reasons": {}}
+    return {
+        "uncovered_files": list(blind.uncovered),
+        "skipped": dict(sorted(blind.skipped.items())),
+        "skipped_reasons": blind.skipped_sources,
+    }

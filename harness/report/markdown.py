@@ -25,9 +25,10 @@ from harness.compare.analyze import (
 from harness.compare.counts import Counts, count
 from harness.compare.docdiff import DocChange, FieldChange
 from harness.compare.gate import Expectation, Verdict, judge
+from harness.coverage import BlindSpots
 from harness.hazards.engine import HazardReport
 from harness.report import markdown_budget as mb
-from harness.report.diff_text import field_lines, respecified_phrase
+from harness.report.diff_text import blind_lines, field_lines, respecified_phrase
 from harness.report.findings import alert_blocks
 
 MOVE_LINES_IN_HEAD = 25
@@ -60,6 +61,7 @@ class CommentInput:
     hazard_notes: tuple[str, ...] = ()
     counts: Counts | None = None
     respecified: tuple[str, ...] = ()
+    not_judged: tuple[str, ...] = ()  # report/diff_text.blind_lines: never left out
 
 
 def headline(analysis: Analysis, verdict: Verdict) -> str:
@@ -126,6 +128,7 @@ def comment_input(
     expect: Expectation | None = None,
     command: str = "harness diff",
     hazards: HazardReport | None = None,
+    blind: BlindSpots | None = None,
 ) -> CommentInput:
     """Everything the head says, taken from the verdict."""
     expectation = ""
@@ -136,7 +139,12 @@ def comment_input(
         base_label=base_label,
         head_label=head_label,
         command=command,
-        notes=tuple(n for n in verdict.notes if "pre-existing render error" not in n),
+        # pre-existing errors and repairs have boxes of their own: said once
+        notes=tuple(
+            n
+            for n in verdict.notes
+            if "pre-existing render error" not in n and " repaired: failed on the base" not in n
+        ),
         reasons=tuple(r.message for r in verdict.reasons if r.id is not None or r.target is None),
         orchestration=tuple(str(o) for o in verdict.orchestration),
         expectation=expectation,
@@ -144,6 +152,7 @@ def comment_input(
         hazard_notes=hazard_note_variants(hazards),
         counts=count(analysis, verdict),
         respecified=tuple(str(r) for r in verdict.respecified),
+        not_judged=tuple(blind_lines(blind)),
     )
 
 
@@ -418,6 +427,16 @@ def _preexisting_head(analysis: Analysis, info: CommentInput, level: int) -> str
     return _preexisting_block(analysis, (None, ERRORS_IN_HEAD, 3)[level])
 
 
+def _not_judged_head(analysis: Analysis, info: CommentInput, level: int) -> str:
+    """What the run did not look at: kept at every level, so a short comment never reads as
+    a clean bill where harness did not judge."""
+    if not info.not_judged:
+        return ""
+    lines = [line.removeprefix("not judged: ") for line in info.not_judged]
+    body = "".join(f"> - {mb.escape_text(line)}\n" for line in lines)
+    return f"> [!WARNING]\n> **Not judged**\n>\n{body}\n"
+
+
 def _repairs_head(analysis: Analysis, info: CommentInput, level: int) -> str:
     return _repairs_block(analysis, (None, ERRORS_IN_HEAD, 3)[level])
 
@@ -458,6 +477,7 @@ def _hazard_notes_head(analysis: Analysis, info: CommentInput, level: int) -> st
 HEAD_BLOCKS: list[HeadBlock] = [
     _hazards_head,
     _errors_head,
+    _not_judged_head,
     _preexisting_head,
     _repairs_head,
     _reasons_head,

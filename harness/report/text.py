@@ -66,6 +66,9 @@ def summary_line(comparison: Comparison) -> str:
         problems.append(f"{_plural(len(errors), 'error')}: {_names(errors)}")
     if problems:
         line += " (" + "; ".join(problems) + ")"
+    skipped = len(comparison.head.skipped)
+    if skipped:  # a match says nothing about what was never rendered
+        line += f"; {skipped} Kustomization{'' if skipped == 1 else 's'} not rendered (not judged)"
     return line
 
 

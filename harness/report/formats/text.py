@@ -26,6 +26,7 @@ def diff(result: DiffResult) -> None:
         result.head,
         expect=result.expect,
         hazards=result.hazards,
+        blind=result.blind,
     )
 
 
