@@ -219,8 +219,12 @@ def blind_lines(blind: BlindSpots | None) -> list[str]:
         )
     if blind.skipped:
         n = len(blind.skipped)
-        reasons = "; ".join(f"{count} {reason}" for reason, count in blind.skipped_sources.items())
-        out.append(f"not judged: {n} Kustomization{'' if n == 1 else 's'} not rendered ({reasons})")
+        sources = blind.skipped_sources
+        reasons = "; ".join(
+            reason if len(sources) == 1 else f"{reason} ({count})"
+            for reason, count in sources.items()
+        )
+        out.append(f"not judged: {n} Kustomization{'' if n == 1 else 's'} not rendered: {reasons}")
     return out
 
 
