@@ -5,20 +5,43 @@ Whatever Flux Kustomization renders that directory owns the Namespace, so moving
 directory moves the Namespace's ownership, and a prune on the way deletes the other
 components' objects too (the Cilium split nearly deleted kube-system this way).
 
-Lint works on path targets: the component declaring a Namespace is the smallest path target
-whose render contains it (a target whose documents include another's is a larger one);
-other components are path targets with objects in that namespace that do not render the
-Namespace. Diff looks at flux targets: a Namespace that changed Kustomization while others
-still apply objects into it.
+Lint works on path targets, per cluster (the directories its Flux targets build; another
+cluster's directories are another cluster's business): the component declaring a Namespace
+is the smallest path target whose render contains it (a target whose documents include
+another's is a larger one); other components are path targets with objects in that
+namespace that do not render the Namespace. Diff looks at flux targets: a Namespace that
+changed Kustomization while others still apply objects into it.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from harness.core.model import DocId, TargetResult
+from harness.flux.includes import Includes
 from harness.flux.ksgraph import display
 from harness.hazards import k8s
 from harness.hazards.context import DiffContext, LintContext
 from harness.hazards.finding import Finding, Severity, and_list
+
+
+def _by_cluster(ctx: LintContext, paths: list[TargetResult]) -> list[list[TargetResult]]:
+    """Path targets grouped by the cluster whose Flux targets build them (their directories
+    and every directory those reach); one group of all when no cluster reaches any."""
+    flux = [r for r in ctx.snapshot.results.values() if r.target.kind == "flux"]
+    clusters = sorted({r.target.cluster or "" for r in flux})
+    if not clusters:
+        return [paths]
+    includes = Includes()
+    groups = []
+    reached: set[Path] = set()
+    for cluster in clusters:
+        dirs = includes.closure(r.target.path for r in flux if r.target.cluster == cluster)
+        reached |= dirs
+        groups.append([r for r in paths if Path(os.path.normpath(r.target.path)) in dirs])
+    rest = [r for r in paths if Path(os.path.normpath(r.target.path)) not in reached]
+    return [g for g in [*groups, rest] if g]
 
 
 def _minimal(targets: list[TargetResult]) -> list[TargetResult]:
@@ -38,6 +61,15 @@ class SoleNamespaceDeclarer:
 
     def check_snapshot(self, ctx: LintContext) -> list[Finding]:
         paths = [r for r in ctx.snapshot.results.values() if r.target.kind == "path" and r.ok]
+        found: dict[str, Finding] = {}
+        for group in _by_cluster(ctx, paths):
+            for finding in self._group(ctx, group):
+                found.setdefault(finding.id, finding)  # a shared base: one finding
+        return [found[k] for k in sorted(found)]
+
+    def _group(self, ctx: LintContext, paths: list[TargetResult]) -> list[Finding]:
+        """The rule within path targets one cluster builds (another cluster's directories
+        neither declare nor use its Namespaces)."""
         namespaces = sorted({d.id.name for r in paths for d in r.documents if _is_namespace(d.id)})
         out: list[Finding] = []
         for name in namespaces:
