@@ -15,12 +15,13 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from rich.markup import escape
 
 from harness import goldens
 from harness.cli.context import EXIT_ERROR, EXIT_OK, Common, render_snapshot, renderer_for
-from harness.core import atomic
+from harness.core import atomic, yamlload
 from harness.core import config as config_mod
 from harness.core.config import Config
 from harness.core.errors import ConfigError
@@ -55,19 +56,25 @@ class Starter:
     clusters: dict[str, str] = field(default_factory=dict)  # name -> repo-relative path
     declared: dict[str, _Cluster] = field(default_factory=dict)
 
-    def add(self, gap: outside.Gap) -> bool:
-        """Record a gap; False when it adds nothing new (the loop has converged)."""
+    def add(self, gap: outside.Gap, provides: Provides | None = None) -> bool:
+        """Record a gap; False when it adds nothing new (the loop has converged).
+
+        `provides` names the keys the git repo says an object will get (its ExternalSecret or
+        SealedSecret): such an object is declared with those of the gap's variables only,
+        never with another object's keys."""
         cluster = self.declared.setdefault(gap.cluster, _Cluster())
         if gap.what == "source":
             if str(gap.ref) in cluster.sources:
                 return False
             cluster.sources[str(gap.ref)] = None
             return True
+        known = (provides or {}).get((gap.cluster, gap.ref.kind, gap.ref.namespace, gap.ref.name))
+        variables = [v for v in gap.variables if known is None or v in known]
         obj = cluster.objects.get(gap.ref)
         if obj is None:
-            cluster.objects[gap.ref] = _Object(gap.ref, dict.fromkeys(gap.variables))
+            cluster.objects[gap.ref] = _Object(gap.ref, dict.fromkeys(variables))
             return True
-        new = [v for v in gap.variables if v and v not in obj.keys]
+        new = [v for v in variables if v and v not in obj.keys]
         obj.keys.update(dict.fromkeys(new))
         return bool(new)
 
@@ -100,7 +107,8 @@ def run(common: Common, force: bool = False) -> int:
             cfg, renderer, jobs=config_mod.default_jobs(cfg), strict=cfg.strict, gaps=gaps
         )
         starter.clusters = _cluster_paths(results.values(), repo)
-        new = [g for g in gaps if starter.add(g)]
+        provides = secret_keys(results.values())
+        new = [g for g in gaps if starter.add(g, provides)]
         if not new:
             break
         err.print(f"init: round {round_}: {len(new)} missing object(s) or source(s) declared")
@@ -113,6 +121,56 @@ def run(common: Common, force: bool = False) -> int:
     text.print_update(snapshot, report, cfg)
     _summary(repo, target, starter, snapshot)
     return EXIT_ERROR if snapshot.errors() else EXIT_OK
+
+
+# (cluster, kind, namespace, name) -> the keys the object will have (None: not known)
+Provides = dict[tuple[str, str, str, str], frozenset[str] | None]
+EXTERNAL_SECRET = ("external-secrets.io", "ExternalSecret")
+SEALED_SECRET = ("bitnami.com", "SealedSecret")
+
+
+def secret_keys(results: Iterable[TargetResult]) -> Provides:
+    """The Secrets the rendered objects create and the keys they will hold: an ExternalSecret
+    gives its target (`spec.target.name`, else its own name) the `secretKey` of each
+    `spec.data` entry and the keys of `spec.target.template.data` (a `dataFrom` makes the
+    keys unknown); a SealedSecret gives its own name the keys of `spec.encryptedData` and
+    of its template's data."""
+    out: Provides = {}
+    for result in results:
+        cluster = result.target.cluster
+        if not result.ok or cluster is None:
+            continue
+        for doc in result.documents:
+            kind = (doc.id.group, doc.id.kind)
+            if kind not in (EXTERNAL_SECRET, SEALED_SECRET):
+                continue
+            obj = yamlload.load(doc.text)
+            spec = obj.get("spec") if isinstance(obj, dict) else None
+            if not isinstance(spec, dict):
+                continue
+            name, keys = _provided(doc.id.name, spec, kind == EXTERNAL_SECRET)
+            slot = (cluster, "Secret", doc.id.namespace, name)
+            before = out.get(slot, frozenset())
+            out[slot] = None if before is None or keys is None else before | keys
+    return out
+
+
+def _provided(own: str, spec: dict[str, Any], external: bool) -> tuple[str, frozenset[str] | None]:
+    target = spec.get("target") if isinstance(spec.get("target"), dict) else {}
+    template = (target or {}).get("template") if external else spec.get("template")
+    template_data = template.get("data") if isinstance(template, dict) else None
+    keys = set(template_data) if isinstance(template_data, dict) else set()
+    if external:
+        name = str((target or {}).get("name") or own)
+        if spec.get("dataFrom"):
+            return name, None  # extracted or found keys: not known from git
+        for item in spec.get("data") or []:
+            if isinstance(item, dict) and item.get("secretKey"):
+                keys.add(str(item["secretKey"]))
+        return name, frozenset(keys)
+    encrypted = spec.get("encryptedData")
+    keys |= set(encrypted) if isinstance(encrypted, dict) else set()
+    return own, frozenset(keys)
 
 
 def _apply(cfg: Config, common: Common) -> Config:
