@@ -28,6 +28,7 @@ from harness.core.errors import ConfigError
 from harness.core.model import Snapshot, TargetResult
 from harness.discover import find_repo_root
 from harness.flux.api import ObjectRef
+from harness.flux.includes import Includes
 from harness.flux.source import outside
 from harness.flux.targets import render_flux
 from harness.report import text
@@ -55,6 +56,8 @@ class Starter:
 
     clusters: dict[str, str] = field(default_factory=dict)  # name -> repo-relative path
     declared: dict[str, _Cluster] = field(default_factory=dict)
+    # path targets no Flux Kustomization builds that fail to render here -> their error
+    excluded: dict[str, str] = field(default_factory=dict)
 
     def add(self, gap: outside.Gap, provides: Provides | None = None) -> bool:
         """Record a gap; False when it adds nothing new (the loop has converged).
@@ -113,14 +116,39 @@ def run(common: Common, force: bool = False) -> int:
             break
         err.print(f"init: round {round_}: {len(new)} missing object(s) or source(s) declared")
         cfg = _config(repo, target, starter, common)
+    snapshot = render_snapshot(common, cfg, renderer)
+    starter.excluded = unbuilt_failures(snapshot)
+    snapshot = replace(
+        snapshot,
+        results={k: v for k, v in snapshot.results.items() if k not in starter.excluded},
+    )
     content = starter_yaml(starter)
     atomic.write(target, content.encode("utf-8"))
     cfg = _apply(config_mod.load(repo, target), common)
-    snapshot = render_snapshot(common, cfg, renderer)
     report = goldens.write(cfg.goldens, snapshot)
     text.print_update(snapshot, report, cfg)
     _summary(repo, target, starter, snapshot)
     return EXIT_ERROR if snapshot.errors() else EXIT_OK
+
+
+def unbuilt_failures(snapshot: Snapshot) -> dict[str, str]:
+    """Path targets that fail to render and that no Flux Kustomization builds (neither its
+    directory nor one its build reaches): a Talos or bootstrap directory inflating charts
+    with `helmCharts:`, a kustomization for another tool. What the cluster receives does not
+    depend on them, so init leaves them out (`exclude:`) and says why, instead of making the
+    first `check` fail on them. In a repo without Flux clusters the path targets are what
+    is judged: nothing is left out."""
+    flux = [r.target.path for r in snapshot.results.values() if r.target.kind == "flux"]
+    if not flux:
+        return {}
+    reached = Includes().closure(flux)
+    return {
+        name: result.error or "render failed"
+        for name, result in sorted(snapshot.results.items())
+        if result.target.kind == "path"
+        and not result.ok
+        and Path(os.path.normpath(result.target.path)) not in reached
+    }
 
 
 # (cluster, kind, namespace, name) -> the keys the object will have (None: not known)
@@ -230,6 +258,18 @@ def starter_yaml(starter: Starter) -> str:
             "# clusters:",
             *(f"#   - {path}" for path in starter.clusters.values()),
         ]
+    if starter.excluded:
+        lines += [
+            "",
+            "# Directories no Flux Kustomization builds that kustomize cannot build here, left",
+            "# out so that `harness check` judges what the clusters receive (delete a line to",
+            "# render that directory again):",
+            "exclude:",
+            *(
+                f"  - {outside.scalar(name)}  # {_short_error(error)}"
+                for name, error in starter.excluded.items()
+            ),
+        ]
     if not any(c.objects or c.sources for c in starter.declared.values()):
         lines += [
             "",
@@ -280,6 +320,12 @@ def starter_yaml(starter: Starter) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _short_error(error: str, limit: int = 90) -> str:
+    """An error for a YAML comment: one line, the cause after the file name, cut with `...`."""
+    line = error.split(": kustomize: ", 1)[-1].replace("\n", " ")
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
 def _summary(repo: Path, target: Path, starter: Starter, snapshot: Snapshot) -> None:
     out = stdout()
     paths = sum(1 for r in snapshot.results.values() if r.target.kind == "path")
@@ -295,6 +341,14 @@ def _summary(repo: Path, target: Path, starter: Starter, snapshot: Snapshot) -> 
         f"init: wrote {escape(shown)} with {objects} placeholder object(s) and "
         f"{sources} external source(s) marked TODO"
     )
+    if starter.excluded:
+        names = list(starter.excluded)
+        more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+        out.print(
+            f"init: left out {len(names)} director{'y' if len(names) == 1 else 'ies'} no Flux "
+            f"Kustomization builds, which fail to render here (exclude: in {escape(shown)}): "
+            f"{escape(', '.join(names[:5]))}{more}"
+        )
     if snapshot.errors():
         out.print("next: fix the errors above, then run `harness update`")
     elif objects or sources:

@@ -163,3 +163,34 @@ def test_init_gives_each_external_secret_s_target_its_own_keys(make_repo: Repo, 
         "db-secrets": {"DB_PASSWORD": placeholder("DB_PASSWORD")},
     }
     assert cli("check", "--repo", repo).code == 0
+
+
+def test_init_leaves_out_failing_directories_flux_never_builds(make_repo: Repo, cli: Cli) -> None:
+    """A Talos bootstrap directory inflating a chart with helmCharts fails without
+    --enable-helm; no Flux Kustomization builds it, so it must not fail the first check."""
+    files = homelab()
+    files["talos/cni/kustomization.yaml"] = (
+        "helmCharts:\n  - name: cilium\n    repo: https://helm.cilium.io\n    version: 1.16.0\n"
+    )
+    files["apps/broken/kustomization.yaml"] = ks_file("missing.yaml")  # not built by Flux either
+    repo = make_repo(files)
+    res = cli("init", "--repo", repo)
+    assert res.code == 0, res.stderr + res.stdout
+    assert (
+        "init: left out 2 directories no Flux Kustomization builds, which fail to render here "
+        "(exclude: in harness.yaml): apps/broken, talos/cni" in res.stdout
+    )
+    config = yaml.safe_load((repo / "harness.yaml").read_text())
+    assert config["exclude"] == ["apps/broken", "talos/cni"]
+    text = (repo / "harness.yaml").read_text()
+    assert "  - talos/cni  # helmCharts: must specify --enable-helm" in text
+    assert cli("check", "--repo", repo).code == 0
+
+
+def test_init_keeps_a_failing_directory_flux_builds(make_repo: Repo, cli: Cli) -> None:
+    files = homelab()
+    files["apps/kustomization.yaml"] = ks_file("web.yaml", "db.yaml", "missing.yaml")
+    repo = make_repo(files)
+    res = cli("init", "--repo", repo)
+    assert res.code == 2
+    assert "exclude" not in yaml.safe_load((repo / "harness.yaml").read_text())
