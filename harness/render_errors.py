@@ -23,6 +23,7 @@ MAX_CHARS = 600
 _FROM = re.compile(r"accumulating resources from '([^']*)'")
 _MISSING = re.compile(r"lstat ([^:']+): no such file or directory")
 _DUPLICATE = re.compile(r'line (\d+): mapping key "([^"]+)" already defined at line (\d+)')
+_RECURSED = re.compile(r"': recursed accumulation of path '[^']*': ")
 _WARNING = re.compile(r"^(# )?warning:", re.IGNORECASE)
 _PREFIX = re.compile(r"^(error|Error): ")
 
@@ -110,9 +111,12 @@ def _cause(message: str, directory: Path | None) -> str:
     if "HelmChartInflationGenerator" in message and helm >= 0:
         return "helmCharts: " + message[helm + 3 :]
     layers = list(_FROM.finditer(message))
-    if layers:  # after the last `from '<ref>': `, up to the wrapper's closing quote
+    if layers:
         tail = message[layers[-1].end() :].removeprefix(": ")
-        return tail.split("': ")[0].strip("' ") or message
+        recursed = _RECURSED.search(tail)
+        if recursed:  # a directory: the file attempt's error is noise, the build's is the cause
+            return tail[recursed.end() :]
+        return tail.split("': ")[0].strip("' ") or message  # up to the wrapper's closing quote
     return message
 
 

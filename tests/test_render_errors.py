@@ -133,3 +133,19 @@ def test_the_target_error_line_through_the_cli(
         "helmCharts: must specify --enable-helm (hint: the directory inflates a chart"
     )
     assert "apps/ok" in res.stdout  # type: ignore[attr-defined]  # the other target still renders
+
+
+def test_a_directory_resource_reports_its_build_s_cause_not_the_file_attempt(
+    renderer: render.Renderer, tmp_path: Path
+) -> None:
+    """kustomize first tries a resource as a file (`must resolve to a file`), then builds it
+    as a directory; the directory's failure is the cause."""
+    files = {
+        "app/kustomization.yaml": kustomization("dash"),
+        "app/dash/kustomization.yaml": (
+            "configMapGenerator:\n  - name: d\n    files: [missing.json]\n"
+        ),
+    }
+    error = _error(renderer, tmp_path, files, "app")
+    assert error.startswith("dash: ")
+    assert "must resolve to a file" not in error and "missing.json" in error
