@@ -20,12 +20,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.cache.closure import EscapeError, Walker
+from harness.core import yamlload
 from harness.core.model import Snapshot, TargetResult
 from harness.discover import kustomization_file
+from harness.flux.api import is_flux_kustomization
+from harness.flux.clusters import declares_flux_kustomization
+from harness.flux.includes import Includes, manifest_files
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 CONFIG_FILES = ("harness.yaml", "harness.yml")
@@ -38,6 +42,8 @@ class BlindSpots:
 
     skipped: Mapping[str, str]
     uncovered: tuple[str, ...] = ()
+    # failed Flux target -> how many Flux Kustomizations its build would declare (unseen)
+    under_failed: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def skipped_sources(self) -> dict[str, int]:
@@ -48,7 +54,7 @@ class BlindSpots:
         return dict(sorted(out.items()))
 
     def __bool__(self) -> bool:
-        return bool(self.skipped or self.uncovered)
+        return bool(self.skipped or self.uncovered or self.under_failed)
 
 
 def uncovered(
@@ -69,6 +75,56 @@ def uncovered(
         for rel in candidates
         if rel not in files and not any(rel.startswith(d + "/") for d in directories)
     )
+
+
+def under_failed(repo: Path, snapshot: Snapshot) -> dict[str, int]:
+    """Failed Flux targets -> the Flux Kustomizations their build would have declared and no
+    other target rendered (read from the files the build reaches, without kustomize): the
+    Kustomizations a failed parent hides."""
+    rendered = {
+        (r.target.cluster, r.name.split("/", 1)[1])
+        for r in snapshot.results.values()
+        if r.target.kind == "flux"
+    }
+    root = Path(os.path.abspath(repo))
+    includes = Includes()
+    out: dict[str, int] = {}
+    for name, result in sorted(snapshot.results.items()):
+        target = result.target
+        if target.kind != "flux" or result.ok:
+            continue
+        directory = Path(os.path.abspath(target.path))
+        if not directory.is_relative_to(root) or directory == root:
+            continue  # the whole repo is no evidence of what this one declares
+        hidden = {
+            key
+            for key in _declared(manifest_files(includes.closure([directory])))
+            if (target.cluster, key) not in rendered
+        }
+        if hidden:
+            out[name] = len(hidden)
+    return out
+
+
+def _declared(files: Iterable[Path]) -> set[str]:
+    """`namespace/name` of every Flux Kustomization the files hold."""
+    out: set[str] = set()
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if not declares_flux_kustomization(text):
+            continue
+        try:
+            objects = yamlload.load_all(text)
+        except yamlload.YAMLError:
+            continue
+        for obj in objects:
+            if isinstance(obj, dict) and is_flux_kustomization(obj):
+                meta = obj.get("metadata") or {}
+                out.add(f"{meta.get('namespace') or 'flux-system'}/{meta.get('name')}")
+    return out
 
 
 def _may_be_manifest(repo: Path, rel: str, goldens: Path | None) -> bool:

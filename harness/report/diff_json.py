@@ -243,12 +243,14 @@ def print_diff(
 
 
 def blind_dict(blind: BlindSpots | None) -> dict[str, Any]:
-    """`not_judged`: skipped Kustomizations (by name and per reason) and changed files no
-    rendered target reads; empty lists and maps when everything was judged."""
+    """`not_judged`: skipped Kustomizations (by name and per reason), the Kustomizations
+    failed targets hide, and changed files no rendered target reads; empty when everything
+    was judged."""
     if blind is None:
-        return {"uncovered_files": [], "skipped": {}, "skipped_reasons": {}}
+        return {"uncovered_files": [], "skipped": {}, "skipped_reasons": {}, "under_failed": {}}
     return {
         "uncovered_files": list(blind.uncovered),
         "skipped": dict(sorted(blind.skipped.items())),
         "skipped_reasons": blind.skipped_sources,
+        "under_failed": dict(blind.under_failed),
     }

@@ -225,6 +225,14 @@ def blind_lines(blind: BlindSpots | None) -> list[str]:
             for reason, count in sources.items()
         )
         out.append(f"not judged: {n} Kustomization{'' if n == 1 else 's'} not rendered: {reasons}")
+    if blind.under_failed:
+        n = sum(blind.under_failed.values())
+        where = ", ".join(f"{t}: {c}" for t, c in list(blind.under_failed.items())[:5])
+        more = len(blind.under_failed) - 5
+        out.append(
+            f"not judged: {n} Kustomization{'' if n == 1 else 's'} declared under failed "
+            f"targets, never rendered ({where}{f' and {more} more' if more > 0 else ''})"
+        )
     return out
 
 

@@ -27,7 +27,7 @@ from harness.compare.analyze import Analysis, Origin, analyze, ignore_patterns
 from harness.core.config import Config
 from harness.core.errors import HarnessError
 from harness.core.model import Snapshot
-from harness.coverage import BlindSpots, uncovered
+from harness.coverage import BlindSpots, uncovered, under_failed
 from harness.hazards import engine as hazard_engine
 from harness.hazards.engine import HazardReport
 from harness.render import Renderer
@@ -117,14 +117,17 @@ class Side(NamedTuple):
     origin: Origin
     digests: dict[str, str]
     uncovered: tuple[str, ...] = ()
+    under_failed: dict[str, int] = {}  # noqa: RUF012 - a NamedTuple default, never mutated
 
 
 def _finish(cfg: Config, snapshot: Snapshot, origin: Origin, changed: Sequence[str] | None) -> Side:
     """What must be read from a side's tree while it still exists."""
     digests = inputs.side_digests(cfg.repo, snapshot)
+    hidden = under_failed(cfg.repo, snapshot)
     if not changed:
-        return Side(snapshot, origin, digests)
-    return Side(snapshot, origin, digests, uncovered(cfg.repo, snapshot, changed, cfg.goldens))
+        return Side(snapshot, origin, digests, (), hidden)
+    missed = uncovered(cfg.repo, snapshot, changed, cfg.goldens)
+    return Side(snapshot, origin, digests, missed, hidden)
 
 
 def _sides(
@@ -217,7 +220,6 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
         head_sha = resolved.shas[options.head] if options.head is not None else None
         changed = gitref.changed_files(resolved.root, cfg.repo, resolved.shas[base_ref], head_sha)
     base_digests: dict[str, str] = {}  # goldens hold no failures: nothing is pre-existing
-    head_uncovered: tuple[str, ...] = ()
     if options.goldens:
         from harness import goldens
 
@@ -231,19 +233,18 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
                 pair = _sides(
                     common, cfg, renderer, base_ref, options.head, cache, stack, resolved, changed
                 )
-                (
-                    (base, base_origin, base_digests, _),
-                    (head, head_origin, head_digests, head_uncovered),
-                ) = pair
+                base, base_origin, base_digests = pair[0][:3]
+                head_side = pair[1]
             else:
-                head, head_origin, head_digests, _ = _side(
-                    common, cfg, renderer, options.head, cache
-                )
+                head_side = _side(common, cfg, renderer, options.head, cache)
         finally:
             if cache is not None:
                 cache.close()
+        head, head_origin, head_digests = head_side.snapshot, head_side.origin, head_side.digests
         same_inputs = inputs.same_inputs(base_digests, head_digests)
-        blind = BlindSpots(dict(head.skipped), head_uncovered)  # before a shard's restriction
+        blind = BlindSpots(  # before a shard's restriction
+            dict(head.skipped), head_side.uncovered, head_side.under_failed
+        )
         extra: dict[str, Any] = {}
         plan = common.shard.current if common.shard is not None else None
         if plan is None and common.shard is not None:  # nothing rendered (--goldens vs no targets)

@@ -46,6 +46,7 @@ class CheckResult:
     code: int
     elapsed: float
     extra: dict[str, Any] = field(default_factory=dict)  # JSON keys of a shard (its block)
+    hidden: int = 0  # Flux Kustomizations failed targets hide (coverage.under_failed)
 
 
 @dataclass(frozen=True)

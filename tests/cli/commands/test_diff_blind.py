@@ -59,7 +59,12 @@ def test_a_covered_edit_has_no_not_judged_line(tmp_path: Path, cli: Cli) -> None
     res = cli("diff", "--repo", repo, "-q")
     assert "not judged" not in res.stdout
     data = json.loads(cli("diff", "--repo", repo, "-q", "-o", "json").stdout)
-    assert data["not_judged"] == {"uncovered_files": [], "skipped": {}, "skipped_reasons": {}}
+    assert data["not_judged"] == {
+        "uncovered_files": [],
+        "skipped": {},
+        "skipped_reasons": {},
+        "under_failed": {},
+    }
 
 
 def test_skipped_kustomizations_are_counted_by_diff_and_check(tmp_path: Path, cli: Cli) -> None:
@@ -89,3 +94,30 @@ def test_skipped_kustomizations_are_counted_by_diff_and_check(tmp_path: Path, cl
     data = json.loads(cli("diff", "--repo", repo, "-q", "-o", "json").stdout)
     assert list(data["not_judged"]["skipped"]) == ["dev/flux-system/vendor"]
     assert sum(data["not_judged"]["skipped_reasons"].values()) == 1
+
+
+def test_kustomizations_a_failed_parent_hides_are_counted(tmp_path: Path, cli: Cli) -> None:
+    """The parent `apps` fails (a missing file), so `web` and `db`, which it declares, are
+    never seen: a diff says so rather than only `1 pre-existing error`."""
+    files = {
+        **fr.cluster({"apps": fr.flux_ks("apps", "./apps")}),
+        "apps/kustomization.yaml": fr.kustomization("web.yaml", "db.yaml", "missing.yaml"),
+        "apps/web.yaml": fr.flux_ks("web", "./apps/web"),
+        "apps/db.yaml": fr.flux_ks("db", "./apps/db"),
+        **fr.app("apps/web", "web", "web"),
+        **fr.app("apps/db", "db", "db"),
+    }
+    repo = _repo(tmp_path, files)
+    res = cli("diff", "--repo", repo, "-q")
+    assert (
+        "not judged: 2 Kustomizations declared under failed targets, never rendered "
+        "(dev/flux-system/apps: 2)" in res.stdout
+    ), res.stdout
+    data = json.loads(cli("diff", "--repo", repo, "-q", "-o", "json").stdout)
+    assert data["not_judged"]["under_failed"] == {"dev/flux-system/apps": 2}
+    run_harness("update", "--repo", repo, "-q")
+    check = run_harness("check", "--repo", repo, "-q")
+    assert check.code == 2  # the parent's own error
+    assert check.stdout.strip().splitlines()[-1].endswith(
+        "; 2 Kustomizations not rendered (not judged)"
+    ), check.stdout
