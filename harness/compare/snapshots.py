@@ -102,8 +102,11 @@ def compare_target(
     ref = after or before
     assert ref is not None
     kind, cluster = ref.target.kind, ref.target.cluster
+    repaired = None
     if before is not None and not before.ok and (after is None or after.ok):
-        return _repaired(name, before, after)
+        repaired, before = before.error or "render failed", None  # the head repairs it
+        if after is None:
+            return TargetDiff(name, kind, cluster, "removed", repaired=repaired)
     for side, result in (("base", before), ("head", after)):
         if result is not None and not result.ok:
             return TargetDiff(
@@ -125,6 +128,7 @@ def compare_target(
             "added",
             documents_after=len(after.documents),
             added=after.documents,
+            repaired=repaired,
         )
     if after is None:
         return TargetDiff(
@@ -148,23 +152,6 @@ def compare_target(
         removed=tuple(removed),
         changed=tuple(changed),
         unchanged=unchanged,
-    )
-
-
-def _repaired(name: str, before: TargetResult, after: TargetResult | None) -> TargetDiff:
-    """A target that failed on the base and renders on the head, or is gone from it."""
-    kind, cluster = before.target.kind, before.target.cluster
-    error = before.error or "render failed"
-    if after is None:
-        return TargetDiff(name, kind, cluster, "removed", repaired=error)
-    return TargetDiff(
-        name,
-        kind,
-        cluster,
-        "added",
-        documents_after=len(after.documents),
-        added=after.documents,
-        repaired=error,
     )
 
 
