@@ -217,14 +217,17 @@ def analyze(
     ignore: Sequence[FieldPattern] = (),
     unified: int | None = None,
     same_inputs: Collection[str] = (),
+    repairs: bool = True,
 ) -> Analysis:
     """The whole explanation of `base -> head`; pure, never renders or prints.
 
     `same_inputs` names the targets whose inputs are known not to have changed (see
-    inputs.py); only those can hold a pre-existing error."""
+    inputs.py); only those can hold a pre-existing error. `repairs`: a base failure the head
+    renders is a repair (False when the base is the goldens: their failures are a broken
+    store)."""
     differ = Differ(ignore, unified)
     labels = (base.label or "base", head.label or "head")
-    comparison = compare(base, head)
+    comparison = compare(base, head, repairs=repairs)
     preexisting = preexisting_errors(base, head, same_inputs)
     base_index, head_index = _Index(base.results.values()), _Index(head.results.values())
     base_ids, head_ids = _ids(base), _ids(head)

@@ -97,13 +97,16 @@ def compare_documents(
 
 
 def compare_target(
-    name: str, before: TargetResult | None, after: TargetResult | None
+    name: str, before: TargetResult | None, after: TargetResult | None, repairs: bool = False
 ) -> TargetDiff:
+    """One target's difference. With `repairs` (a diff of two renders), a base failure the
+    head renders or removes is a repair; otherwise (goldens, whose failures are a broken
+    store) any failure is an error."""
     ref = after or before
     assert ref is not None
     kind, cluster = ref.target.kind, ref.target.cluster
     repaired = None
-    if before is not None and not before.ok and (after is None or after.ok):
+    if repairs and before is not None and not before.ok and (after is None or after.ok):
         repaired, before = before.error or "render failed", None  # the head repairs it
         if after is None:
             return TargetDiff(name, kind, cluster, "removed", repaired=repaired)
@@ -159,9 +162,10 @@ def _count(result: TargetResult | None) -> int | None:
     return len(result.documents) if result is not None and result.ok else None
 
 
-def compare(base: Snapshot, head: Snapshot) -> Comparison:
-    """Targets in reading order: path targets, then flux targets, then helm targets, by name."""
+def compare(base: Snapshot, head: Snapshot, *, repairs: bool = False) -> Comparison:
+    """Targets in reading order: path targets, then flux targets, then helm targets, by name.
+    `repairs`: see `compare_target` (diff asks for them, check never)."""
     names = set(base.results) | set(head.results)
-    diffs = [compare_target(n, base.results.get(n), head.results.get(n)) for n in names]
+    diffs = [compare_target(n, base.results.get(n), head.results.get(n), repairs) for n in names]
     diffs.sort(key=lambda t: (t.kind != "path", t.kind == "helm", t.name))
     return Comparison(base=base, head=head, targets=tuple(diffs))

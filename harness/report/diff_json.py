@@ -15,7 +15,7 @@ from harness.compare.gate import Expectation, Verdict
 from harness.core.model import RendererInfo, Snapshot
 from harness.coverage import BlindSpots
 from harness.hazards.engine import HazardReport
-from harness.report.diff_text import verdict_line
+from harness.report.diff_text import blind_suffix, verdict_line
 from harness.report.findings import finding_dict, suppressed_dict
 
 SCHEMA = "harness.diff/v1"
@@ -238,6 +238,7 @@ def print_diff(
     data = payload(
         analysis, verdict, base, head, expect=expect, exit_code=exit_code, hazards=hazards
     )
+    data["verdict_line"] += blind_suffix(blind)  # as the text's first line has it
     data["not_judged"] = blind_dict(blind)
     sys.stdout.write(json.dumps({**data, **(extra or {})}, indent=2, ensure_ascii=False) + "\n")
 

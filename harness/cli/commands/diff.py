@@ -258,6 +258,7 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
                 **{k: v for k, v in asdict(options).items() if k not in ("output", "html")},
                 "base_origin": asdict(base_origin),
                 "head_origin": asdict(head_origin),
+                "not_judged": asdict(blind),  # the whole head's, the same in every shard
             }
             sides = {"base": base, "head": head}
             extra = {"shard": shard.block(plan, "diff", sides, cfg.repo, recorded, same_inputs)}
@@ -278,7 +279,14 @@ def conclude(
     """Analyse two rendered sides and judge them (shared with `harness merge`); `same_inputs`
     names the failed targets whose inputs did not change (their errors are pre-existing)."""
     ignore = ignore_patterns(cfg)
-    analysis = analyze(base, head, ignore=ignore, unified=options.unified, same_inputs=same_inputs)
+    analysis = analyze(
+        base,
+        head,
+        ignore=ignore,
+        unified=options.unified,
+        same_inputs=same_inputs,
+        repairs=base_origin.source != "goldens",  # a broken goldens store stays an error
+    )
     verdict = gate.judge(analysis)
     hazards = hazard_engine.diff_for(cfg, base, head, cfg.repo if options.head is None else None)
     code = hazard_gate(

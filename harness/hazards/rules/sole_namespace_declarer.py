@@ -15,11 +15,7 @@ changed Kustomization while others still apply objects into it.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 from harness.core.model import DocId, TargetResult
-from harness.flux.includes import Includes
 from harness.flux.ksgraph import display
 from harness.hazards import k8s
 from harness.hazards.context import DiffContext, LintContext
@@ -27,21 +23,24 @@ from harness.hazards.finding import Finding, Severity, and_list
 
 
 def _by_cluster(ctx: LintContext, paths: list[TargetResult]) -> list[list[TargetResult]]:
-    """Path targets grouped by the cluster whose Flux targets build them (their directories
-    and every directory those reach); one group of all when no cluster reaches any."""
-    flux = [r for r in ctx.snapshot.results.values() if r.target.kind == "flux"]
-    clusters = sorted({r.target.cluster or "" for r in flux})
-    if not clusters:
+    """Path targets per cluster: those at or below a directory one of the cluster's Flux
+    Kustomizations builds (its `spec.path` in the repo), plus those below no cluster's
+    (shared bases), which every cluster may use; a directory only another cluster builds is
+    left out. Decided on repo-relative names, never on where a side was checked out, so
+    both sides of a diff (and merged shards) group alike."""
+    if not ctx.graphs:
         return [paths]
-    includes = Includes()
-    groups = []
-    reached: set[Path] = set()
-    for cluster in clusters:
-        dirs = includes.closure(r.target.path for r in flux if r.target.cluster == cluster)
-        reached |= dirs
-        groups.append([r for r in paths if Path(os.path.normpath(r.target.path)) in dirs])
-    rest = [r for r in paths if Path(os.path.normpath(r.target.path)) not in reached]
-    return [g for g in [*groups, rest] if g]
+    index = ctx.source_index
+    roots = {
+        cluster: {rel for node in graph.nodes.values() if (rel := index.rel_path(node))}
+        for cluster, graph in ctx.graphs.items()
+    }
+
+    def under(name: str, dirs: set[str]) -> bool:
+        return any(d == "." or name == d or name.startswith(d + "/") for d in dirs)
+
+    where = {r.name: {c for c, dirs in roots.items() if under(r.name, dirs)} for r in paths}
+    return [[r for r in paths if c in where[r.name] or not where[r.name]] for c in sorted(roots)]
 
 
 def _minimal(targets: list[TargetResult]) -> list[TargetResult]:
