@@ -131,6 +131,22 @@ def subdirectory(root: Path, repo: Path) -> Path:
         raise GitError(f"{repo} is not inside the git work tree {root}") from None
 
 
+def changed_files(root: Path, repo: Path, base_sha: str, head_sha: str | None) -> list[str]:
+    """Files that differ between `base_sha` and `head_sha` (None: the working tree, untracked
+    files included, ignored ones not), relative to `repo` and limited to it. Read-only:
+    `git diff` on commits and the work tree, `ls-files` for untracked files."""
+    sub = subdirectory(root, repo).as_posix()
+    scope = ["--", "." if sub == "." else sub]
+    args = ["diff", "--name-only", "--no-renames", "-z", base_sha]
+    out = git(root, *args, *([head_sha] if head_sha else []), *scope)
+    names = [n for n in out.split("\0") if n]
+    if head_sha is None:
+        untracked = git(root, "ls-files", "--others", "--exclude-standard", "-z", *scope)
+        names += [n for n in untracked.split("\0") if n]
+    prefix = "" if sub == "." else sub + "/"
+    return sorted({n[len(prefix) :] for n in names if n.startswith(prefix)})
+
+
 @contextlib.contextmanager
 def checkout(repo: Path, ref: str) -> Iterator[Checkout]:
     """Check `ref` out into a temp dir outside the repo; always removed afterwards."""

@@ -135,7 +135,7 @@ def write(directory: Path, snapshot: Snapshot) -> WriteReport:
             continue
         atomic.write(path, text, durable=True)
         written.append(name)
-    atomic.write(directory / INDEX, index_bytes(snapshot.renderer, entries))
+    atomic.write(directory / INDEX, index_bytes(snapshot.renderer, entries), durable=True)
     deleted = sorted(set(old) - set(entries))
     _remove_unreferenced(directory, {e.file for e in entries.values()})
     return WriteReport(tuple(written), tuple(unchanged), tuple(deleted), tuple(kept))

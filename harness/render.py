@@ -22,13 +22,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
+from harness import render_errors
 from harness.cache import replay
 from harness.core import documents, parallel
 from harness.core.errors import RendererError
 from harness.core.model import RendererInfo, Target, TargetResult
 from harness.discover import kustomization_file
 
-MAX_ERROR_CHARS = 600
 # what Flux builds with when the configured flags do not say so already (flux/kustomize/build.py)
 UNRESTRICTED = ("--load-restrictor", "LoadRestrictionsNone")
 # Go's collector tuned for a short-lived process: a kustomize run is ~50 ms of CPU, mostly
@@ -264,7 +264,10 @@ class Renderer:
         if proc.returncode != 0:
             if proc.returncode < 0:
                 replay.taint("a renderer was killed")
-            return BuildOutput(None, "kustomize: " + _first_error_line(err, proc.returncode))
+            message = render_errors.summarize(
+                err.decode("utf-8", "replace"), proc.returncode, directory
+            )
+            return BuildOutput(None, "kustomize: " + message)
         try:
             return BuildOutput(out.decode("utf-8"))
         except UnicodeDecodeError as exc:
@@ -288,22 +291,6 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
             proc.kill()
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.communicate(timeout=5)
-
-
-def _first_error_line(stderr: bytes, code: int) -> str:
-    for line in stderr.decode("utf-8", "replace").splitlines():
-        line = line.strip()
-        if not line:
-            continue
-        for prefix in ("error: ", "Error: "):
-            if line.startswith(prefix):
-                line = line[len(prefix) :]
-        if len(line) > MAX_ERROR_CHARS:
-            line = line[: MAX_ERROR_CHARS - 3] + "..."
-        return line
-    if code < 0:
-        return f"killed by signal {-code}"
-    return f"exited with code {code} and no message"
 
 
 def resolve(

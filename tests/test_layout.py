@@ -41,6 +41,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     (
         "harness.discover",
         "harness.render",
+        "harness.render_errors",
         "harness.cache.closure",
         "harness.flux.includes",
         "harness.flux.source.ignore",
@@ -50,7 +51,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     # 4: Flux's controllers: source, kustomize, helm; the Kustomization graph
     ("harness.flux", "harness.cache"),
     # 5: the pipeline and what it feeds
-    ("harness.pipeline", "harness.shard", "harness.goldens"),
+    ("harness.pipeline", "harness.shard", "harness.goldens", "harness.coverage"),
     # 6..10: compare -> hazards -> graph pictures -> report -> cli
     ("harness.compare",),
     ("harness.hazards",),

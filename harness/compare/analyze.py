@@ -142,6 +142,18 @@ class NotJudged:
 
 
 @dataclass(frozen=True)
+class Repair:
+    """A target that failed on the base and is repaired on the head: it renders there
+    (`fixed`: its documents are the target's `added`) or it is gone (`removed`). Not an
+    error of the change: the change is what makes it work."""
+
+    target: str
+    message: str  # the base side's error
+    outcome: Literal["fixed", "removed"]
+    documents_after: int = 0
+
+
+@dataclass(frozen=True)
 class Origin:
     """Where one side came from: a git commit, the working tree, or the goldens."""
 
@@ -184,6 +196,7 @@ class Analysis:
     errors: tuple[RenderError, ...] = ()
     preexisting: tuple[PreexistingError, ...] = ()
     not_judged: tuple[NotJudged, ...] = ()
+    repairs: tuple[Repair, ...] = ()
 
     @property
     def differing(self) -> list[TargetChange]:
@@ -222,14 +235,17 @@ def analyze(
     ignore: Sequence[FieldPattern] = (),
     unified: int | None = None,
     same_inputs: Collection[str] = (),
+    repairs: bool = True,
 ) -> Analysis:
     """The whole explanation of `base -> head`; pure, never renders or prints.
 
     `same_inputs` names the targets whose inputs are known not to have changed (see
-    inputs.py); only those can hold a pre-existing error."""
+    inputs.py); only those can hold a pre-existing error. `repairs`: a base failure the head
+    renders is a repair (False when the base is the goldens: their failures are a broken
+    store)."""
     differ = Differ(ignore, unified)
     labels = (base.label or "base", head.label or "head")
-    comparison = compare(base, head)
+    comparison = compare(base, head, repairs=repairs)
     not_judged = unreachable_charts(base, head, same_inputs)
     set_aside = {t for n in not_judged for t in n.targets}
     preexisting = preexisting_errors(base, head, set(same_inputs) - set_aside)
@@ -287,9 +303,19 @@ def analyze(
         targets=tuple(targets),
         moves=_moves(targets, differ, labels),
         duplicates=_duplicates(base, head),
-        errors=_errors(base, head, preexisting, set_aside),
+        errors=_errors(base, head, preexisting, set_aside, repairs),
         preexisting=preexisting,
         not_judged=not_judged,
+        repairs=tuple(
+            Repair(
+                t.name,
+                t.repaired,
+                "removed" if t.documents_after is None else "fixed",
+                t.documents_after or 0,
+            )
+            for t in comparison.targets
+            if t.repaired is not None
+        ),
     )
 
 
@@ -384,12 +410,17 @@ def _errors(
     head: Snapshot,
     preexisting: Sequence[PreexistingError] = (),
     not_judged: Collection[str] = (),
+    repairs: bool = True,
 ) -> tuple[RenderError, ...]:
-    """Render errors that count: every failure except the pre-existing and unjudged ones."""
+    """Render errors that count: every failure except the pre-existing and unjudged ones,
+    and (with `repairs`) a base failure the head repairs (it renders there, or is gone)."""
     sides: tuple[tuple[Side, Snapshot], ...] = (("base", base), ("head", head))
     out: list[RenderError] = []
     known = {p.target for p in preexisting} | set(not_judged)
     for name in sorted((set(base.results) | set(head.results)) - known):
+        after = head.results.get(name)
+        if repairs and (after is None or after.ok):
+            continue  # no head failure: a base failure here is a repair (Analysis.repairs)
         for side, snapshot in sides:
             result = snapshot.results.get(name)
             if result is not None and not result.ok:

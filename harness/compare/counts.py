@@ -7,6 +7,8 @@ Stated in docs/json-schemas.md ("Counting"); every headline number is a field he
   render error that counts), `targets_preexisting_error` (failing the same way on both
   sides with unchanged inputs) or `targets_not_judged` (helm targets whose chart cannot be
   fetched on either side, inputs unchanged). `targets_compared` = changed + unchanged.
+  `targets_repaired` counts, among the changed, the targets that failed on the base and
+  render on the head (their documents are added) or are gone.
 - **Documents** are the objects one target renders, Flux Kustomization objects included,
   counted once per target that renders them (`documents_before`/`documents_after`, the
   per-target tables).
@@ -38,6 +40,7 @@ class Counts:
     targets_unchanged: int
     targets_error: int
     targets_preexisting_error: int
+    targets_repaired: int
     documents_before: int
     documents_after: int
     changed: int
@@ -74,6 +77,7 @@ def count(analysis: Analysis, verdict: Verdict) -> Counts:
         targets_unchanged=unchanged,
         targets_error=len(errors),
         targets_preexisting_error=len(preexisting),
+        targets_repaired=len(analysis.repairs),
         documents_before=sum(t.documents_before or 0 for t in targets),
         documents_after=sum(t.documents_after or 0 for t in targets),
         changed=tally.changed,
@@ -102,4 +106,6 @@ def targets_line(c: Counts) -> str:
         line += f", {plural(c.targets_preexisting_error, 'pre-existing error')}"
     if c.targets_not_judged:
         line += f", {c.targets_not_judged} not judged (chart unreachable)"
+    if c.targets_repaired:
+        line += f", {c.targets_repaired} repaired"
     return line

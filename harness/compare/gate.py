@@ -227,7 +227,10 @@ class _Judge:
                 None,
             )
         differing = [t for t in a.targets if t.differs]
-        self.moving = any(t.status in ("added", "removed") for t in differing)
+        repaired = {r.target for r in a.repairs}  # arrives because it works now: no move
+        self.moving = any(
+            t.status in ("added", "removed") and t.name not in repaired for t in differing
+        )
         for t in differing:
             for r in t.removed:
                 self._removed(t, r)
@@ -258,6 +261,8 @@ class _Judge:
             self.notes.append(f"{_plural(self.ignored, 'document')} differ only in ignore_fields")
         if a.preexisting:
             self.notes.append(preexisting_note(len(a.preexisting)))
+        if a.repairs:
+            self.notes.append(repaired_note(a))
         verdict: VerdictName = (
             "changed"
             if self.reasons
@@ -465,6 +470,18 @@ def _target_output(t: TargetChange) -> OutputState:
 def _output_field(f: FieldChange) -> bool:
     segs = f.segments
     return len(segs) >= 2 and segs[0] == "spec" and segs[1] in OUTPUT_FIELDS
+
+
+def repaired_note(analysis: Analysis) -> str:
+    """`2 targets repaired: they failed on the base; 1 renders now, 1 is gone`."""
+    fixed = sum(1 for r in analysis.repairs if r.outcome == "fixed")
+    gone = len(analysis.repairs) - fixed
+    parts = [f"{fixed} renders now"] if fixed else []
+    if gone:
+        parts.append(f"{gone} {'is' if gone == 1 else 'are'} gone")
+    return f"{_plural(len(analysis.repairs), 'target')} repaired: failed on the base; " + ", ".join(
+        parts
+    )
 
 
 def preexisting_note(n: int) -> str:

@@ -14,7 +14,12 @@ Status = Literal["match", "changed", "added", "removed", "error"]
 
 @dataclass(frozen=True)
 class TargetDiff:
-    """One target's difference; `error` set means it is not compared at all."""
+    """One target's difference; `error` set means it is not compared at all.
+
+    `repaired` is the base side's error of a target the head repairs: it failed on the base
+    and renders on the head (`added`: every document it renders now arrives) or is gone
+    (`removed`, with nothing to remove). Such a target is compared, not an error.
+    """
 
     name: str
     kind: str
@@ -28,6 +33,7 @@ class TargetDiff:
     unchanged: int = 0
     error: str | None = None
     error_side: str | None = None
+    repaired: str | None = None
 
     @property
     def differs(self) -> bool:
@@ -91,11 +97,19 @@ def compare_documents(
 
 
 def compare_target(
-    name: str, before: TargetResult | None, after: TargetResult | None
+    name: str, before: TargetResult | None, after: TargetResult | None, repairs: bool = False
 ) -> TargetDiff:
+    """One target's difference. With `repairs` (a diff of two renders), a base failure the
+    head renders or removes is a repair; otherwise (goldens, whose failures are a broken
+    store) any failure is an error."""
     ref = after or before
     assert ref is not None
     kind, cluster = ref.target.kind, ref.target.cluster
+    repaired = None
+    if repairs and before is not None and not before.ok and (after is None or after.ok):
+        repaired, before = before.error or "render failed", None  # the head repairs it
+        if after is None:
+            return TargetDiff(name, kind, cluster, "removed", repaired=repaired)
     for side, result in (("base", before), ("head", after)):
         if result is not None and not result.ok:
             return TargetDiff(
@@ -117,6 +131,7 @@ def compare_target(
             "added",
             documents_after=len(after.documents),
             added=after.documents,
+            repaired=repaired,
         )
     if after is None:
         return TargetDiff(
@@ -147,9 +162,10 @@ def _count(result: TargetResult | None) -> int | None:
     return len(result.documents) if result is not None and result.ok else None
 
 
-def compare(base: Snapshot, head: Snapshot) -> Comparison:
-    """Targets in reading order: path targets, then flux targets, then helm targets, by name."""
+def compare(base: Snapshot, head: Snapshot, *, repairs: bool = False) -> Comparison:
+    """Targets in reading order: path targets, then flux targets, then helm targets, by name.
+    `repairs`: see `compare_target` (diff asks for them, check never)."""
     names = set(base.results) | set(head.results)
-    diffs = [compare_target(n, base.results.get(n), head.results.get(n)) for n in names]
+    diffs = [compare_target(n, base.results.get(n), head.results.get(n), repairs) for n in names]
     diffs.sort(key=lambda t: (t.kind != "path", t.kind == "helm", t.name))
     return Comparison(base=base, head=head, targets=tuple(diffs))

@@ -432,7 +432,9 @@ def _add_child(run: _Run, node: _Node, obj: dict[str, Any]) -> None:
 
 
 def _check_references(run: _Run) -> None:
-    """dependsOn must name a Kustomization of this cluster; sources should be declared."""
+    """Notes on what Flux would hold back: a suspended Kustomization, an undeclared source,
+    a dependsOn naming no Kustomization of this cluster (a blocked dependency; the
+    depends-on rule reports it as a finding)."""
     for node in run.nodes.values():
         if node.ks is None:
             continue
@@ -445,9 +447,12 @@ def _check_references(run: _Run) -> None:
         if node.error is not None:
             continue
         missing = [dep for dep in node.ks.depends_on if dep not in run.nodes]
-        if missing:
+        if missing:  # Flux holds it, it does not fail: render what it applies once unblocked
             names = ", ".join(f"{ns}/{name}" for ns, name in missing)
-            node.error = f"dependsOn {names}: no such Kustomization in this cluster"
+            node.notes.append(
+                f"blocked: dependsOn {names}, which does not exist in this cluster; Flux holds "
+                "it not ready ('dependency not found') and applies nothing until it does"
+            )
 
 
 def _drop_reached(runs: Sequence[_Run], incl: Includes) -> list[_Run]:

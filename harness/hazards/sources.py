@@ -23,6 +23,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.cache.closure import EscapeError, Walker
 from harness.cache.memo import IdentityMemo
 from harness.core import yamlload
 from harness.core.documents import identity, is_kubernetes_object
@@ -295,6 +296,7 @@ class SourceIndex:
         self._docs: dict[tuple[str, str, str], list[SourceDoc] | None] = {}
         self._clusters: dict[str, ClusterSources] = {}
         self._path_docs: dict[str, list[SourceDoc]] = {}
+        self._walker = Walker()  # component closures share parsed kustomization files
 
     @property
     def repo(self) -> Path | None:
@@ -398,18 +400,27 @@ class SourceIndex:
         return out
 
     def _component(self, rel: str) -> list[SourceDoc]:
+        """The YAML files a Component's build reads (its kustomization and what that lists:
+        the build's input closure), as texts: a file the component does not include (a
+        commented-out resource, a sub-component nobody includes) never counts."""
         if self.repo is None:
             return []
         directory = self.repo / rel
+        if not directory.is_dir():
+            return []
+        try:
+            closure = self._walker.closure(directory, self.repo)
+        except (EscapeError, OSError):
+            return []
         out = []
-        for path in sorted(directory.rglob("*")) if directory.is_dir() else []:
-            if path.suffix in YAML_SUFFIXES and path.is_file():
-                frel = path.relative_to(self.repo).as_posix()
-                try:
-                    text = path.read_text(encoding="utf-8")
-                except (OSError, UnicodeDecodeError):
-                    continue
-                out.append(SourceDoc(None, text, frel, True))
+        for frel in closure.files():
+            if not frel.endswith(YAML_SUFFIXES):
+                continue
+            try:
+                text = (self.repo / frel).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            out.append(SourceDoc(None, text, frel, True))
         return out
 
     @cached_property

@@ -13,8 +13,9 @@ from harness.compare.counts import count
 from harness.compare.docdiff import DocChange, FieldChange
 from harness.compare.gate import Expectation, Verdict
 from harness.core.model import RendererInfo, Snapshot
+from harness.coverage import BlindSpots
 from harness.hazards.engine import HazardReport
-from harness.report.diff_text import verdict_line
+from harness.report.diff_text import blind_suffix, verdict_line
 from harness.report.findings import finding_dict, suppressed_dict
 
 SCHEMA = "harness.diff/v1"
@@ -193,14 +194,27 @@ def payload(
         "preexisting_errors": [
             {"target": p.target, "message": p.message} for p in analysis.preexisting
         ],
-        "not_judged": [
+        # what was not judged: unreachable charts here, the run's blind spots in print_diff
+        "not_judged": {
+            **blind_dict(None),
+            "charts": [
+                {
+                    "url": n.url,
+                    "sources": list(n.sources),
+                    "targets": list(n.targets),
+                    "message": n.message,
+                }
+                for n in analysis.not_judged
+            ],
+        },
+        "repairs": [
             {
-                "url": n.url,
-                "sources": list(n.sources),
-                "targets": list(n.targets),
-                "message": n.message,
+                "target": r.target,
+                "outcome": r.outcome,
+                "base_error": r.message,
+                "documents_after": r.documents_after,
             }
-            for n in analysis.not_judged
+            for r in analysis.repairs
         ],
         "respecified": [
             {
@@ -231,9 +245,26 @@ def print_diff(
     exit_code: int | None = None,
     hazards: HazardReport | None = None,
     extra: Mapping[str, Any] | None = None,
+    blind: BlindSpots | None = None,
 ) -> None:
-    """The payload, plus `extra` top-level keys (a shard's block)."""
+    """The payload, plus `extra` top-level keys (a shard's block) and what was not judged."""
     data = payload(
         analysis, verdict, base, head, expect=expect, exit_code=exit_code, hazards=hazards
     )
+    data["verdict_line"] += blind_suffix(blind)  # as the text's first line has it
+    data["not_judged"] = {**data["not_judged"], **blind_dict(blind)}
     sys.stdout.write(json.dumps({**data, **(extra or {})}, indent=2, ensure_ascii=False) + "\n")
+
+
+def blind_dict(blind: BlindSpots | None) -> dict[str, Any]:
+    """`not_judged`: skipped Kustomizations (by name and per reason), the Kustomizations
+    failed targets hide, and changed files no rendered target reads; empty when everything
+    was judged."""
+    if blind is None:
+        return {"uncovered_files": [], "skipped": {}, "skipped_reasons": {}, "under_failed": {}}
+    return {
+        "uncovered_files": list(blind.uncovered),
+        "skipped": dict(sorted(blind.skipped.items())),
+        "skipped_reasons": blind.skipped_sources,
+        "under_failed": dict(blind.under_failed),
+    }

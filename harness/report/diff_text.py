@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.markup import escape
 
-from harness.compare.analyze import Analysis, Move, Origin, TargetChange
+from harness.compare.analyze import Analysis, Move, Origin, Repair, TargetChange
 from harness.compare.counts import count, targets_line
 from harness.compare.docdiff import DocChange, FieldChange, show_change, without_owner_labels
 from harness.hazards.engine import HazardReport
@@ -21,6 +21,7 @@ from harness.report.findings import print_findings
 
 if TYPE_CHECKING:  # annotations only: `check` prints field lines without the diff gate
     from harness.compare.gate import Expectation, MoveGroup, Verdict
+    from harness.coverage import BlindSpots
 
 MAX_REASONS = 20
 STRING_DIFF_CONTEXT = 1
@@ -191,6 +192,58 @@ def move_line(m: Move) -> str:
     return f"{m.source} -> {m.dest}: {m.id} ({how})"
 
 
+MAX_BLIND_FILES = 10
+
+
+def blind_suffix(blind: BlindSpots | None) -> str:
+    """`; not judged: 2 changed files` for the verdict line, when something was not."""
+    if blind is None or not blind.uncovered:
+        return ""
+    n = len(blind.uncovered)
+    return f"; not judged: {n} changed file{'' if n == 1 else 's'} no target reads"
+
+
+def blind_lines(blind: BlindSpots | None) -> list[str]:
+    """What the run did not judge, each fact once: the changed files no rendered target
+    reads, and the Kustomizations not rendered, counted per reason (one per source)."""
+    if blind is None:
+        return []
+    out = []
+    if blind.uncovered:
+        shown = ", ".join(blind.uncovered[:MAX_BLIND_FILES])
+        more = len(blind.uncovered) - MAX_BLIND_FILES
+        out.append(
+            f"not judged: {len(blind.uncovered)} changed "
+            f"file{'' if len(blind.uncovered) == 1 else 's'} not covered by any rendered "
+            f"target: {shown}{f' and {more} more' if more > 0 else ''}"
+        )
+    if blind.skipped:
+        n = len(blind.skipped)
+        sources = blind.skipped_sources
+        reasons = "; ".join(
+            reason if len(sources) == 1 else f"{reason} ({count})"
+            for reason, count in sources.items()
+        )
+        out.append(f"not judged: {n} Kustomization{'' if n == 1 else 's'} not rendered: {reasons}")
+    if blind.under_failed:
+        n = sum(blind.under_failed.values())
+        where = ", ".join(f"{t}: {c}" for t, c in list(blind.under_failed.items())[:5])
+        more = len(blind.under_failed) - 5
+        out.append(
+            f"not judged: {n} Kustomization{'' if n == 1 else 's'} declared under failed "
+            f"targets, never rendered ({where}{f' and {more} more' if more > 0 else ''})"
+        )
+    return out
+
+
+def repair_line(r: Repair) -> str:
+    """`fixed: apps/web renders 3 documents (failed on base: ...)`."""
+    if r.outcome == "fixed":
+        now = f"renders {r.documents_after} document{'' if r.documents_after == 1 else 's'}"
+        return f"fixed: {r.target} {now} (failed on base: {r.message})"
+    return f"removed: {r.target}, which failed on base ({r.message})"
+
+
 def print_diff(
     analysis: Analysis,
     verdict: Verdict,
@@ -199,9 +252,10 @@ def print_diff(
     *,
     expect: Expectation | None = None,
     hazards: HazardReport | None = None,
+    blind: BlindSpots | None = None,
 ) -> None:
     out = stdout()
-    line = verdict_line(analysis, verdict)
+    line = verdict_line(analysis, verdict) + blind_suffix(blind)
     colour = {"no-change": "green", "pure-move": "green", "changed": "yellow"}[verdict.verdict]
     out.print(f"[bold {colour}]{escape(line)}[/bold {colour}]")
     if expect is not None:
@@ -215,6 +269,8 @@ def print_diff(
     if verdict.verdict != "no-change":  # a no-change line already carries its notes
         for note in verdict.notes:
             out.print(f"note: {escape(note)}")
+    for line in blind_lines(blind):
+        out.print(f"[yellow]{escape(line)}[/yellow]")
     out.print(f"base: {escape(base.label)}  head: {escape(head.label)}", style="dim")
     for t in sorted(analysis.targets, key=lambda t: (t.kind != "path", t.name)):
         if t.differs:
@@ -249,6 +305,10 @@ def print_diff(
         out.print()
         for e in analysis.errors:
             out.print(f"[red]error: {escape(e.target)} ({e.side}): {escape(e.message)}[/red]")
+    if analysis.repairs:
+        out.print()
+        for repair in analysis.repairs:
+            out.print(f"[green]{escape(repair_line(repair))}[/green]")
     if analysis.preexisting:
         out.print()
         for p in analysis.preexisting:

@@ -14,13 +14,21 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.compare.analyze import AddedDoc, Analysis, Location, RemovedDoc, TargetChange
+from harness.compare.analyze import (
+    AddedDoc,
+    Analysis,
+    Location,
+    RemovedDoc,
+    Repair,
+    TargetChange,
+)
 from harness.compare.counts import Counts, count
 from harness.compare.docdiff import DocChange, FieldChange
 from harness.compare.gate import Expectation, Verdict, judge
+from harness.coverage import BlindSpots
 from harness.hazards.engine import HazardReport
 from harness.report import markdown_budget as mb
-from harness.report.diff_text import field_lines, respecified_phrase
+from harness.report.diff_text import blind_lines, field_lines, respecified_phrase
 from harness.report.findings import alert_blocks
 
 MOVE_LINES_IN_HEAD = 25
@@ -53,6 +61,7 @@ class CommentInput:
     hazard_notes: tuple[str, ...] = ()
     counts: Counts | None = None
     respecified: tuple[str, ...] = ()
+    not_judged: tuple[str, ...] = ()  # report/diff_text.blind_lines: never left out
 
 
 def headline(analysis: Analysis, verdict: Verdict) -> str:
@@ -119,6 +128,7 @@ def comment_input(
     expect: Expectation | None = None,
     command: str = "harness diff",
     hazards: HazardReport | None = None,
+    blind: BlindSpots | None = None,
 ) -> CommentInput:
     """Everything the head says, taken from the verdict."""
     expectation = ""
@@ -129,7 +139,12 @@ def comment_input(
         base_label=base_label,
         head_label=head_label,
         command=command,
-        notes=tuple(n for n in verdict.notes if "pre-existing render error" not in n),
+        # pre-existing errors and repairs have boxes of their own: said once
+        notes=tuple(
+            n
+            for n in verdict.notes
+            if "pre-existing render error" not in n and " repaired: failed on the base" not in n
+        ),
         reasons=tuple(r.message for r in verdict.reasons if r.id is not None or r.target is None),
         orchestration=tuple(str(o) for o in verdict.orchestration),
         expectation=expectation,
@@ -137,6 +152,7 @@ def comment_input(
         hazard_notes=hazard_note_variants(hazards),
         counts=count(analysis, verdict),
         respecified=tuple(str(r) for r in verdict.respecified),
+        not_judged=tuple(blind_lines(blind)),
     )
 
 
@@ -238,19 +254,34 @@ def _preexisting_block(analysis: Analysis, limit: int | None) -> str:
     )
 
 
-def _not_judged_block(analysis: Analysis) -> str:
+def _chart_lines(analysis: Analysis) -> list[str]:
     """Helm targets whose chart cannot be fetched on either side, inputs unchanged."""
-    if not analysis.not_judged:
-        return ""
-    lines = [
-        f"> - {mb.code(n.url)} ({len(n.sources)} source object(s)): "
+    return [
+        f"Charts not fetched on either side, HelmReleases and values unchanged: "
+        f"{mb.code(n.url)} ({len(n.sources)} source object(s)): "
         f"{_plural(len(n.targets), 'helm target')} not judged"
         for n in analysis.not_judged
     ]
-    return (
-        "> [!NOTE]\n> **Charts not fetched on either side**, HelmReleases and values unchanged: "
-        "their targets are not judged.\n" + "\n".join(lines) + "\n\n"
+
+
+def _repairs_block(analysis: Analysis, limit: int | None) -> str:
+    """Targets the change repairs: a good thing, so a note, not a caution."""
+    fixed = sum(1 for r in analysis.repairs if r.outcome == "fixed")
+    return _alert_box(
+        "NOTE",
+        f"**{_plural(len(analysis.repairs), 'target')} repaired**: failing on the base, "
+        f"{fixed} now {'renders' if fixed == 1 else 'render'} (their documents count as "
+        "added), the rest are gone.",
+        [
+            (mb.code(r.target), f"{_repair_outcome(r)}; failed on base: {r.message}")
+            for r in analysis.repairs
+        ],
+        limit,
     )
+
+
+def _repair_outcome(r: Repair) -> str:
+    return f"renders {_plural(r.documents_after, 'document')}" if r.outcome == "fixed" else "gone"
 
 
 def _alert_box(kind: str, title: str, items: Sequence[tuple[str, str]], limit: int | None) -> str:
@@ -413,7 +444,19 @@ def _preexisting_head(analysis: Analysis, info: CommentInput, level: int) -> str
 
 
 def _not_judged_head(analysis: Analysis, info: CommentInput, level: int) -> str:
-    return _not_judged_block(analysis)
+    """What the run did not look at (changed files no target reads, Kustomizations not
+    rendered, charts not fetched): kept at every level, so a short comment never reads as a
+    clean bill where harness did not judge."""
+    lines = [mb.escape_text(line.removeprefix("not judged: ")) for line in info.not_judged]
+    lines += _chart_lines(analysis)
+    if not lines:
+        return ""
+    body = "".join(f"> - {line}\n" for line in lines)
+    return f"> [!WARNING]\n> **Not judged**\n>\n{body}\n"
+
+
+def _repairs_head(analysis: Analysis, info: CommentInput, level: int) -> str:
+    return _repairs_block(analysis, (None, ERRORS_IN_HEAD, 3)[level])
 
 
 def _reasons_head(analysis: Analysis, info: CommentInput, level: int) -> str:
@@ -452,8 +495,9 @@ def _hazard_notes_head(analysis: Analysis, info: CommentInput, level: int) -> st
 HEAD_BLOCKS: list[HeadBlock] = [
     _hazards_head,
     _errors_head,
-    _preexisting_head,
     _not_judged_head,
+    _preexisting_head,
+    _repairs_head,
     _reasons_head,
     _table_head,
     _moves_head,

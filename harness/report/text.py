@@ -35,7 +35,7 @@ def print_errors(results: Iterable[TargetResult]) -> None:
             err.print(f"[red]{escape(error_line(result.name, result.error))}[/red]")
 
 
-def summary_line(comparison: Comparison) -> str:
+def summary_line(comparison: Comparison, hidden: int = 0) -> str:
     """`render-golden: 41/42 targets match (1 drifted: platform: 1 changed)`."""
     kinds = [k for k in KIND_ORDER if any(t.kind == k for t in comparison.targets)]
     if not kinds:
@@ -66,6 +66,9 @@ def summary_line(comparison: Comparison) -> str:
         problems.append(f"{_plural(len(errors), 'error')}: {_names(errors)}")
     if problems:
         line += " (" + "; ".join(problems) + ")"
+    skipped = len(comparison.head.skipped) + hidden  # external sources, failed parents
+    if skipped:  # a match says nothing about what was never rendered
+        line += f"; {skipped} Kustomization{'' if skipped == 1 else 's'} not rendered (not judged)"
     return line
 
 
@@ -88,10 +91,11 @@ def print_check(
     cfg: Config,
     changes: Mapping[str, Sequence[DocChange]] | None = None,
     hazards: HazardReport | None = None,
+    hidden: int = 0,
 ) -> None:
     """Drift per target; `changes` (target -> field-level diffs, aligned with `changed`)
     adds dyff-style lines under each changed document; `hazards` (issue 6) come last,
-    before the summary line."""
+    before the summary line; `hidden` counts Kustomizations failed targets hide."""
     from harness.report.findings import print_findings
 
     out = stdout()
@@ -139,7 +143,7 @@ def print_check(
         err.print(f"[red]{escape(error_line(where if where != t.name else t.name, t.error))}[/red]")
     if hazards is not None and (hazards.findings or hazards.suppressed):
         print_findings(out, hazards, heading="[bold]hazards[/bold]")
-    out.print(escape(summary_line(comparison)))
+    out.print(escape(summary_line(comparison, hidden)))
     if not comparison.base.results and comparison.head.results:
         out.print(f"no goldens in {cfg.goldens}: run `harness update` to create them")
 

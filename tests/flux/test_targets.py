@@ -226,8 +226,13 @@ def test_each_error_fails_only_its_own_target(make_repo: Repo) -> None:
         "{ENV: placeholder-env}}]}}` to harness.yaml",
         "badname": "postBuild: '1X' var name is invalid, must match "
         "'^[_[:alpha:]][_[:alpha:][:digit:]]*$'",
-        "deps": "dependsOn flux-system/ghost: no such Kustomization in this cluster",
     }
+    blocked = results["dev/flux-system/deps"]  # Flux holds it; it renders what it would apply
+    assert blocked.ok and blocked.documents
+    assert blocked.notes == (
+        "blocked: dependsOn flux-system/ghost, which does not exist in this cluster; Flux "
+        "holds it not ready ('dependency not found') and applies nothing until it does",
+    )
     assert by_id(results["dev/flux-system/good"])["ConfigMap/default/a"]["data"] == {"env": "dev"}
     lenient = render_flux_repo(repo, strict=False)
     assert lenient["dev/flux-system/unset"].ok

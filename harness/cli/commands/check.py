@@ -20,6 +20,7 @@ from harness.cli.context import (
 from harness.compare.snapshots import Comparison, compare
 from harness.core.config import Config
 from harness.core.model import Snapshot
+from harness.coverage import under_failed
 from harness.hazards import engine as hazard_engine
 from harness.report import formats
 
@@ -69,6 +70,9 @@ def report(
     hazards = hazard_engine.diff_for(cfg, base, head, cfg.repo)
     code = hazard_gate(exit_code(comparison), hazards, fail_on_hazard)
     elapsed = time.monotonic() - started
-    result = formats.CheckResult(cfg, base, head, comparison, hazards, code, elapsed, extra or {})
+    hidden = sum(under_failed(cfg.repo, head).values())
+    result = formats.CheckResult(
+        cfg, base, head, comparison, hazards, code, elapsed, extra or {}, hidden
+    )
     formats.report("check", output, result, html)
     return code

@@ -72,6 +72,7 @@ def publish(
         result.head.label,
         expect=diff_options.expect,
         hazards=result.hazards,
+        blind=result.blind,
     )
     fitted = comment_graph.comment(
         result.analysis,

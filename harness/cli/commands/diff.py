@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness import gitref
 from harness.cache import inputs
@@ -26,6 +27,7 @@ from harness.compare.analyze import Analysis, Origin, analyze, ignore_patterns
 from harness.core.config import Config
 from harness.core.errors import HarnessError
 from harness.core.model import Snapshot
+from harness.coverage import BlindSpots, uncovered, under_failed
 from harness.hazards import engine as hazard_engine
 from harness.hazards.engine import HazardReport
 from harness.render import Renderer
@@ -69,9 +71,11 @@ def _side(
     ref: str | None,
     cache: cache_mod.RenderCache | None = None,
     resolved: gitref.Resolved | None = None,
-) -> tuple[Snapshot, Origin, dict[str, str]]:
+    changed: Sequence[str] | None = None,
+) -> Side:
     """Render a ref from a temporary checkout (gone when this returns), or the working tree;
-    with the input digests of its failed targets, taken while the tree exists.
+    with the input digests of its failed targets and which of the `changed` files no
+    rendered target reads, both taken while the tree exists.
 
     Both sides share `cache`: a target whose inputs are the same on both is rendered once.
     A ref's file digests come from its git blob ids.
@@ -79,12 +83,12 @@ def _side(
     if ref is None:
         origin = Origin("worktree", "working tree", path=str(cfg.repo))
         snapshot = render_snapshot(common, cfg, renderer, label=origin.label, cache=cache)
-        return snapshot, origin, inputs.side_digests(cfg.repo, snapshot)
+        return _finish(cfg, snapshot, origin, changed)
     blobs = cache is not None
     with gitref.checkout_ahead(
         cfg.repo, ref, blobs=blobs, background=False, resolved=resolved
     ) as co:
-        return _ref_side(common, cfg, renderer, co(), cache)
+        return _ref_side(common, cfg, renderer, co(), cache, changed)
 
 
 def _ref_side(
@@ -93,7 +97,8 @@ def _ref_side(
     renderer: Renderer,
     exported: gitref.Exported,
     cache: cache_mod.RenderCache | None,
-) -> tuple[Snapshot, Origin, dict[str, str]]:
+    changed: Sequence[str] | None = None,
+) -> Side:
     """`_side` of a ref, from its checkout (still there while this runs)."""
     checkout = exported.checkout
     origin = Origin("git", checkout.label, ref=checkout.ref, sha=checkout.sha)
@@ -101,7 +106,28 @@ def _ref_side(
     snapshot = render_snapshot(
         common, at, renderer, label=origin.label, cache=cache, blob_index=exported.blobs
     )
-    return snapshot, origin, inputs.side_digests(at.repo, snapshot)
+    return _finish(at, snapshot, origin, changed)
+
+
+class Side(NamedTuple):
+    """One rendered side: its snapshot, where it came from, the input digests of its failed
+    targets (inputs.py) and the changed files no rendered target reads (coverage.py)."""
+
+    snapshot: Snapshot
+    origin: Origin
+    digests: dict[str, str]
+    uncovered: tuple[str, ...] = ()
+    under_failed: dict[str, int] = {}  # noqa: RUF012 - a NamedTuple default, never mutated
+
+
+def _finish(cfg: Config, snapshot: Snapshot, origin: Origin, changed: Sequence[str] | None) -> Side:
+    """What must be read from a side's tree while it still exists."""
+    digests = inputs.side_digests(cfg.repo, snapshot)
+    hidden = under_failed(cfg.repo, snapshot)
+    if not changed:
+        return Side(snapshot, origin, digests, (), hidden)
+    missed = uncovered(cfg.repo, snapshot, changed, cfg.goldens)
+    return Side(snapshot, origin, digests, missed, hidden)
 
 
 def _sides(
@@ -113,18 +139,19 @@ def _sides(
     cache: cache_mod.RenderCache | None,
     stack: contextlib.ExitStack,
     resolved: gitref.Resolved | None = None,
-) -> tuple[tuple[Snapshot, Origin, dict[str, str]], tuple[Snapshot, Origin, dict[str, str]]]:
+    changed: Sequence[str] | None = None,
+) -> tuple[Side, Side]:
     """Both sides of a ref diff. Against the working tree, git exports the base in the
     background while the working tree renders (the head goes first; through the shared
     cache either order gives the same results), and the export is removed in the background
     while the caller analyses (`stack` holds it until then)."""
     if head_ref is not None:
         base = _side(common, cfg, renderer, base_ref, cache, resolved)
-        return base, _side(common, cfg, renderer, head_ref, cache, resolved)
+        return base, _side(common, cfg, renderer, head_ref, cache, resolved, changed)
     co = stack.enter_context(
         gitref.checkout_ahead(cfg.repo, base_ref, blobs=cache is not None, resolved=resolved)
     )
-    head = _side(common, cfg, renderer, None, cache)
+    head = _side(common, cfg, renderer, None, cache, changed=changed)
     base = _ref_side(common, cfg, renderer, co(), cache)
     co.release()
     return base, head
@@ -143,6 +170,7 @@ class DiffRun:
     config: Config | None = None
     hazards: HazardReport | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # JSON keys of a shard (its block)
+    blind: BlindSpots | None = None  # what the run did not judge (coverage.py)
 
 
 def run(common: Common, options: DiffOptions) -> int:
@@ -163,6 +191,7 @@ def report(result: DiffRun, options: DiffOptions) -> int:
         fail_on_diff=options.fail_on_diff,
         fail_on_preexisting_error=options.fail_on_preexisting_error,
         extra=result.extra,
+        blind=result.blind,
     )
     formats.report("diff", options.output, view, options.html)
     return result.code
@@ -186,6 +215,10 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
         refs = [ref for ref in (base_ref, options.head) if ref is not None]
         resolved = gitref.resolve_refs(cfg.repo, refs)
     renderer = renderer_for(common, cfg)
+    changed = None  # files the change touches, to say which no rendered target reads
+    if base_ref is not None and resolved is not None:
+        head_sha = resolved.shas[options.head] if options.head is not None else None
+        changed = gitref.changed_files(resolved.root, cfg.repo, resolved.shas[base_ref], head_sha)
     base_digests: dict[str, str] = {}  # goldens hold no failures: nothing is pre-existing
     if options.goldens:
         from harness import goldens
@@ -197,14 +230,21 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
         try:
             # one cache for both sides: the head reuses every base result whose inputs match
             if base_ref is not None:
-                pair = _sides(common, cfg, renderer, base_ref, options.head, cache, stack, resolved)
-                (base, base_origin, base_digests), (head, head_origin, head_digests) = pair
+                pair = _sides(
+                    common, cfg, renderer, base_ref, options.head, cache, stack, resolved, changed
+                )
+                base, base_origin, base_digests = pair[0][:3]
+                head_side = pair[1]
             else:
-                head, head_origin, head_digests = _side(common, cfg, renderer, options.head, cache)
+                head_side = _side(common, cfg, renderer, options.head, cache)
         finally:
             if cache is not None:
                 cache.close()
+        head, head_origin, head_digests = head_side.snapshot, head_side.origin, head_side.digests
         same_inputs = inputs.same_inputs(base_digests, head_digests)
+        blind = BlindSpots(  # before a shard's restriction
+            dict(head.skipped), head_side.uncovered, head_side.under_failed
+        )
         extra: dict[str, Any] = {}
         plan = common.shard.current if common.shard is not None else None
         if plan is None and common.shard is not None:  # nothing rendered (--goldens vs no targets)
@@ -218,11 +258,12 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
                 **{k: v for k, v in asdict(options).items() if k not in ("output", "html")},
                 "base_origin": asdict(base_origin),
                 "head_origin": asdict(head_origin),
+                "not_judged": asdict(blind),  # the whole head's, the same in every shard
             }
             sides = {"base": base, "head": head}
             extra = {"shard": shard.block(plan, "diff", sides, cfg.repo, recorded, same_inputs)}
         result = conclude(cfg, options, base, head, base_origin, head_origin, started, same_inputs)
-        return replace(result, extra=extra)
+        return replace(result, extra=extra, blind=blind)
 
 
 def conclude(
@@ -238,7 +279,14 @@ def conclude(
     """Analyse two rendered sides and judge them (shared with `harness merge`); `same_inputs`
     names the failed targets whose inputs did not change (their errors are pre-existing)."""
     ignore = ignore_patterns(cfg)
-    analysis = analyze(base, head, ignore=ignore, unified=options.unified, same_inputs=same_inputs)
+    analysis = analyze(
+        base,
+        head,
+        ignore=ignore,
+        unified=options.unified,
+        same_inputs=same_inputs,
+        repairs=base_origin.source != "goldens",  # a broken goldens store stays an error
+    )
     verdict = gate.judge(analysis)
     hazards = hazard_engine.diff_for(cfg, base, head, cfg.repo if options.head is None else None)
     code = hazard_gate(

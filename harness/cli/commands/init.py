@@ -15,18 +15,20 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from rich.markup import escape
 
 from harness import goldens
 from harness.cli.context import EXIT_ERROR, EXIT_OK, Common, render_snapshot, renderer_for
-from harness.core import atomic
+from harness.core import atomic, yamlload
 from harness.core import config as config_mod
 from harness.core.config import Config
 from harness.core.errors import ConfigError
 from harness.core.model import Snapshot, TargetResult
 from harness.discover import find_repo_root
 from harness.flux.api import ObjectRef
+from harness.flux.includes import Includes
 from harness.flux.source import outside
 from harness.flux.targets import render_flux
 from harness.report import text
@@ -54,20 +56,28 @@ class Starter:
 
     clusters: dict[str, str] = field(default_factory=dict)  # name -> repo-relative path
     declared: dict[str, _Cluster] = field(default_factory=dict)
+    # path targets no Flux Kustomization builds that fail to render here -> their error
+    excluded: dict[str, str] = field(default_factory=dict)
 
-    def add(self, gap: outside.Gap) -> bool:
-        """Record a gap; False when it adds nothing new (the loop has converged)."""
+    def add(self, gap: outside.Gap, provides: Provides | None = None) -> bool:
+        """Record a gap; False when it adds nothing new (the loop has converged).
+
+        `provides` names the keys the git repo says an object will get (its ExternalSecret or
+        SealedSecret): such an object is declared with those of the gap's variables only,
+        never with another object's keys."""
         cluster = self.declared.setdefault(gap.cluster, _Cluster())
         if gap.what == "source":
             if str(gap.ref) in cluster.sources:
                 return False
             cluster.sources[str(gap.ref)] = None
             return True
+        known = (provides or {}).get((gap.cluster, gap.ref.kind, gap.ref.namespace, gap.ref.name))
+        variables = [v for v in gap.variables if known is None or v in known]
         obj = cluster.objects.get(gap.ref)
         if obj is None:
-            cluster.objects[gap.ref] = _Object(gap.ref, dict.fromkeys(gap.variables))
+            cluster.objects[gap.ref] = _Object(gap.ref, dict.fromkeys(variables))
             return True
-        new = [v for v in gap.variables if v and v not in obj.keys]
+        new = [v for v in variables if v and v not in obj.keys]
         obj.keys.update(dict.fromkeys(new))
         return bool(new)
 
@@ -100,19 +110,95 @@ def run(common: Common, force: bool = False) -> int:
             cfg, renderer, jobs=config_mod.default_jobs(cfg), strict=cfg.strict, gaps=gaps
         )
         starter.clusters = _cluster_paths(results.values(), repo)
-        new = [g for g in gaps if starter.add(g)]
+        provides = secret_keys(results.values())
+        new = [g for g in gaps if starter.add(g, provides)]
         if not new:
             break
         err.print(f"init: round {round_}: {len(new)} missing object(s) or source(s) declared")
         cfg = _config(repo, target, starter, common)
+    snapshot = render_snapshot(common, cfg, renderer)
+    starter.excluded = unbuilt_failures(snapshot)
+    snapshot = replace(
+        snapshot,
+        results={k: v for k, v in snapshot.results.items() if k not in starter.excluded},
+    )
     content = starter_yaml(starter)
     atomic.write(target, content.encode("utf-8"))
     cfg = _apply(config_mod.load(repo, target), common)
-    snapshot = render_snapshot(common, cfg, renderer)
     report = goldens.write(cfg.goldens, snapshot)
     text.print_update(snapshot, report, cfg)
     _summary(repo, target, starter, snapshot)
     return EXIT_ERROR if snapshot.errors() else EXIT_OK
+
+
+def unbuilt_failures(snapshot: Snapshot) -> dict[str, str]:
+    """Path targets that fail to render and that no Flux Kustomization builds (neither its
+    directory nor one its build reaches): a Talos or bootstrap directory inflating charts
+    with `helmCharts:`, a kustomization for another tool. What the cluster receives does not
+    depend on them, so init leaves them out (`exclude:`) and says why, instead of making the
+    first `check` fail on them. In a repo without Flux clusters the path targets are what
+    is judged: nothing is left out."""
+    flux = [r.target.path for r in snapshot.results.values() if r.target.kind == "flux"]
+    if not flux:
+        return {}
+    reached = Includes().closure(flux)
+    return {
+        name: result.error or "render failed"
+        for name, result in sorted(snapshot.results.items())
+        if result.target.kind == "path"
+        and not result.ok
+        and Path(os.path.normpath(result.target.path)) not in reached
+    }
+
+
+# (cluster, kind, namespace, name) -> the keys the object will have (None: not known)
+Provides = dict[tuple[str, str, str, str], frozenset[str] | None]
+EXTERNAL_SECRET = ("external-secrets.io", "ExternalSecret")
+SEALED_SECRET = ("bitnami.com", "SealedSecret")
+
+
+def secret_keys(results: Iterable[TargetResult]) -> Provides:
+    """The Secrets the rendered objects create and the keys they will hold: an ExternalSecret
+    gives its target (`spec.target.name`, else its own name) the `secretKey` of each
+    `spec.data` entry and the keys of `spec.target.template.data` (a `dataFrom` makes the
+    keys unknown); a SealedSecret gives its own name the keys of `spec.encryptedData` and
+    of its template's data."""
+    out: Provides = {}
+    for result in results:
+        cluster = result.target.cluster
+        if not result.ok or cluster is None:
+            continue
+        for doc in result.documents:
+            kind = (doc.id.group, doc.id.kind)
+            if kind not in (EXTERNAL_SECRET, SEALED_SECRET):
+                continue
+            obj = yamlload.load(doc.text)
+            spec = obj.get("spec") if isinstance(obj, dict) else None
+            if not isinstance(spec, dict):
+                continue
+            name, keys = _provided(doc.id.name, spec, kind == EXTERNAL_SECRET)
+            slot = (cluster, "Secret", doc.id.namespace, name)
+            before = out.get(slot, frozenset())
+            out[slot] = None if before is None or keys is None else before | keys
+    return out
+
+
+def _provided(own: str, spec: dict[str, Any], external: bool) -> tuple[str, frozenset[str] | None]:
+    target = spec.get("target") if isinstance(spec.get("target"), dict) else {}
+    template = (target or {}).get("template") if external else spec.get("template")
+    template_data = template.get("data") if isinstance(template, dict) else None
+    keys = set(template_data) if isinstance(template_data, dict) else set()
+    if external:
+        name = str((target or {}).get("name") or own)
+        if spec.get("dataFrom"):
+            return name, None  # extracted or found keys: not known from git
+        for item in spec.get("data") or []:
+            if isinstance(item, dict) and item.get("secretKey"):
+                keys.add(str(item["secretKey"]))
+        return name, frozenset(keys)
+    encrypted = spec.get("encryptedData")
+    keys |= set(encrypted) if isinstance(encrypted, dict) else set()
+    return own, frozenset(keys)
 
 
 def _apply(cfg: Config, common: Common) -> Config:
@@ -172,6 +258,18 @@ def starter_yaml(starter: Starter) -> str:
             "# clusters:",
             *(f"#   - {path}" for path in starter.clusters.values()),
         ]
+    if starter.excluded:
+        lines += [
+            "",
+            "# Directories no Flux Kustomization builds that kustomize cannot build here, left",
+            "# out so that `harness check` judges what the clusters receive (delete a line to",
+            "# render that directory again):",
+            "exclude:",
+            *(
+                f"  - {outside.scalar(name)}  # {_short_error(error)}"
+                for name, error in starter.excluded.items()
+            ),
+        ]
     if not any(c.objects or c.sources for c in starter.declared.values()):
         lines += [
             "",
@@ -222,6 +320,12 @@ def starter_yaml(starter: Starter) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _short_error(error: str, limit: int = 90) -> str:
+    """An error for a YAML comment: one line, the cause after the file name, cut with `...`."""
+    line = error.split(": kustomize: ", 1)[-1].replace("\n", " ")
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
 def _summary(repo: Path, target: Path, starter: Starter, snapshot: Snapshot) -> None:
     out = stdout()
     paths = sum(1 for r in snapshot.results.values() if r.target.kind == "path")
@@ -237,6 +341,14 @@ def _summary(repo: Path, target: Path, starter: Starter, snapshot: Snapshot) -> 
         f"init: wrote {escape(shown)} with {objects} placeholder object(s) and "
         f"{sources} external source(s) marked TODO"
     )
+    if starter.excluded:
+        names = list(starter.excluded)
+        more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+        out.print(
+            f"init: left out {len(names)} director{'y' if len(names) == 1 else 'ies'} no Flux "
+            f"Kustomization builds, which fail to render here (exclude: in {escape(shown)}): "
+            f"{escape(', '.join(names[:5]))}{more}"
+        )
     if snapshot.errors():
         out.print("next: fix the errors above, then run `harness update`")
     elif objects or sources:

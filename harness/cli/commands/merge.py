@@ -24,6 +24,7 @@ from harness.cli.context import Common, load_config
 from harness.compare.analyze import Origin
 from harness.core.config import Config
 from harness.core.errors import HarnessError
+from harness.coverage import BlindSpots
 
 
 def read_blocks(files: Sequence[Path]) -> list[tuple[str, Mapping[str, Any]]]:
@@ -78,6 +79,7 @@ def _diff(
     recorded = dict(merged.options)
     base_origin = Origin(**recorded.pop("base_origin"))
     head_origin = Origin(**recorded.pop("head_origin"))
+    blind = recorded.pop("not_judged", None)
     options = diff_cmd.DiffOptions(**recorded, output=output)
     if comment is not None:
         comment_cmd.validate(comment)
@@ -87,6 +89,13 @@ def _diff(
     result = diff_cmd.conclude(
         cfg, options, base, head, base_origin, head_origin, started, merged.same_inputs
     )
+    if blind is not None:
+        result = replace(
+            result,
+            blind=BlindSpots(
+                dict(blind["skipped"]), tuple(blind["uncovered"]), dict(blind["under_failed"])
+            ),
+        )
     if comment is not None:
         return comment_cmd.publish(result, options, comment, cfg)
     return diff_cmd.report(result, options)

@@ -12,7 +12,10 @@ Kustomization object). Severity follows what happens on a cluster without the CR
   ready (it dependsOn this one, or this one declares it): no retry path, a deadlock too;
 - info: the CRD comes from another Kustomization this one does not dependsOn: the first
   applies fail and Flux retries until the CRD exists (a slow first bootstrap), or the
-  same-Kustomization case works only because the CRD is preinstalled (a latent deadlock).
+  same-Kustomization case works only because the CRD is preinstalled (a latent deadlock);
+  also when the provider is only guessed (a HelmRelease by name) while this Kustomization
+  dependsOn one harness did not render (external or undeclared source, failed): the
+  author's dependsOn is trusted as saying where the CRDs come from.
 
 A CRD that exists before Flux starts (preinstalled.py: bootstrap helmfiles, bootstrap
 kustomize directories, Talos/k3s manifests, the config's `preinstalled:`) makes the
@@ -171,15 +174,20 @@ class CrdOrder:
             return None
         found = inventory.crd(cluster, group, kind, {rel for r in likely for rel in r.releases})
         same = [r for r in likely if r.key == key]
+        unseen = tuple(sorted(d for d in deps if not _rendered(graph, d)))
         if same:
             via = and_list(sorted({str(r.id) for r in same}))
             if found is not None:
                 return _Pair("info", "preinstalled", (key,), via, why=found.how)
+            if unseen:  # the guess is weaker than the author's dependsOn
+                return _Pair("info", "unseen", unseen, via)
             return _Pair("error", "same", (key,), via)
         if found is not None:
             return None
         provider = tuple(sorted({r.key for r in likely}))
         via = and_list(sorted({str(r.id) for r in likely}))
+        if unseen:
+            return _Pair("info", "unseen", unseen, via, guessed=True)
         return self._across(graph, key, provider, via, guessed=True)
 
     def _across(
@@ -210,6 +218,14 @@ class CrdOrder:
                 f"a Kustomization that dependsOn {ks}, or install the CRDs before Flux and "
                 "declare them under `preinstalled:` in harness.yaml."
             )
+        elif pair.relation == "unseen":
+            message = (
+                f"{ks} applies {listed} ({kinds}), whose CRDs harness would guess come from "
+                f"{pair.via}; but {ks} dependsOn {where}, which harness did not render (its "
+                "source is external or undeclared, or it failed): the dependsOn says that is "
+                f"where they come from, so this is trusted; if {where} does not install them, "
+                f"a fresh cluster fails with `no matches for kind {first}`."
+            )
         elif pair.relation == "preinstalled":
             message = (
                 f"{ks} applies {listed} ({kinds}) next to {pair.via}, which installs their "
@@ -233,6 +249,8 @@ class CrdOrder:
             )
         provider_id = "+".join(providers)
         suffix = "" if pair.relation in ("same", "preinstalled") else f":{provider_id}"
+        if pair.relation == "unseen":
+            suffix = f":unseen:{provider_id}"
         return Finding(
             id=f"{self.id}:{cluster}:{ks}{suffix}",
             rule=self.id,
@@ -242,6 +260,12 @@ class CrdOrder:
             documents=tuple(str(d) for d in docs),
             message=message,
         )
+
+
+def _rendered(graph: ClusterGraph, key: Key) -> bool:
+    """Whether harness saw what `key` applies (a rendered flux target)."""
+    result = graph.result(key)
+    return result is not None and result.ok
 
 
 def _declarers(graph: ClusterGraph, key: Key) -> list[Key]:

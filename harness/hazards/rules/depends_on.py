@@ -4,9 +4,11 @@ Lint: a dependsOn naming a Kustomization missing in that cluster (Flux keeps the
 not ready forever), cycles (nothing in them ever reconciles), and the substitution race: a
 Kustomization substituting from a ConfigMap/Secret that another Kustomization writes must
 (transitively) dependsOn it, because dependsOn is revision-gated: without the edge, a commit
-that adds a variable can be built before the new ConfigMap is applied, and strict
-substitution fails. Diff: a dependsOn left pointing at a Kustomization this change removes
-(same id as the lint finding, with a message saying so).
+that adds a variable can be built before the new ConfigMap is applied. Under strict
+substitution that build fails and Flux retries it (self-healing: a warning); without strict
+substitution the variable renders empty and is applied (an error). Diff: a dependsOn left
+pointing at a Kustomization this change removes (same id as the lint finding, with a
+message saying so).
 
 HelmReleases alike: a `spec.dependsOn` naming a HelmRelease the cluster does not have (or
 that this change removes), and dependsOn cycles among HelmReleases, leave helm-controller
@@ -19,8 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from harness.core.model import DocId
-from harness.flux.ksgraph import ClusterGraph, Key, KsNode, ReleaseNode, display
+from harness.core.model import DocId, Document
+from harness.flux.ksgraph import ClusterGraph, Key, KsNode, ReleaseNode, display, parse
 from harness.hazards.context import DiffContext, LintContext
 from harness.hazards.finding import Finding
 
@@ -35,7 +37,7 @@ class DependsOn:
         for cluster, graph in ctx.graphs.items():
             out.extend(self._missing(cluster, graph, None))
             out.extend(self._cycles(cluster, graph))
-            out.extend(self._races(cluster, graph))
+            out.extend(self._races(cluster, graph, ctx.strict))
             out.extend(self._missing_releases(cluster, graph, None))
             out.extend(self._release_cycles(cluster, graph))
         return out
@@ -160,37 +162,64 @@ class DependsOn:
             )
         return out
 
-    def _races(self, cluster: str, graph: ClusterGraph) -> list[Finding]:
+    def _races(self, cluster: str, graph: ClusterGraph, strict: bool) -> list[Finding]:
         out = []
         for key, node in graph.nodes.items():
             if node.post_build is None:
                 continue
             for src in node.post_build.substitute_from:
                 doc_id = DocId("", src.kind, node.namespace, src.name)
-                writers = sorted({k for k, _d in graph.find(doc_id)} - {key})
-                for writer in writers:
+                found = graph.find(doc_id)
+                watched = any(_watched(doc) for _k, doc in found)
+                for writer in sorted({k for k, _d in found} - {key}):
                     if graph.depends(key, writer):
                         continue
-                    out.append(self._race(cluster, node, writer, doc_id))
+                    out.append(self._race(cluster, node, writer, doc_id, strict, watched))
         return out
 
-    def _race(self, cluster: str, node: KsNode, writer: Key, doc_id: DocId) -> Finding:
+    def _race(
+        self, cluster: str, node: KsNode, writer: Key, doc_id: DocId, strict: bool, watched: bool
+    ) -> Finding:
+        """Strict substitution makes the race a failed build that Flux retries (it heals by
+        itself: a warning); without it an empty value ships until the next reconcile."""
         w = display(writer)
+        if strict:
+            what = (
+                f"strict substitution fails that build and Flux retries it until {w} has "
+                "applied the variable (it heals by itself, after a failed reconcile"
+                + (
+                    "; the watch label re-triggers it at once"
+                    if watched
+                    else f"; `reconcile.fluxcd.io/watch: Enabled` on {doc_id.kind}/"
+                    f"{doc_id.name} re-triggers it at once"
+                )
+                + ")"
+            )
+        else:
+            what = (
+                "without strict substitution the variable renders empty and that empty value "
+                "is applied until the next reconcile"
+            )
         return Finding(
             id=f"{self.id}:{cluster}:{node.display}:race:{doc_id.kind}/{doc_id.name}",
             rule=self.id,
-            severity="error",
+            severity="warning" if strict else "error",
             cluster=cluster,
             kustomizations=(node.display, w),
             documents=(str(doc_id),),
             message=(
                 f"{node.display} substitutes from {doc_id.kind}/{doc_id.name}, which {w} "
                 f"writes, but does not (transitively) dependsOn {w}: on a commit that adds a "
-                f"variable, {node.display} can build before {w} applies it and strict "
-                f"substitution fails (the substitution race); add dependsOn {w} "
-                "(revision-gated)."
+                f"variable, {node.display} can build before {w} applies it (the substitution "
+                f"race): {what}; add dependsOn {w} (revision-gated) to close it."
             ),
         )
+
+
+def _watched(doc: Document) -> bool:
+    """The object carries Flux's watch label: a change to it re-triggers its readers."""
+    labels = (parse(doc).get("metadata") or {}).get("labels") or {}
+    return str(labels.get("reconcile.fluxcd.io/watch", "")).lower() == "enabled"
 
 
 def cycles(graph: ClusterGraph) -> list[list[Key]]:

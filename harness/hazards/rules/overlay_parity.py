@@ -7,7 +7,8 @@ replacing each cluster's variable values by their names makes the values equal.
 
 Two errors catch one cluster's values reaching another: a cluster rendering a distinctive
 value (an address, a domain, a path: it has `.`, `:`, `/` or `@`) that is another cluster's
-variable value and none of its own, e.g. the dev LAN address pasted into a base manifest;
+value of a variable this cluster sets otherwise, e.g. the dev LAN address pasted into a base
+manifest (a value equal to a variable only the other clusters have is a coincidence);
 and two clusters setting the same IP-address variable to the same value (one cluster's LAN
 address rendered into the other). Secret values are redacted in renders and not compared.
 """
@@ -171,13 +172,17 @@ class OverlayParity:
         out: list[Finding] = []
         for cluster, graph in ctx.graphs.items():
             own = values.get(cluster, {})
+            own_names = {n for names in own.values() for n in names}
             foreign: dict[str, list[tuple[str, str]]] = {}
             for other, other_values in values.items():
                 if other == cluster:
                     continue
                 for value, names in other_values.items():
-                    if distinctive(value) and value not in own:
-                        foreign.setdefault(value, []).extend((other, n) for n in sorted(names))
+                    # evidence of a leak: this cluster gives the same variable another value
+                    # (a value equal to a variable this cluster lacks is a coincidence)
+                    mine = sorted(n for n in names if n in own_names)
+                    if distinctive(value) and value not in own and mine:
+                        foreign.setdefault(value, []).extend((other, n) for n in mine)
             if not foreign:
                 continue
             pattern = _pattern(list(foreign))

@@ -5,11 +5,12 @@ Whatever Flux Kustomization renders that directory owns the Namespace, so moving
 directory moves the Namespace's ownership, and a prune on the way deletes the other
 components' objects too (the Cilium split nearly deleted kube-system this way).
 
-Lint works on path targets: the component declaring a Namespace is the smallest path target
-whose render contains it (a target whose documents include another's is a larger one);
-other components are path targets with objects in that namespace that do not render the
-Namespace. Diff looks at flux targets: a Namespace that changed Kustomization while others
-still apply objects into it.
+Lint works on path targets, per cluster (the directories its Flux targets build; another
+cluster's directories are another cluster's business): the component declaring a Namespace
+is the smallest path target whose render contains it (a target whose documents include
+another's is a larger one); other components are path targets with objects in that
+namespace that do not render the Namespace. Diff looks at flux targets: a Namespace that
+changed Kustomization while others still apply objects into it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,27 @@ from harness.flux.ksgraph import display
 from harness.hazards import k8s
 from harness.hazards.context import DiffContext, LintContext
 from harness.hazards.finding import Finding, Severity, and_list
+
+
+def _by_cluster(ctx: LintContext, paths: list[TargetResult]) -> list[list[TargetResult]]:
+    """Path targets per cluster: those at or below a directory one of the cluster's Flux
+    Kustomizations builds (its `spec.path` in the repo), plus those below no cluster's
+    (shared bases), which every cluster may use; a directory only another cluster builds is
+    left out. Decided on repo-relative names, never on where a side was checked out, so
+    both sides of a diff (and merged shards) group alike."""
+    if not ctx.graphs:
+        return [paths]
+    index = ctx.source_index
+    roots = {
+        cluster: {rel for node in graph.nodes.values() if (rel := index.rel_path(node))}
+        for cluster, graph in ctx.graphs.items()
+    }
+
+    def under(name: str, dirs: set[str]) -> bool:
+        return any(d == "." or name == d or name.startswith(d + "/") for d in dirs)
+
+    where = {r.name: {c for c, dirs in roots.items() if under(r.name, dirs)} for r in paths}
+    return [[r for r in paths if c in where[r.name] or not where[r.name]] for c in sorted(roots)]
 
 
 def _minimal(targets: list[TargetResult]) -> list[TargetResult]:
@@ -38,6 +60,15 @@ class SoleNamespaceDeclarer:
 
     def check_snapshot(self, ctx: LintContext) -> list[Finding]:
         paths = [r for r in ctx.snapshot.results.values() if r.target.kind == "path" and r.ok]
+        found: dict[str, Finding] = {}
+        for group in _by_cluster(ctx, paths):
+            for finding in self._group(ctx, group):
+                found.setdefault(finding.id, finding)  # a shared base: one finding
+        return [found[k] for k in sorted(found)]
+
+    def _group(self, ctx: LintContext, paths: list[TargetResult]) -> list[Finding]:
+        """The rule within path targets one cluster builds (another cluster's directories
+        neither declare nor use its Namespaces)."""
         namespaces = sorted({d.id.name for r in paths for d in r.documents if _is_namespace(d.id)})
         out: list[Finding] = []
         for name in namespaces:

@@ -10,11 +10,14 @@ not rendered and not judged. Hazards:
 - `script`: the same, for a `${...}` inside a script (cloud-init, a command, a lowercase
   shell-style name): it was meant for the shell and must be escaped `$${...}`.
 - `default`: a script's `${x:-y}` that Flux silently replaces by its default.
-- `literal`: `${...}` in a Kustomization without postBuild ships as literal text: an error
-  when a whole field value names a variable the cluster's substitution sources define
-  (clearly meant to be substituted; nothing expands it), a warning when such a name sits in a
-  multi-line value (a config file the application may expand itself), else info (latent: it
-  breaks once substitution is added).
+- `literal`: `${...}` in a Kustomization without postBuild ships as literal text (Flux never
+  touches it, so `$${...}` would ship as `$${...}`: the advice is postBuild, never escaping):
+  an error when a whole field value names a variable the cluster's substitution sources
+  define (clearly meant to be substituted; nothing expands it), a warning when such a name
+  sits in a multi-line value (a config file the application may expand itself), else info
+  (latent: it must be escaped once substitution is added). A script's own variables
+  (positional `${1}`, locals the cluster does not define) are the shell's: no finding.
+- A `${x:=default}` outside a script is Flux's default syntax, not a shell expansion.
 - `inherited`: a cluster whose value is the shared base default while another cluster
   overrides it (the overlay forgot the knob).
 An assertion is one (cluster, Kustomization, variable) checked, plus one per variable whose
@@ -117,7 +120,7 @@ class _Analyser:
                     if not v.complete:
                         continue  # a missing source fails the target; reported there
                     check = "script" if shell else "unset"
-                elif shell:
+                elif ref.script:  # a default outside a script is Flux's own `${x:=1}`
                     check = "default"
                 else:
                     continue
@@ -217,34 +220,39 @@ class _Analyser:
             else "has a postBuild whose variables are all empty (substitution is skipped)"
         )
         for name, refs in sorted(groups.items()):
+            if name not in known and all(r.script for r in refs):
+                continue  # a script's own variable (`${1}`, `${tmp}`): the shell's, not Flux's
             where = self._where(node, refs[0])
             fields = [r for r in refs if not r.multiline]
             severity: Severity
+            intended = (
+                f"if {name} was meant to be substituted, add postBuild.substituteFrom (e.g. "
+                f"the ConfigMap that defines it) to {node.display}"
+            )
             if name in known and fields:
                 # A whole field value no application expands: the object gets the placeholder.
                 where = self._where(node, fields[0])
                 severity = "error"
                 message = (
-                    f"${{{name}}} {where} ships literally: {node.display} {why}, so nothing "
-                    f"substitutes it although {name} is one of the cluster's variables; add "
-                    "postBuild.substituteFrom (e.g. the ConfigMap that defines it) to "
-                    f"{node.display}, escaping shell variables as $${{...}}."
+                    f"${{{name}}} {where} ships literally: {node.display} {why}, so Flux "
+                    f"leaves the text as written although {name} is one of the cluster's "
+                    f"variables; {intended} (then escape what the application must expand "
+                    "itself as $${...})."
                 )
             elif name in known:
                 severity = "warning"
                 message = (
-                    f"${{{name}}} {where} ships literally: {node.display} {why}, and {name} is "
-                    "one of the cluster's variables; unless the application expands it itself, "
-                    f"add postBuild.substituteFrom to {node.display} (escaping shell variables "
-                    f"as $${{...}}), else escape it as $${{{name}}} to say it is literal."
+                    f"${{{name}}} {where} ships literally: {node.display} {why}, so Flux "
+                    f"leaves it as written, and {name} is one of the cluster's variables; "
+                    f"{intended}; if the application expands it itself, it is right as it is."
                 )
             else:
                 severity = "info"
                 message = (
-                    f"${{{name}}} {where} ships literally because {node.display} {why} (the "
-                    "application presumably expands it itself): harmless today, but it fails "
-                    "strict substitution (or is replaced) as soon as substitution is added; "
-                    f"escape it as $${{{name}}} to say it is literal."
+                    f"${{{name}}} {where} ships literally: {node.display} {why}, so Flux "
+                    "leaves it as written (the application presumably expands it itself): "
+                    "right today; if substitution is ever added to "
+                    f"{node.display}, it must become $${{{name}}} then."
                 )
             self._add(
                 f"{graph.cluster}:{node.display}:{name}:literal",

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from harness.compare.snapshots import Comparison
     from harness.core.config import Config
     from harness.core.model import Snapshot
+    from harness.coverage import BlindSpots
     from harness.hazards.engine import HazardReport
 
 FORMATS: dict[str, tuple[str, ...]] = {
@@ -45,6 +46,7 @@ class CheckResult:
     code: int
     elapsed: float
     extra: dict[str, Any] = field(default_factory=dict)  # JSON keys of a shard (its block)
+    hidden: int = 0  # Flux Kustomizations failed targets hide (coverage.under_failed)
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,7 @@ class DiffResult:
     fail_on_diff: bool = False
     fail_on_preexisting_error: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    blind: BlindSpots | None = None  # skipped Kustomizations, changed files nothing reads
 
 
 @dataclass(frozen=True)

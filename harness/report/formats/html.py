@@ -79,7 +79,7 @@ def _targets_context(analysis: Analysis, verdict: gate.Verdict) -> str:
 def check_page(
     cfg: Config, base: Snapshot, head: Snapshot, hazards: HazardReport | None, code: int
 ) -> str:
-    analysis = analyze(base, head, ignore=ignore_patterns(cfg))
+    analysis = analyze(base, head, ignore=ignore_patterns(cfg), repairs=False)  # goldens base
     verdict = gate.judge(analysis)
     return diff_page(
         analysis, verdict, code, base.label or "goldens", head.label, hazards, "harness check"

@@ -27,6 +27,7 @@ def diff(result: DiffResult) -> None:
         exit_code=result.code,
         hazards=result.hazards,
         extra=result.extra,
+        blind=result.blind,
     )
 
 

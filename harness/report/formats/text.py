@@ -13,7 +13,9 @@ def check(result: CheckResult) -> None:
     from harness.report import text
 
     changes = explain_changes(result.comparison, ignore_patterns(result.cfg))
-    text.print_check(result.comparison, result.cfg, changes, hazards=result.hazards)
+    text.print_check(
+        result.comparison, result.cfg, changes, hazards=result.hazards, hidden=result.hidden
+    )
 
 
 def diff(result: DiffResult) -> None:
@@ -26,6 +28,7 @@ def diff(result: DiffResult) -> None:
         result.head,
         expect=result.expect,
         hazards=result.hazards,
+        blind=result.blind,
     )
 
 

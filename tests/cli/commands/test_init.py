@@ -117,3 +117,80 @@ def test_init_reports_a_real_error_and_exits_2(make_repo: Repo, cli: Cli) -> Non
 def test_placeholders_are_name_safe() -> None:
     assert placeholder("SECRET_DOMAIN") == "placeholder-secret-domain"
     assert placeholder("__") == "placeholder"
+
+
+def _external_secret(name: str, target: str | None, **keys: str) -> str:
+    spec: dict[str, object] = {
+        "secretStoreRef": {"kind": "ClusterSecretStore", "name": "vault"},
+        "data": [{"secretKey": k, "remoteRef": {"key": v}} for k, v in keys.items()],
+    }
+    if target is not None:
+        spec["target"] = {"name": target}
+    return yaml.safe_dump(
+        {
+            "apiVersion": "external-secrets.io/v1",
+            "kind": "ExternalSecret",
+            "metadata": {"name": name, "namespace": "flux-system"},
+            "spec": spec,
+        }
+    )
+
+
+def test_init_gives_each_external_secret_s_target_its_own_keys(make_repo: Repo, cli: Cli) -> None:
+    """Two Secrets made by ExternalSecrets in git: each is declared with the keys its
+    ExternalSecret writes, not with every variable the Kustomization lacks."""
+    db_secrets = {"kind": "Secret", "name": "db-secrets"}
+    repo = make_repo(
+        {
+            "clusters/home/kustomization.yaml": ks_file("apps.yaml", "external.yaml"),
+            "clusters/home/external.yaml": docs(
+                _external_secret("cluster-secrets", None, SECRET_DOMAIN="home/domain"),
+                _external_secret("db", "db-secrets", DB_PASSWORD="db/password"),
+            ),
+            "clusters/home/apps.yaml": flux_ks(
+                "apps", "./apps", postBuild={"substituteFrom": [SECRETS, db_secrets]}
+            ),
+            "apps/kustomization.yaml": ks_file("web.yaml"),
+            "apps/web.yaml": cm("web", "web", host="${SECRET_DOMAIN}", pw="${DB_PASSWORD}"),
+        }
+    )
+    res = cli("init", "--repo", repo)
+    assert res.code == 0, res.stderr + res.stdout
+    config = yaml.safe_load((repo / "harness.yaml").read_text())
+    objects = {o["name"]: o["keys"] for o in config["outside_git"]["home"]["objects"]}
+    assert objects == {
+        "cluster-secrets": {"SECRET_DOMAIN": placeholder("SECRET_DOMAIN")},
+        "db-secrets": {"DB_PASSWORD": placeholder("DB_PASSWORD")},
+    }
+    assert cli("check", "--repo", repo).code == 0
+
+
+def test_init_leaves_out_failing_directories_flux_never_builds(make_repo: Repo, cli: Cli) -> None:
+    """A Talos bootstrap directory inflating a chart with helmCharts fails without
+    --enable-helm; no Flux Kustomization builds it, so it must not fail the first check."""
+    files = homelab()
+    files["talos/cni/kustomization.yaml"] = (
+        "helmCharts:\n  - name: cilium\n    repo: https://helm.cilium.io\n    version: 1.16.0\n"
+    )
+    files["apps/broken/kustomization.yaml"] = ks_file("missing.yaml")  # not built by Flux either
+    repo = make_repo(files)
+    res = cli("init", "--repo", repo)
+    assert res.code == 0, res.stderr + res.stdout
+    assert (
+        "init: left out 2 directories no Flux Kustomization builds, which fail to render here "
+        "(exclude: in harness.yaml): apps/broken, talos/cni" in res.stdout
+    )
+    config = yaml.safe_load((repo / "harness.yaml").read_text())
+    assert config["exclude"] == ["apps/broken", "talos/cni"]
+    text = (repo / "harness.yaml").read_text()
+    assert "  - talos/cni  # helmCharts: must specify --enable-helm" in text
+    assert cli("check", "--repo", repo).code == 0
+
+
+def test_init_keeps_a_failing_directory_flux_builds(make_repo: Repo, cli: Cli) -> None:
+    files = homelab()
+    files["apps/kustomization.yaml"] = ks_file("web.yaml", "db.yaml", "missing.yaml")
+    repo = make_repo(files)
+    res = cli("init", "--repo", repo)
+    assert res.code == 2
+    assert "exclude" not in yaml.safe_load((repo / "harness.yaml").read_text())

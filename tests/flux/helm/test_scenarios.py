@@ -149,7 +149,7 @@ def test_unreachable_chart_unchanged_on_both_sides_is_not_judged(tmp_path: Path,
     assert res.code == 0, res.stdout
     payload = json.loads(res.stdout)
     assert payload["errors"] == []
-    [unjudged] = payload["not_judged"]
+    [unjudged] = payload["not_judged"]["charts"]
     assert unjudged["sources"] == ["HelmRepository/flux-system/charts"]
     assert unjudged["url"] == "http://127.0.0.1:9"
     assert unjudged["targets"] == ["prod/apps/web"]
@@ -189,7 +189,7 @@ def test_unreachable_chart_whose_release_changed_is_an_error(tmp_path: Path, cli
     res = cli("diff", "--repo", repo, "--base", "HEAD", "-q", "-o", "json")
     assert res.code == 2
     payload = json.loads(res.stdout)
-    assert payload["not_judged"] == []
+    assert payload["not_judged"]["charts"] == []
     errors = [e for e in payload["errors"] if e["target"] == "prod/apps/web"]
     assert {e["side"] for e in errors} == {"base", "head"}
     for error in errors:

@@ -142,3 +142,26 @@ def test_preinstalled_crds_silence_cross_kustomization_order() -> None:
     )
     entry = Preinstalled(reason="r", crds=("cert-manager.io/ClusterIssuer",))
     assert RULE.check_snapshot(_declared(snap, entry)) == []
+
+
+def test_a_dependency_harness_did_not_render_is_trusted_as_the_provider() -> None:
+    """The author's dependsOn on an external (skipped) Kustomization beats a name guess."""
+    skipped_dep = snapshot(
+        flux("dev", ROOT, ks("crds"), ks("platform", depends=["crds"])),
+        flux("dev", "platform", helmrelease("cert-manager", "cert-manager"), CERT),
+    )  # `crds` has no render: its source is external
+    (f,) = RULE.check_snapshot(lint_ctx(skipped_dep))
+    assert f.severity == "info" and f.id == "crd-order:dev:platform:unseen:crds"
+    assert "dependsOn crds, which harness did not render" in f.message
+    failed_dep = snapshot(
+        flux("dev", ROOT, ks("crds"), ks("platform", depends=["crds"])),
+        flux("dev", "crds", error="kustomize: boom"),
+        flux("dev", "platform", helmrelease("cert-manager", "cert-manager"), CERT),
+    )
+    assert [g.severity for g in RULE.check_snapshot(lint_ctx(failed_dep))] == ["info"]
+    rendered_dep = snapshot(
+        flux("dev", ROOT, ks("crds"), ks("platform", depends=["crds"])),
+        flux("dev", "crds", cm("nothing-here")),
+        flux("dev", "platform", helmrelease("cert-manager", "cert-manager"), CERT),
+    )  # rendered and holds no CRDs: the guess stands
+    assert [g.severity for g in RULE.check_snapshot(lint_ctx(rendered_dep))] == ["error"]

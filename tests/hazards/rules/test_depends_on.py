@@ -115,3 +115,23 @@ def test_diff_reports_a_helm_release_dependency_this_change_removes() -> None:
     assert f.id == "depends-on:dev:helmrelease:media/sonarr:missing:db/postgres"
     assert "this change removes" in f.message
     assert f.kustomizations == ("apps", "infra")  # the dependent's and the removed one's
+
+
+def test_the_race_heals_under_strict_substitution_and_ships_empty_values_without() -> None:
+    from harness.hazards.context import LintContext
+
+    vars_cm = cm("cluster-vars", "flux-system", A="1")
+    racy = snapshot(flux("dev", ROOT, ks("platform", subst_from=["cluster-vars"]), vars_cm))
+    (strict,) = RULE.check_snapshot(LintContext(racy, strict=True))
+    (loose,) = RULE.check_snapshot(LintContext(racy, strict=False))
+    assert (strict.severity, loose.severity) == ("warning", "error")
+    assert "Flux retries it until flux-system has applied the variable" in strict.message
+    assert "reconcile.fluxcd.io/watch: Enabled` on ConfigMap/cluster-vars" in strict.message
+    assert "renders empty" in loose.message and strict.id == loose.id
+    watched_cm = {
+        **vars_cm,
+        "metadata": {**vars_cm["metadata"], "labels": {"reconcile.fluxcd.io/watch": "Enabled"}},
+    }
+    watched = snapshot(flux("dev", ROOT, ks("platform", subst_from=["cluster-vars"]), watched_cm))
+    (f,) = RULE.check_snapshot(LintContext(watched, strict=True))
+    assert "the watch label re-triggers it at once" in f.message

@@ -103,3 +103,35 @@ def test_a_foreign_value_is_found_at_either_end_of_any_string() -> None:
         assert prod_warnings(host), host
     for host in ("192.168.1.100", "a192.168.1.10", "192.168.1.10-x", "192.168.2.10"):
         assert not prod_warnings(host), host
+
+
+def test_a_value_equal_to_a_variable_this_cluster_lacks_is_a_coincidence() -> None:
+    """joryirving's homelab: dev hard-codes a path (an openebs basePath in a shared base)
+    that prod sets as STORAGE_PATH for an unrelated app; dev has no STORAGE_PATH, so nothing
+    of prod's reached dev. Were dev to set STORAGE_PATH otherwise, it would be a leak."""
+    hostpath = "/var/mnt/local-hostpath"
+    openebs = helmrelease("openebs", "storage", basePath=hostpath, replicas=1)
+
+    def snap(dev_storage: str | None) -> Any:
+        dev_vars = {"STORAGE_PATH": dev_storage} if dev_storage else {"OTHER": "x"}
+        return snapshot(
+            flux(
+                "dev",
+                ROOT,
+                ks("storage", subst_from=["storage-vars"]),
+                cm("storage-vars", ROOT, **dev_vars),
+            ),
+            flux("dev", "storage", openebs),
+            flux(
+                "prod",
+                ROOT,
+                ks("storage", subst_from=["storage-vars"]),
+                cm("storage-vars", ROOT, STORAGE_PATH=hostpath),
+            ),
+            flux("prod", "storage", openebs),
+        )
+
+    assert not [f for f in _lint(snap(None)).values() if hostpath in f.message]
+    leaked = [f for f in _lint(snap("/srv/dev-storage")).values() if hostpath in f.message]
+    assert [f.cluster for f in leaked] == ["dev"]
+    assert "prod's STORAGE_PATH" in leaked[0].message

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from pathlib import Path
+
 from harness.hazards.rules.sole_namespace_declarer import RULE
+from tests import fluxrepo as fr
+from tests.conftest import Result, write_tree
 from tests.hazards.snap import by_id, cm, diff_ctx, flux, ks, lint_ctx, ns, path, snapshot
 
 CILIUM = [ns("kube-system"), cm("cilium", "kube-system")]
@@ -73,3 +79,39 @@ def test_diff_namespace_that_exists_before_flux_needs_no_order() -> None:
     (f,) = RULE.check_diff(diff_ctx(*_moved("kube-system")))
     assert "pruning or removing cilium deletes their objects" in f.message
     assert "do not dependsOn" not in f.message  # kube-system exists before any Kustomization
+
+
+def test_another_cluster_s_directories_neither_declare_nor_use(
+    tmp_path: Path, cli: Callable[..., Result]
+) -> None:
+    """Two clusters with trees of their own: staging's media directory (a subset of main's
+    by identities) is never named as the declarer of main's Namespace (szinn's homelab)."""
+    files: dict[str, str] = {}
+    for c in ("main", "staging"):
+        files.update(fr.cluster({"media": fr.flux_ks("media", f"./apps/{c}/media")}))
+        files = {k.replace("clusters/dev", f"clusters/{c}"): v for k, v in files.items()}
+        files[f"clusters/{c}/sync.yaml"] = fr.ROOT_KS.replace("clusters/dev", f"clusters/{c}")
+        files[f"apps/{c}/media/kustomization.yaml"] = fr.kustomization(
+            "namespace.yaml", "plex.yaml"
+        )
+        files[f"apps/{c}/media/namespace.yaml"] = fr.namespace("media")
+        files[f"apps/{c}/media/plex.yaml"] = fr.flux_ks("plex", f"./apps/{c}/media/plex")
+        files[f"apps/{c}/media/plex/kustomization.yaml"] = fr.kustomization(
+            "deployment.yaml", namespace="media"
+        )
+        files[f"apps/{c}/media/plex/deployment.yaml"] = fr.deployment("plex")
+    files["apps/main/media/kustomization.yaml"] = fr.kustomization(
+        "namespace.yaml", "plex.yaml", "extra.yaml"
+    )
+    files["apps/main/media/extra.yaml"] = fr.configmap("extra")  # main's is the larger one
+    repo = write_tree(tmp_path / "repo", files)
+    res = cli("lint", "--repo", repo, "-o", "json", "--fail-on", "info")
+    findings = [f for f in json.loads(res.stdout)["findings"] if f["rule"] == RULE.id]
+    assert sorted(f["id"] for f in findings) == [
+        "sole-namespace-declarer:apps/main/media:Namespace/media",
+        "sole-namespace-declarer:apps/staging/media:Namespace/media",
+    ]
+    for f in findings:
+        cluster = f["id"].split("/")[1]
+        assert f"apps/{cluster}/media/plex" in f["message"]
+        assert ("staging" in f["message"]) == (cluster == "staging")

@@ -171,3 +171,42 @@ def test_generator_directory_is_scanned_from_files(tmp_path: Path) -> None:
     ctx = lint_ctx(snap)  # without the repo the generated path is unknown: not checked
     assert RULE.check_snapshot(ctx) == []
     assert substitution.analyse(ctx).unchecked == ["dev/flux-system/apps-vms"]
+
+
+def test_literal_advice_is_postbuild_never_an_escape_flux_would_not_undo() -> None:
+    """Without postBuild Flux never unescapes: `$${VAR}` would ship as `$${VAR}`."""
+    dash = cm("dash", "monitoring", json='{"ds": "${DS_PROMETHEUS}"}')
+    info = _lint(_snap(ks("platform"), source=(dash,), rendered=(dash,)))
+    f = info["substitution:dev:platform:DS_PROMETHEUS:literal"]
+    assert "Flux leaves it as written" in f.message and "right today" in f.message
+    assert "if substitution is ever added to platform, it must become $${DS_PROMETHEUS}" in (
+        f.message
+    )
+    apps = ks("apps", subst_from=["cluster-vars"])
+    host = cm("host", "x", url="${K3S_API_HOST}")
+    error = _lint(
+        _snap(
+            ks("platform"),
+            source=(host,),
+            rendered=(host,),
+            extra=(flux("dev", "apps", apps), flux("prod", "apps", apps)),
+        )
+    )["substitution:dev:platform:K3S_API_HOST:literal"]
+    assert error.severity == "error"
+    assert "add postBuild.substituteFrom" in error.message
+    assert "escape it as" not in error.message
+
+
+def test_a_script_s_own_variables_without_postbuild_are_no_finding() -> None:
+    script = (
+        "#!/bin/sh\nset -e\nfor f in ${files}; do echo ${1} ${f}; done\n"
+        'tmp=$(mktemp)\necho "${tmp}"\n'
+    )
+    job = cm("backup-script", "x", **{"run.sh": script})
+    assert _lint(_snap(ks("platform"), source=(job,), rendered=(job,))) == {}
+
+
+def test_a_flux_default_outside_a_script_is_no_shell_expansion() -> None:
+    """`${minRunners:=1}` in a HelmRelease value is Flux's own default syntax."""
+    runners = helmrelease("runners", "arc", minRunners="${minRunners:=1}")
+    assert _lint(_snap(source=(runners, CILIUM_SRC))) == {}

@@ -1,0 +1,182 @@
+"""Blind spots: what a run did not judge, said out loud.
+
+A diff that says `0 changed` is only as good as what it rendered. Two things escape it:
+Kustomizations that were not rendered at all (their source is external, so harness skips
+them; or the parent that declares them failed, so nobody saw them), and changed files that
+no rendered target reads (an image bump in a directory reached only through a failed
+root). Both are counted and listed, so a reviewer never reads "no change" where harness
+simply did not look.
+
+A file is covered when a rendered target reads it: it is in the input closure of a path or
+Flux target that rendered (cache/closure.py, the same walk the render cache keys on), under
+the directory of a Flux target without a kustomization file (Flux's generated
+kustomization takes every manifest below it), or in the directory of a chart a `helm`
+target rendered from the repo. Only files that can be manifests count: YAML and JSON, and
+any file in a directory with a kustomization file (generator inputs); dot paths, the
+goldens and harness.yaml never do.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.cache.closure import EscapeError, Walker
+from harness.core import yamlload
+from harness.core.model import Snapshot, TargetResult
+from harness.discover import kustomization_file
+from harness.flux.api import is_flux_kustomization
+from harness.flux.clusters import declares_flux_kustomization
+from harness.flux.includes import Includes, manifest_files
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+CONFIG_FILES = ("harness.yaml", "harness.yml")
+
+
+@dataclass(frozen=True)
+class BlindSpots:
+    """What one run did not judge: skipped Kustomizations (target name -> why) and changed
+    files no rendered target reads (repo-relative)."""
+
+    skipped: Mapping[str, str]
+    uncovered: tuple[str, ...] = ()
+    # failed Flux target -> how many Flux Kustomizations its build would declare (unseen)
+    under_failed: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def skipped_sources(self) -> dict[str, int]:
+        """`reason -> how many Kustomizations`, each reason once (one per source)."""
+        out: dict[str, int] = {}
+        for reason in self.skipped.values():
+            out[reason] = out.get(reason, 0) + 1
+        return dict(sorted(out.items()))
+
+    def __bool__(self) -> bool:
+        return bool(self.skipped or self.uncovered or self.under_failed)
+
+
+def uncovered(
+    repo: Path, snapshot: Snapshot, changed: Iterable[str], goldens: Path | None = None
+) -> tuple[str, ...]:
+    """The `changed` files (relative to `repo`, the tree `snapshot` was rendered from) that
+    exist there, can be manifests and are read by no rendered target."""
+    candidates = [
+        rel for rel in changed if _may_be_manifest(repo, rel, goldens) and (repo / rel).is_file()
+    ]
+    if not candidates:
+        return ()
+    files, directories = _covered(repo, snapshot.results.values())
+    if "" in directories:  # a Flux target generated at the root reads every manifest
+        return ()
+    return tuple(
+        rel
+        for rel in candidates
+        if rel not in files and not any(rel.startswith(d + "/") for d in directories)
+    )
+
+
+def under_failed(repo: Path, snapshot: Snapshot) -> dict[str, int]:
+    """Failed Flux targets -> the Flux Kustomizations their build would have declared and no
+    other target rendered (read from the files the build reaches, without kustomize): the
+    Kustomizations a failed parent hides."""
+    rendered = {
+        (r.target.cluster, r.name.split("/", 1)[1])
+        for r in snapshot.results.values()
+        if r.target.kind == "flux"
+    }
+    root = Path(os.path.abspath(repo))
+    includes = Includes()
+    out: dict[str, int] = {}
+    for name, result in sorted(snapshot.results.items()):
+        target = result.target
+        if target.kind != "flux" or result.ok:
+            continue
+        directory = Path(os.path.abspath(target.path))
+        if not directory.is_relative_to(root) or directory == root:
+            continue  # the whole repo is no evidence of what this one declares
+        hidden = {
+            key
+            for key in _declared(manifest_files(includes.closure([directory])))
+            if (target.cluster, key) not in rendered
+        }
+        if hidden:
+            out[name] = len(hidden)
+    return out
+
+
+def _declared(files: Iterable[Path]) -> set[str]:
+    """`namespace/name` of every Flux Kustomization the files hold."""
+    out: set[str] = set()
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if not declares_flux_kustomization(text):
+            continue
+        try:
+            objects = yamlload.load_all(text)
+        except yamlload.YAMLError:
+            continue
+        for obj in objects:
+            if isinstance(obj, dict) and is_flux_kustomization(obj):
+                meta = obj.get("metadata") or {}
+                out.add(f"{meta.get('namespace') or 'flux-system'}/{meta.get('name')}")
+    return out
+
+
+def _may_be_manifest(repo: Path, rel: str, goldens: Path | None) -> bool:
+    parts = rel.split("/")
+    if any(p.startswith(".") for p in parts) or rel in CONFIG_FILES:
+        return False
+    if goldens is not None:
+        try:
+            (repo / rel).resolve().relative_to(goldens.resolve())
+            return False
+        except ValueError:
+            pass
+    if rel.endswith(MANIFEST_SUFFIXES):
+        return True
+    return kustomization_file((repo / rel).parent) is not None
+
+
+def _covered(repo: Path, results: Iterable[TargetResult]) -> tuple[set[str], list[str]]:
+    """(files read by a rendered target, directories whose every file is read), relative."""
+    root = Path(os.path.abspath(repo))
+    walker = Walker()
+    files: set[str] = set()
+    directories: list[str] = []
+    for result in results:
+        if not result.ok:
+            continue
+        target = result.target
+        if target.kind == "helm":
+            chart = _repo_chart(target.helm.source if target.helm else "")
+            if chart is not None:
+                directories.append(chart)
+            continue
+        directory = Path(os.path.abspath(target.path))
+        try:
+            rel = directory.relative_to(root).as_posix()
+        except ValueError:
+            continue  # a source outside this tree (a mapped checkout)
+        if kustomization_file(directory) is None:
+            directories.append("" if rel == "." else rel)
+            continue
+        try:
+            closure = walker.closure(directory, root)
+        except (EscapeError, OSError):
+            continue
+        files.update(closure.files())
+    return files, directories
+
+
+def _repo_chart(source: str) -> str | None:
+    """`GitRepository/ns/name ./charts/app` -> `charts/app` (a chart in a git source's tree;
+    the repo's own source is the usual case)."""
+    kind, _, path = source.partition(" ")
+    if not kind.startswith("GitRepository/") or not path.startswith("./"):
+        return None
+    return os.path.normpath(path).removeprefix("./") or None
