@@ -90,12 +90,13 @@ def render_repo(
         renderer.expect(t.path for t in targets)
         pending = [pool.submit(one, t) for t in targets]
         skipped: dict[str, str] = {}
+        notices: list[str] = []
         clusters: list[Any] = []
         flux_results: dict[str, TargetResult] | None = None
         if options.flux and (plan is None or plan.owns_flux()):
 
-            def collect(cluster: str, bootstrap: ObjectRef, owners: Any) -> None:
-                clusters.append((cluster, bootstrap, owners))
+            def collect(cluster: str, bootstrap: ObjectRef, owners: Any, root: Path) -> None:
+                clusters.append((cluster, bootstrap, owners, root))
 
             flux_results = render_flux(
                 config,
@@ -108,6 +109,7 @@ def render_repo(
                 on_cluster=collect if options.helm else None,
                 seam=seam,
                 keep=_cluster_filter(plan, config),
+                on_notice=notices.append,
             )
         results = {r.name: r for r in (f.result() for f in pending)}
     if flux_results is not None:
@@ -127,6 +129,7 @@ def render_repo(
         results=dict(sorted(results.items())),
         label=label,
         skipped=dict(sorted(skipped.items())),
+        notices=tuple(dict.fromkeys(notices)),
     )
 
 
@@ -159,7 +162,7 @@ def _helm(
     return stage.render(
         config,
         renderer,
-        [ClusterObjects(c, b, o) for c, b, o in clusters],
+        [ClusterObjects(c, b, o, r) for c, b, o, r in clusters],
         stage.HelmOptions(
             binary=options.helm_binary,
             offline=options.offline,

@@ -126,6 +126,7 @@ def render_snapshot(
     if cache is not None and cache.uncacheable:
         replay.taint("a target reads remote inputs")
     print_skipped(snapshot)
+    print_notices(snapshot)
     return snapshot
 
 
@@ -134,3 +135,15 @@ def print_skipped(snapshot: Snapshot) -> None:
     err = stderr()
     for name, reason in snapshot.skipped.items():
         err.print(f"info: {escape(name)}: skipped, {escape(reason)}")
+
+
+_NOTICED: set[str] = set()
+
+
+def print_notices(snapshot: Snapshot) -> None:
+    """Each notice once per process, though `diff` renders two sides."""
+    err = stderr()
+    for notice in snapshot.notices:
+        if notice not in _NOTICED:
+            _NOTICED.add(notice)
+            err.print(f"warning: {escape(notice)}")

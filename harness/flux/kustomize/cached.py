@@ -44,6 +44,7 @@ from harness.flux.kustomize.build import (
     known_keys,
     variables,
 )
+from harness.flux.source import artifacts
 from harness.flux.source.ignore import Rules
 
 
@@ -182,7 +183,7 @@ def _rules_part(rules: Rules | None, root: Path) -> str:
 
 def _kept(obj: dict[str, Any]) -> bool:
     """Raw objects the fixed point reads back (targets._integrate)."""
-    if is_flux_kustomization(obj) or is_source(obj):
+    if is_flux_kustomization(obj) or is_source(obj) or artifacts.is_generator(obj):
         return True
     return obj.get("apiVersion") == "v1" and obj.get("kind") in ("ConfigMap", "Secret")
 
