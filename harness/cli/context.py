@@ -12,6 +12,7 @@ from rich.markup import escape
 from harness import render
 from harness.cache import replay
 from harness.cache import store as cache_mod
+from harness.cache.memo import Memo
 from harness.core import config as config_mod
 from harness.core.config import Config
 from harness.core.errors import ConfigError
@@ -137,13 +138,13 @@ def print_skipped(snapshot: Snapshot) -> None:
         err.print(f"info: {escape(name)}: skipped, {escape(reason)}")
 
 
-_NOTICED: set[str] = set()
+_NOTICED: Memo[str, bool] = Memo("printed notices", 1000)
 
 
 def print_notices(snapshot: Snapshot) -> None:
-    """Each notice once per process, though `diff` renders two sides."""
+    """Each notice once per run, though `diff` renders two sides."""
     err = stderr()
     for notice in snapshot.notices:
-        if notice not in _NOTICED:
-            _NOTICED.add(notice)
+        if _NOTICED.get(notice) is None:
+            _NOTICED.put(notice, True)
             err.print(f"warning: {escape(notice)}")

@@ -72,6 +72,8 @@ def build_flux(
     try:
         closure = seam.walker.closure(directory, root, generated=generated)
     except EscapeError as exc:
+        if ctx.artifacts is not None:
+            raise BuildError(ctx.artifacts.explain_escape(str(exc), root, ctx.repo)) from None
         raise BuildError(str(exc)) from None
     cache = seam.cache
     if cache is None:

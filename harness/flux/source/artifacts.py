@@ -807,18 +807,22 @@ class Artifact:
     origins: Mapping[str, Path]
 
     def origin_dir(self, rel: str) -> Path | None:
-        """The source directory a directory of the artifact was copied from, when one is."""
+        """The source directory a directory of the artifact stands for: the one it was
+        copied from, else the deepest directory all its content came from."""
         rel = _clean(rel)
         found = self.origins.get(rel)
         if found is not None:
             return found if found.is_dir() else None
         prefix = "" if rel == "." else rel + "/"
-        parents = {
-            path.parent
+        dirs = {
+            str(path if path.is_dir() else path.parent)
             for key, path in self.origins.items()
-            if key.startswith(prefix) and "/" not in key[len(prefix) :] and not path.is_dir()
+            if key.startswith(prefix)
         }
-        return parents.pop() if len(parents) == 1 else None
+        if not dirs:
+            return None
+        common = Path(os.path.commonpath(sorted(dirs)))
+        return None if common == Path(common.anchor) else common
 
 
 class Store:
@@ -893,6 +897,24 @@ class Store:
             pattern = re.compile(re.escape(prefix) + r"(/[^\s'\":,\]\)]*)?")
             text = pattern.sub(_namer(artifact, repo), text)
         return text
+
+    def explain_escape(self, message: str, root: Path, repo: Path) -> str:
+        """A confinement error of a build from an artifact tree: its file named as the repo
+        file it came from, the escaped path relative to the artifact, and why."""
+        artifact = self.owner(root)
+        if artifact is None:
+            return message
+        message = self.display(message, repo)
+        leftover = re.compile(re.escape(str(self.directory)) + r"(/[^\s'\":,\]\)]*)?")
+        message = leftover.sub(
+            lambda m: os.path.relpath(str(self.directory) + (m.group(1) or ""), artifact.root),
+            message,
+        )
+        head, sep, rest = message.partition(": ")
+        origin = artifact.origins.get(_clean(head)) if sep else None
+        if origin is not None:
+            message = f"{_shown(artifact, '/' + _clean(head), repo)}{sep}{rest}"
+        return f"{message}: {artifact.ref} holds only what its ArtifactGenerator copies"
 
 
 def _namer(artifact: Artifact, repo: Path) -> Callable[[re.Match[str]], str]:
