@@ -224,3 +224,16 @@ def test_through_the_cli_a_closure_only_change_is_the_changes_error(
     touched = cli("diff", "--repo", root, "--base", "HEAD~1", "--head", "HEAD")
     assert touched.code == 2, touched.stdout + touched.stderr
     assert "pre-existing" not in touched.stdout + touched.stderr
+
+
+def test_a_build_from_an_external_artifact_has_no_digest(tmp_path: Path) -> None:
+    """Its tree is what a generator copied from anywhere: a failure there is this side's."""
+    name = "dev/flux-system/apps"
+    declaration = ks("apps", "./staging").replace("kind: GitRepository", "kind: ExternalArtifact")
+    snap = snapshot({"dev/flux-system/flux-system": [declaration]})
+    root = write_tree(tmp_path / "repo", {"apps/staging/cm.yaml": configmap("a")})
+    snap.results[name] = TargetResult(
+        Target(name, "flux", root / "apps/staging", "dev"), error="kustomize: boom"
+    )
+    assert name not in inputs.side_digests(root, snap)
+    assert inputs.target_digest(root, snap, snap.results[name]) is None
