@@ -221,3 +221,37 @@ def test_generator_objects_survive_the_render_cache(make_repo: Repo, tmp_path: P
         renders.append({n: (r.error, r.sha256, r.target.path) for n, r in results.items()})
     assert renders[0] == renders[1] == renders[2]
     assert all(error is None for error, _, _ in renders[1].values())
+
+
+def test_a_path_pattern_generator_feeds_one_kustomization_per_directory(make_repo: Repo) -> None:
+    files = artifactrepo.helm_example(("staging",))
+    del files["clusters/staging/artifacts.yaml"]
+    gen = generator(
+        "per-app",
+        [{"alias": "repo", "kind": "GitRepository", "name": "flux-system"}],
+        [
+            {
+                "name": "infra-{part}",
+                "copy": [{"from": "@repo/infrastructure/{part}/**", "to": "@artifact/"}],
+            }
+        ],
+    )
+    gen["spec"]["pathPattern"] = "@repo/infrastructure/{part}"
+    files["clusters/staging/infrastructure.yaml"] = dump(
+        gen,
+        flux_ks("controllers", "./", "ExternalArtifact", "infra-controllers"),
+        flux_ks("configs", "./", "ExternalArtifact", "infra-configs"),
+    )
+    files["clusters/staging/apps.yaml"] = dump(
+        flux_ks("apps", "./apps/staging", "GitRepository", "flux-system")
+    )
+    results = render_repo(make_repo(files))
+    assert sorted(results) == [
+        "staging/flux-system/apps",
+        "staging/flux-system/configs",
+        "staging/flux-system/controllers",
+        "staging/flux-system/flux-system",
+    ]
+    assert [o["metadata"]["name"] for o in objects(results["staging/flux-system/configs"])] == [
+        "issuer"
+    ]
