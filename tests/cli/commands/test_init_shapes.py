@@ -28,6 +28,13 @@ def init_and_check(cli: Cli, repo: Path) -> tuple[Result, Result]:
     return init, check
 
 
+def lint_is_clean(cli: Cli, repo: Path) -> None:
+    """A healthy repo of the shape gates green: no finding is an artefact of the shape."""
+    lint = cli("lint", "--repo", repo)
+    assert lint.code == 0, lint.stdout + lint.stderr
+    assert "lint: 0 errors, 0 warnings" in lint.stdout
+
+
 def test_the_official_example_renders_all_eight_kustomizations(make_repo: Repo, cli: Cli) -> None:
     repo = make_repo(artifactrepo.helm_example())
     init, check = init_and_check(cli, repo)
@@ -41,6 +48,7 @@ def test_the_official_example_renders_all_eight_kustomizations(make_repo: Repo, 
     assert (uncached.code, uncached.stdout) == (check.code, check.stdout)
     golden = repo / "goldens/flux/staging/flux-system/apps.yaml"
     assert "env: staging" in golden.read_text()
+    lint_is_clean(cli, repo)
 
 
 def test_an_edit_copied_into_an_artifact_is_seen_an_excluded_one_is_not(
@@ -83,6 +91,7 @@ def test_a_flux_instance_fleet_gets_its_clusters(make_repo: Repo, cli: Cli) -> N
     written = yaml.safe_load((repo / "harness.yaml").read_text())
     assert "outside_git" not in (written or {})
     assert "5/5 flux targets match" in check.stdout
+    lint_is_clean(cli, repo)
 
 
 def test_an_oci_artifact_pushed_from_a_subdirectory(make_repo: Repo, cli: Cli) -> None:
@@ -91,6 +100,7 @@ def test_an_oci_artifact_pushed_from_a_subdirectory(make_repo: Repo, cli: Cli) -
     assert "3 flux targets (0 skipped), clusters: c0" in init.stdout
     assert "#   - kubernetes/clusters/c0" in (repo / "harness.yaml").read_text()
     assert "3/3 flux targets match" in check.stdout
+    lint_is_clean(cli, repo)
 
 
 def test_without_evidence_the_guess_is_said_once_with_the_line_to_pin(
