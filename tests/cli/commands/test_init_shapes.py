@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests import artifactrepo
@@ -35,6 +36,7 @@ def lint_is_clean(cli: Cli, repo: Path) -> None:
     assert "lint: 0 errors, 0 warnings" in lint.stdout
 
 
+@pytest.mark.slow
 def test_the_official_example_renders_all_eight_kustomizations(make_repo: Repo, cli: Cli) -> None:
     repo = make_repo(artifactrepo.helm_example())
     init, check = init_and_check(cli, repo)
@@ -51,6 +53,7 @@ def test_the_official_example_renders_all_eight_kustomizations(make_repo: Repo, 
     lint_is_clean(cli, repo)
 
 
+@pytest.mark.slow
 def test_an_edit_copied_into_an_artifact_is_seen_an_excluded_one_is_not(
     make_repo: Repo, cli: Cli
 ) -> None:
