@@ -39,7 +39,7 @@ from typing import Any
 from harness import discover
 from harness.cache import parsed
 from harness.cache.seam import Seam
-from harness.core import documents, parallel
+from harness.core import documents, parallel, yamlload
 from harness.core.config import Config
 from harness.core.model import Target, TargetResult
 from harness.flux import clusters as clusters_mod
@@ -398,8 +398,6 @@ def _patched(
     objs: list[dict[str, Any]], patches: list[dict[str, Any]], ctx: Context
 ) -> list[dict[str, Any]]:
     """The sync objects with the patches applied by a real kustomize build."""
-    from harness.core import yamlload
-
     body = "".join("---\n" + yamlload.dump(o) for o in objs)
     kfile = operator.kustomization_file(patches)
     digest = hashlib.sha256(f"{body}\0{kfile}".encode()).hexdigest()[:20]
