@@ -129,7 +129,7 @@ def render_repo(
         results=dict(sorted(results.items())),
         label=label,
         skipped=dict(sorted(skipped.items())),
-        notices=tuple(dict.fromkeys(notices)),
+        warnings=tuple(dict.fromkeys(notices)),
     )
 
 

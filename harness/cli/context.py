@@ -126,25 +126,27 @@ def render_snapshot(
             cache.close()
     if cache is not None and cache.uncacheable:
         replay.taint("a target reads remote inputs")
-    print_skipped(snapshot)
-    print_notices(snapshot)
+    print_skipped(_unseen_warnings(snapshot))
     return snapshot
 
 
+_WARNED: Memo[str, bool] = Memo("printed warnings", 1000)
+
+
+def _unseen_warnings(snapshot: Snapshot) -> Snapshot:
+    """The snapshot with only the warnings this run has not printed yet: `diff` renders
+    two sides, and a warning about how clusters were found is said once."""
+    fresh = tuple(w for w in snapshot.warnings if _WARNED.get(w) is None)
+    for warning in fresh:
+        _WARNED.put(warning, True)
+    return replace(snapshot, warnings=fresh)
+
+
 def print_skipped(snapshot: Snapshot) -> None:
-    """One info line per flux target skipped on purpose (its source is external)."""
+    """One info line per flux target skipped on purpose (its source is external), and the
+    run's warnings (a `helm:` glob that matches nothing)."""
     err = stderr()
     for name, reason in snapshot.skipped.items():
         err.print(f"info: {escape(name)}: skipped, {escape(reason)}")
-
-
-_NOTICED: Memo[str, bool] = Memo("printed notices", 1000)
-
-
-def print_notices(snapshot: Snapshot) -> None:
-    """Each notice once per run, though `diff` renders two sides."""
-    err = stderr()
-    for notice in snapshot.notices:
-        if _NOTICED.get(notice) is None:
-            _NOTICED.put(notice, True)
-            err.print(f"warning: {escape(notice)}")
+    for warning in snapshot.warnings:
+        err.print(f"[yellow]warning: {escape(warning)}[/yellow]")

@@ -109,9 +109,8 @@ class Snapshot:
     label: str = ""
     # flux targets not rendered on purpose (source marked external): name -> reason
     skipped: dict[str, str] = field(default_factory=dict)
-    # what the render wants the user to know once (clusters guessed, a FluxInstance whose
-    # path is not in the repo); not part of any comparison
-    notices: tuple[str, ...] = ()
+    # one line each, about the run rather than a target (a `helm:` glob that matches nothing)
+    warnings: tuple[str, ...] = ()
 
     def errors(self) -> list[TargetResult]:
         return [r for r in self.results.values() if not r.ok]
