@@ -96,12 +96,13 @@ def render_repo(
         renderer.expect(t.path for t in targets)
         pending = [pool.submit(one, t) for t in targets]
         skipped: dict[str, str] = {}
+        notices: list[str] = []
         clusters: list[Any] = []
         flux_results: dict[str, TargetResult] | None = None
         if options.flux and (plan is None or plan.owns_flux()):
 
-            def collect(cluster: str, bootstrap: ObjectRef, owners: Any) -> None:
-                clusters.append((cluster, bootstrap, owners))
+            def collect(cluster: str, bootstrap: ObjectRef, owners: Any, root: Path) -> None:
+                clusters.append((cluster, bootstrap, owners, root))
 
             flux_results = render_flux(
                 config,
@@ -114,6 +115,7 @@ def render_repo(
                 on_cluster=collect if options.helm else None,
                 seam=seam,
                 keep=_cluster_filter(plan, config),
+                on_notice=notices.append,
             )
         results = {r.name: r for r in (f.result() for f in pending)}
     warnings: tuple[str, ...] = ()
@@ -142,7 +144,7 @@ def render_repo(
         results=dict(sorted(results.items())),
         label=label,
         skipped=dict(sorted(skipped.items())),
-        warnings=warnings,
+        warnings=tuple(dict.fromkeys([*notices, *warnings])),
     )
 
 
@@ -176,7 +178,7 @@ def _helm(
     return stage.render(
         config,
         renderer,
-        [ClusterObjects(c, b, o) for c, b, o in clusters],
+        [ClusterObjects(c, b, o, r) for c, b, o, r in clusters],
         stage.HelmOptions(
             binary=options.helm_binary,
             offline=options.offline,

@@ -99,10 +99,16 @@ def target_digest(
 ) -> str | None:
     """sha256 over the target's inputs; None when they cannot be known: helm targets (their
     inputs include remote charts, so a chart repository failing on both sides is an error
-    of this run, not a pre-existing one) unless their chart was unreachable, and builds that
-    escape their source root."""
+    of this run, not a pre-existing one) unless their chart was unreachable, builds that
+    escape their source root, and builds from an ExternalArtifact (its tree is what a
+    generator copied from anywhere in the repo; an error there always counts as this
+    side's)."""
     if result.target.kind == "helm":
         return _unreachable_chart_inputs(snapshot, result)
+    if result.target.kind == "flux":
+        ks = _kustomization(_declaration(snapshot, result)[0])
+        if ks is not None and ks.source.kind == "ExternalArtifact":
+            return None
     if dig is None:
         with digester(repo) as own:
             return target_digest(repo, snapshot, result, own)

@@ -12,6 +12,7 @@ from rich.markup import escape
 from harness import render
 from harness.cache import replay
 from harness.cache import store as cache_mod
+from harness.cache.memo import Memo
 from harness.core import config as config_mod
 from harness.core.config import Config
 from harness.core.errors import ConfigError
@@ -126,7 +127,7 @@ def render_snapshot(
             cache.close()
     if cache is not None and cache.uncacheable:
         replay.taint("a target reads remote inputs")
-    print_skipped(snapshot)
+    print_skipped(_unseen_warnings(snapshot))
     return snapshot
 
 
@@ -150,6 +151,18 @@ def _preinstalled_apis(cfg: Config) -> Callable[[Snapshot], Mapping[str, frozens
         return {cluster: inventory.apis(cluster) for cluster in ctx.graphs}
 
     return scan
+
+
+_WARNED: Memo[str, bool] = Memo("printed warnings", 1000)
+
+
+def _unseen_warnings(snapshot: Snapshot) -> Snapshot:
+    """The snapshot with only the warnings this run has not printed yet: `diff` renders
+    two sides, and a warning about how clusters were found is said once."""
+    fresh = tuple(w for w in snapshot.warnings if _WARNED.get(w) is None)
+    for warning in fresh:
+        _WARNED.put(warning, True)
+    return replace(snapshot, warnings=fresh)
 
 
 def print_skipped(snapshot: Snapshot) -> None:

@@ -7,18 +7,29 @@ holds. A Kustomization is known by namespace/name, so each is built once and a c
 (A renders B renders A) ends as an error on the one that re-renders its ancestor, never a
 loop. Builds of one round run in parallel across all clusters.
 
+Which directories are clusters, and where a FluxInstance puts a cluster's root, is
+clusters.py's and operator.py's business; a FluxInstance's root Kustomization (with its
+`spec.kustomize.patches` applied by kustomize, as the operator applies them) is the run's
+first node.
+
 Target names are `<cluster>/<namespace>/<name>` (cluster naming: see clusters.py).
-`spec.path` resolves against the source's root: the repo root for the root Kustomization's
-source (the bootstrap GitRepository), a `sources:` config entry for any other; an unmapped
-source fails only that target. A Kustomization waiting for a `substituteFrom` object that a
-still-unbuilt sibling may render is deferred until nothing else can run. Every build sees
-its source's artifact, not the whole tree: the source's ignore rules (source/ignore.py),
-with the `spec.ignore` of the source object when this cluster renders it.
+`spec.path` resolves against the source's root: the bootstrap source's root (the repo, or
+the directory an OCI artifact is pushed from) for the root Kustomization's source, an
+ArtifactGenerator's artifact tree for an ExternalArtifact (source/artifacts.py), a
+`sources:` config entry for any other; an unmapped source fails only that target. A
+Kustomization waiting for a `substituteFrom` object, or for the ArtifactGenerator of its
+ExternalArtifact, that a still-unbuilt sibling may render is deferred until nothing else
+can run. Every build sees its source's artifact, not the whole tree: the source's ignore
+rules (source/ignore.py), with the `spec.ignore` of the source object when this cluster
+renders it; an ExternalArtifact is a tree of its own, built under the run's workspace.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
+import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -28,11 +39,13 @@ from typing import Any
 from harness import discover
 from harness.cache import parsed
 from harness.cache.seam import Seam
-from harness.core import documents, parallel
+from harness.core import documents, parallel, yamlload
 from harness.core.config import Config
 from harness.core.model import Target, TargetResult
 from harness.flux import clusters as clusters_mod
+from harness.flux import operator
 from harness.flux.api import (
+    SOURCE_KINDS,
     FluxKustomization,
     ObjectRef,
     is_flux_kustomization,
@@ -52,14 +65,18 @@ from harness.flux.kustomize.build import (
     substitute_refs,
 )
 from harness.flux.kustomize.cached import ElidedSecret, build_flux
-from harness.flux.source import outside
+from harness.flux.source import artifacts, outside
+from harness.flux.source.artifacts import EXTERNAL_ARTIFACT, GeneratorError
 from harness.flux.source.ignore import Rules
 from harness.flux.spec import SpecError
 from harness.render import Renderer
 
 # (cluster name, its bootstrap source, (flux target name, rendered objects) per built
-# Kustomization): what helm targets need of a cluster (harness/helm/targets.py)
-ClusterHook = Callable[[str, ObjectRef, tuple[tuple[str, tuple[dict[str, Any], ...]], ...]], None]
+# Kustomization, the bootstrap source's root directory): what helm targets need of a
+# cluster (harness/helm/targets.py)
+ClusterHook = Callable[
+    [str, ObjectRef, tuple[tuple[str, tuple[dict[str, Any], ...]], ...], Path], None
+]
 
 BOOTSTRAP_NAME = "flux-system"
 BOOTSTRAP_SOURCE = ObjectRef("GitRepository", BOOTSTRAP_NAME, BOOTSTRAP_NAME)
@@ -80,6 +97,9 @@ class _Node:
     done: bool = False
     gap: outside.Gap | None = None  # cluster "" until the cluster's name is known
     skipped: str | None = None  # built from an external source: not a target
+    # the repo directory the target stands for: `directory`, or for a build from an
+    # ExternalArtifact tree the directory it was copied from
+    shown: Path | None = None
 
 
 @dataclass
@@ -87,10 +107,13 @@ class _Run:
     """The fixed point of one cluster entry directory."""
 
     path: Path
-    explicit: bool
+    kept: bool  # a cluster whatever it renders (configured, or with bootstrap evidence)
+    entry: clusters_mod.Entry | None = None
     root: Key | None = None
     bootstrap: ObjectRef = BOOTSTRAP_SOURCE
+    bootstrap_root: Path | None = None  # the bootstrap source's directory (None: the repo)
     has_flux: bool = False
+    templated: bool = False  # its Kustomizations all have `${...}` in their names
     entry_error: str | None = None
     nodes: dict[Key, _Node] = field(default_factory=dict)
     objects: dict[ObjectRef, dict[str, Any]] = field(default_factory=dict)
@@ -101,6 +124,9 @@ class _Run:
     declared: outside.Resolved = field(default_factory=outside.Resolved)
     # each build's objects for the helm stage (_collect_owned), when it runs
     owned: list[tuple[Key, tuple[dict[str, Any], ...]]] = field(default_factory=list)
+    # ArtifactGenerators this cluster renders, and the source trees their inputs are
+    generators: dict[ObjectRef, dict[str, Any]] = field(default_factory=dict)
+    trees: dict[tuple[str, Rules | None], artifacts.Tree] = field(default_factory=dict)
 
     def lookup(self, ref: ObjectRef) -> Mapping[str, Any] | outside.DeclaredObject | None:
         """A rendered object wins over a declaration of the same object."""
@@ -131,6 +157,7 @@ def render_flux(
     on_cluster: ClusterHook | None = None,
     seam: Seam | None = None,
     keep: Callable[[Path], bool] | None = None,
+    on_notice: Callable[[str], None] | None = None,
 ) -> dict[str, TargetResult]:
     """All flux targets of the repo; an empty dict when it has no cluster.
 
@@ -139,39 +166,52 @@ def render_flux(
     a source harness.yaml marks external are not targets: `on_skip(name, reason)` hears of
     each. `gaps` collects what is neither in git nor declared (for `harness init`).
     `keep` limits the configured clusters that are built (a shard's); names still come
-    from all of them.
+    from all of them. `on_notice` hears, once, how clusters were found when that is a
+    guess or a declared root could not be used.
     """
     incl = Includes()
     explicit = bool(config.clusters)
-    dirs = clusters_mod.configured(config) if explicit else clusters_mod.candidates(config, incl)
-    if not dirs:
+    detection = clusters_mod.detect(config, incl)
+    if explicit:
+        entries = [
+            _configured_entry(d, detection, config.repo) for d in clusters_mod.configured(config)
+        ]
+    else:
+        entries = list(detection.entries)
+    if not entries:
+        _notify(on_notice, detection.problems)
         return {}
-    all_dirs = dirs
+    all_dirs = [e.path for e in entries]
     if explicit and keep is not None:
-        dirs = [d for d in dirs if keep(d)]
+        entries = [e for e in entries if keep(e.path)]
     with generator.workspace(config.repo) as ws, parallel.pool(jobs) as pool:
         seam = seam or Seam.for_run(renderer, None)  # confinement always, cache when given
-        ctx = Context(renderer, ws, incl, config.repo, strict, seam=seam)
+        store_dir = ws.root / "artifacts"
+        store_dir.mkdir()
+        store = artifacts.Store(store_dir)
+        ctx = Context(renderer, ws, incl, config.repo, strict, seam=seam, artifacts=store)
         runs = [
             _Run(
-                path=d,
-                explicit=explicit,
-                declared=outside.resolve(config.outside_git, _aliases(d, config.repo)),
+                path=e.path,
+                kept=explicit or not detection.guessed,
+                entry=e,
+                bootstrap_root=e.source_root,
+                declared=outside.resolve(config.outside_git, _aliases(e.path, config.repo)),
             )
-            for d in dirs
+            for e in entries
         ]
         list(pool.map(lambda run: _start(run, ctx), runs))
-        runs = [r for r in runs if r.explicit or r.has_flux or r.entry_error]
+        runs = [r for r in runs if r.kept or ((r.has_flux or r.entry_error) and not r.templated)]
         _fixed_point(runs, config, ctx, pool)
         if on_cluster is not None:
             for run in runs:
                 _collect_owned(run)
     for run in runs:
         _check_references(run)
-    if not explicit:
-        runs = _drop_reached(runs, incl)
+    runs = _drop_reached(runs, incl)
     named = clusters_mod.names(all_dirs if explicit else [r.path for r in runs], config.repo)
     by_path = {c.path: c.name for c in named}
+    _notify(on_notice, _detection_notices(detection, runs, config.repo, explicit))
     if config.outside_git and _config_of_this_tree(config):
         known = [c.name for c in named] + [a for r in runs for a in _aliases(r.path, config.repo)]
         outside.check_clusters(config.outside_git, known, str(config.source_file or "config"))
@@ -185,7 +225,12 @@ def render_flux(
         for result in _results(run, by_path[run.path], ctx, skip, gaps, config.outside_git):
             results[result.name] = result
         if on_cluster is not None:
-            on_cluster(by_path[run.path], run.bootstrap, _owned(run, by_path[run.path]))
+            on_cluster(
+                by_path[run.path],
+                run.bootstrap,
+                _owned(run, by_path[run.path]),
+                run.bootstrap_root or config.repo,
+            )
     # config include/exclude select flux targets by name too (the fixed point needs them all)
     results = {n: r for n, r in sorted(results.items()) if discover.selected(n, config)}
     if on_plan is not None:
@@ -194,6 +239,39 @@ def render_flux(
         for result in results.values():
             on_done(result)
     return results
+
+
+def _configured_entry(
+    path: Path, detection: clusters_mod.Detection, repo: Path
+) -> clusters_mod.Entry:
+    """A `clusters:` directory, with the FluxInstance sync that roots it when there is one."""
+    found = detection.entry(path)
+    if found is not None and not detection.guessed:
+        return replace(found, droppable=False)
+    return clusters_mod.Entry(path, "harness.yaml clusters:", None, repo)
+
+
+def _notify(on_notice: Callable[[str], None] | None, lines: Sequence[str]) -> None:
+    if on_notice is not None:
+        for line in lines:
+            on_notice(line)
+
+
+def _detection_notices(
+    detection: clusters_mod.Detection, runs: Sequence[_Run], repo: Path, explicit: bool
+) -> list[str]:
+    """What the user should know about how clusters were found, once per run."""
+    out = list(detection.problems)
+    if explicit or not detection.guessed or not runs:
+        return out
+    rels = [operator.relative(r.path, repo) for r in runs]
+    out.append(
+        f"no bootstrap evidence (a flux-system/gotk-sync.yaml, a FluxInstance spec.sync, or "
+        f"a Flux Kustomization that builds its own directory): {len(rels)} cluster(s) "
+        f"guessed from directories holding Flux Kustomizations; pin the real one(s) in "
+        f"harness.yaml: {clusters_mod.pin_line(rels)}"
+    )
+    return out
 
 
 # -- entry and root ------------------------------------------------------------------------
@@ -212,14 +290,20 @@ def _synthetic_root(path: Path, repo: Path) -> FluxKustomization:
 
 def _start(run: _Run, ctx: Context) -> None:
     """Render the entry directory and pick the root Kustomization (or synthesize it)."""
+    if run.entry is not None and run.entry.sync is not None:
+        _start_from_sync(run, run.entry.sync, ctx)
+        return
     synthetic = _synthetic_root(run.path, ctx.repo)
-    rules = ctx.ignores.rules(ctx.repo, BOOTSTRAP_SOURCE.kind)
+    source_root = run.bootstrap_root or ctx.repo
+    rules = ctx.ignores.rules(source_root, BOOTSTRAP_SOURCE.kind)
     try:
-        entry = build_flux(synthetic, run.path, ctx, lambda _ref: None, rules, ctx.repo)
+        entry = build_flux(synthetic, run.path, ctx, lambda _ref: None, rules, source_root)
     except BuildError as exc:
         run.entry_error = str(exc)
         entry = None
     root: FluxKustomization | None = None
+    root_dir: Path | None = None
+    names: list[str] = []
     if entry is not None:
         for obj in entry.raw:
             if is_source(obj):
@@ -227,19 +311,22 @@ def _start(run: _Run, ctx: Context) -> None:
             if not is_flux_kustomization(obj):
                 continue
             run.has_flux = True
+            ref = object_ref(obj, "default")
+            names.append(f"{ref.namespace}/{ref.name}")
             try:
                 ks = parse_kustomization(obj)
             except SpecError:
                 continue
-            if ks.source.kind != "GitRepository":
-                continue
-            if secure_join(ctx.repo, ks.path) == run.path and (
+            found = _root_of(ks, run.path, ctx.repo)
+            if found is not None and (
                 root is None or (ks.name == BOOTSTRAP_NAME and root.name != BOOTSTRAP_NAME)
             ):
-                root = ks
+                root, root_dir = ks, found
+    run.templated = bool(names) and all("${" in n for n in names)
     node = _Node(key=(synthetic.namespace, synthetic.name), ks=synthetic, parent=None)
     if root is not None:
         run.bootstrap = root.source
+        run.bootstrap_root = root_dir
         node = _Node(key=root.key, ks=root, parent=None)
     else:
         rel = ctx.show(run.path)
@@ -256,6 +343,82 @@ def _start(run: _Run, ctx: Context) -> None:
     run.nodes[node.key] = node
 
 
+def _root_of(ks: FluxKustomization, directory: Path, repo: Path) -> Path | None:
+    """The source root under which `ks` builds `directory` (it is then the cluster's root
+    Kustomization), or None. A git source is the whole repo; an OCI artifact or a bucket
+    may hold any directory of it, the one `spec.path` is relative to."""
+    if ks.source.kind not in SOURCE_KINDS or "${" in ks.path:
+        return None
+    if ks.source.kind == "GitRepository":
+        return repo if secure_join(repo, ks.path) == directory else None
+    parts = [p for p in ks.path.replace("\\", "/").split("/") if p not in ("", ".")]
+    root = directory
+    for part in reversed(parts):
+        if part == ".." or root.name != part:
+            return None
+        root = root.parent
+    return root if root == repo or root.is_relative_to(repo) else None
+
+
+def _start_from_sync(run: _Run, sync: operator.Sync, ctx: Context) -> None:
+    """The root flux-operator creates for a FluxInstance's `spec.sync`, patched by its
+    `spec.kustomize.patches` (kustomize applies them, as the operator does)."""
+    objs = operator.objects(sync)
+    note = (
+        f"root Kustomization {sync.namespace}/{sync.name} from the {sync.shape} in "
+        f"{ctx.show(sync.file)} (spec.sync), as flux-operator creates it"
+    )
+    patches = operator.relevant_patches(sync)
+    if patches:
+        try:
+            objs = _patched(objs, patches, ctx)
+            note += f", with its {len(patches)} spec.kustomize.patches that apply to it"
+        except BuildError as exc:
+            run.entry_error = (
+                f"spec.kustomize.patches of the {sync.shape} in {ctx.show(sync.file)}: {exc}"
+            )
+    kustomization = next((o for o in objs if is_flux_kustomization(o)), objs[-1])
+    try:
+        root = parse_kustomization(kustomization, sync.namespace)
+    except SpecError as exc:
+        root = parse_kustomization(operator.objects(sync)[1], sync.namespace)
+        run.entry_error = f"the {sync.shape} in {ctx.show(sync.file)}: {exc}"
+    for obj in objs:
+        if is_source(obj):
+            run.entry_sources[object_ref(obj, sync.namespace)] = obj
+            run.sources[object_ref(obj, sync.namespace)] = obj
+    run.bootstrap = root.source
+    run.has_flux = True
+    node = _Node(key=root.key, ks=root, parent=None, notes=[note])
+    run.root = node.key
+    run.nodes[node.key] = node
+
+
+def _patched(
+    objs: list[dict[str, Any]], patches: list[dict[str, Any]], ctx: Context
+) -> list[dict[str, Any]]:
+    """The sync objects with the patches applied by a real kustomize build."""
+    body = "".join("---\n" + yamlload.dump(o) for o in objs)
+    kfile = operator.kustomization_file(patches)
+    digest = hashlib.sha256(f"{body}\0{kfile}".encode()).hexdigest()[:20]
+    directory = ctx.workspace.root / f"fluxinstance-{digest}"
+    if not directory.is_dir():
+        tmp = Path(tempfile.mkdtemp(dir=ctx.workspace.root))
+        (tmp / "sync.yaml").write_text(body, encoding="utf-8")
+        (tmp / "kustomization.yaml").write_text(kfile, encoding="utf-8")
+        with contextlib.suppress(OSError):
+            tmp.rename(directory)
+    output = ctx.renderer.build(directory)
+    if output.error is not None or output.stdout is None:
+        message = (output.error or "kustomize produced no output").replace(f"{directory}/", "")
+        raise BuildError(message)
+    try:
+        loaded = yamlload.load_all(output.stdout)
+    except yamlload.YAMLError as exc:
+        raise BuildError(f"kustomize output is not YAML: {exc}") from None
+    return [o for o in loaded if isinstance(o, dict)]
+
+
 # -- the fixed point -----------------------------------------------------------------------
 
 
@@ -270,8 +433,9 @@ def _fixed_point(
             for node in run.nodes.values():
                 if node.done:
                     continue
-                if node.ks is not None and any(
-                    run.objects.get(r) is None for r in substitute_refs(node.ks)
+                if node.ks is not None and (
+                    any(run.objects.get(r) is None for r in substitute_refs(node.ks))
+                    or _awaits_generator(run, node.ks.source, config)
                 ):
                     deferred.append((run, node))
                 else:
@@ -292,6 +456,7 @@ class _Outcome:
     error: str | None
     gap: outside.Gap | None = None
     skipped: str | None = None
+    shown: Path | None = None  # the repo directory an ExternalArtifact directory came from
 
 
 class _External(Exception):
@@ -308,25 +473,31 @@ def _build_node(run: _Run, node: _Node, config: Config, ctx: Context) -> _Outcom
     if node.ks is None:
         return _Outcome(None, None, node.error or "invalid Kustomization")
     try:
-        root, directory = _resolve_path(run, node.ks, config, ctx)
+        root, directory, artifact = _resolve_path(run, node.ks, config, ctx)
     except _External as exc:
         return _Outcome(None, None, None, skipped=str(exc))
     except _Unmapped as exc:
         return _Outcome(None, None, str(exc), gap=outside.Gap("", "source", exc.ref))
     except BuildError as exc:
         return _Outcome(None, None, str(exc))
-    rules = _ignore_rules(run, node.ks.source, root, ctx)
+    shown = None
+    if artifact is not None:
+        # the published artifact is what Flux builds: no ignore rules left to apply
+        rules: Rules | None = None
+        shown = artifact.origin_dir(directory.relative_to(artifact.root).as_posix())
+    else:
+        rules = _ignore_rules(run, node.ks.source, root, ctx)
     try:
         built = build_flux(node.ks, directory, ctx, run.lookup, rules, root)
-        return _Outcome(directory, built, None)
+        return _Outcome(directory, built, None, shown=shown)
     except MissingObject as exc:
         gap = outside.Gap("", "object", exc.ref, exc.variables)
-        return _Outcome(directory, None, str(exc), gap=gap)
+        return _Outcome(directory, None, str(exc), gap=gap, shown=shown)
     except UndeclaredKey as exc:
         gap = outside.Gap("", "key", exc.ref, exc.variables, str(exc))
-        return _Outcome(directory, None, str(exc), gap=gap)
+        return _Outcome(directory, None, str(exc), gap=gap, shown=shown)
     except BuildError as exc:
-        return _Outcome(directory, None, str(exc))
+        return _Outcome(directory, None, str(exc), shown=shown)
 
 
 def _ignore_rules(run: _Run, source: ObjectRef, root: Path, ctx: Context) -> Rules:
@@ -348,9 +519,10 @@ def _ignore_rules(run: _Run, source: ObjectRef, root: Path, ctx: Context) -> Rul
 
 def _resolve_path(
     run: _Run, ks: FluxKustomization, config: Config, ctx: Context
-) -> tuple[Path, Path]:
-    """The source root and the directory `spec.path` names under it."""
-    root = _source_root(run, ks.source, config)
+) -> tuple[Path, Path, artifacts.Artifact | None]:
+    """The source root, the directory `spec.path` names under it, and the ExternalArtifact
+    tree it is in (None for other sources)."""
+    root, artifact = _source_root(run, ks.source, config, ctx)
     if "${" in ks.path:
         raise BuildError(
             f"spec.path {ks.path!r} holds a variable that no parent Kustomization substitutes"
@@ -358,20 +530,155 @@ def _resolve_path(
     directory = secure_join(root, ks.path)
     if not directory.is_dir():
         what = "is not a directory" if directory.exists() else "does not exist"
-        raise BuildError(
-            f"spec.path {ks.path or './'!r} of {ks.source} {what}: {ctx.show(directory)}"
-        )
-    return root, directory
+        where = ctx.show(directory)
+        if artifact is not None:
+            where = f"{artifact.ref}:{directory.relative_to(root).as_posix()}"
+        raise BuildError(f"spec.path {ks.path or './'!r} of {ks.source} {what}: {where}")
+    return root, directory, artifact
 
 
-def _source_root(run: _Run, source: ObjectRef, config: Config) -> Path:
-    """The bootstrap source is the repo; others come from harness.yaml (source/outside.py)."""
+def _source_root(
+    run: _Run, source: ObjectRef, config: Config, ctx: Context
+) -> tuple[Path, artifacts.Artifact | None]:
+    """The bootstrap source is its root directory (the repo, unless an OCI artifact is
+    pushed from a directory of it); harness.yaml maps others (source/outside.py); an
+    ExternalArtifact nobody maps is built from the ArtifactGenerator that declares it."""
     where = outside.source_root(run.declared, source, run.bootstrap, config.sources)
-    if where.kind == "unmapped":
-        raise _Unmapped(source)
+    if where.kind == "repo":
+        return run.bootstrap_root or config.repo, None
     if where.kind == "external":
         raise _External(f"source {source} is external (harness.yaml outside_git)")
-    return Path(os.path.normpath(config.repo / (where.directory or ".")))
+    if where.kind == "mapped":
+        return Path(os.path.normpath(config.repo / (where.directory or "."))), None
+    if source.kind == EXTERNAL_ARTIFACT:
+        artifact = _artifact(run, source, config, ctx, ())
+        return artifact.root, artifact
+    raise _Unmapped(source)
+
+
+# -- ExternalArtifacts ---------------------------------------------------------------------
+
+
+def _awaits_generator(run: _Run, source: ObjectRef, config: Config) -> bool:
+    """An ExternalArtifact no harness.yaml entry maps and no rendered generator names yet."""
+    if source.kind != EXTERNAL_ARTIFACT or _may_produce(run, source):
+        return False
+    where = outside.source_root(run.declared, source, run.bootstrap, config.sources)
+    return where.kind == "unmapped"
+
+
+def _may_produce(run: _Run, ref: ObjectRef) -> bool:
+    """Whether a rendered ArtifactGenerator may publish `ref` (read from the raw spec)."""
+    for gen_ref, obj in run.generators.items():
+        if gen_ref.namespace != ref.namespace:
+            continue
+        spec = obj.get("spec")
+        if not isinstance(spec, dict):
+            continue
+        if spec.get("pathPattern"):
+            return True
+        outputs = spec.get("artifacts")
+        if isinstance(outputs, list) and any(
+            isinstance(a, dict) and a.get("name") == ref.name for a in outputs
+        ):
+            return True
+    return False
+
+
+def _artifact(
+    run: _Run, ref: ObjectRef, config: Config, ctx: Context, chain: tuple[ObjectRef, ...]
+) -> artifacts.Artifact:
+    """The tree of ExternalArtifact `ref`, built from the one generator that declares it."""
+    if ref in chain:
+        raise BuildError(f"{ref} is built from itself ({' -> '.join(map(str, (*chain, ref)))})")
+    producers: list[tuple[artifacts.Generator, tuple[artifacts.Output, ...], int, Any]] = []
+    for gen_ref in sorted(run.generators):
+        if gen_ref.namespace != ref.namespace:
+            continue
+        obj = run.generators[gen_ref]
+        try:
+            gen = artifacts.parse(obj, gen_ref.namespace)
+        except GeneratorError as exc:
+            if _may_produce(run, ref) and _names(obj, ref.name):
+                raise BuildError(f"{gen_ref}: {exc}") from None
+            continue
+        if gen.path_pattern:
+            trees = _trees(run, gen, config, ctx, (*chain, ref))
+            try:
+                outputs = artifacts.expand(gen, trees)
+            except GeneratorError as exc:
+                raise BuildError(f"{gen.ref}: {exc}") from None
+        else:
+            if not any(o.name == ref.name for o in gen.outputs):
+                continue
+            outputs, trees = gen.outputs, None
+        index = next((i for i, o in enumerate(outputs) if o.name == ref.name), None)
+        if index is not None:
+            producers.append((gen, outputs, index, trees))
+    if not producers:
+        raise _Unmapped(ref)
+    if len(producers) > 1:
+        names = " and ".join(str(p[0].ref) for p in producers)
+        raise BuildError(f"{ref} is declared by {names}: each overwrites what the other publishes")
+    gen, outputs, index, trees = producers[0]
+    if trees is None:
+        trees = _trees(run, gen, config, ctx, (*chain, ref))
+    store = ctx.artifacts
+    assert store is not None
+    try:
+        built = store.build(gen, outputs, index, trees)
+    except GeneratorError as exc:
+        raise BuildError(str(exc)) from None
+    ctx.workspace.add_anchor(built.root)
+    return built
+
+
+def _names(obj: Mapping[str, Any], name: str) -> bool:
+    spec = obj.get("spec")
+    outputs = spec.get("artifacts") if isinstance(spec, dict) else None
+    return isinstance(outputs, list) and any(
+        isinstance(a, dict) and a.get("name") == name for a in outputs
+    )
+
+
+def _trees(
+    run: _Run,
+    gen: artifacts.Generator,
+    config: Config,
+    ctx: Context,
+    chain: tuple[ObjectRef, ...],
+) -> dict[str, artifacts.Tree]:
+    """Each input of the generator as the artifact its source publishes."""
+    out: dict[str, artifacts.Tree] = {}
+    for item in gen.inputs:
+        ref = item.ref
+        where = outside.source_root(run.declared, ref, run.bootstrap, config.sources)
+        if where.kind == "external":
+            raise _External(f"source {ref} of {gen.ref} is external (harness.yaml outside_git)")
+        if where.kind == "unmapped":
+            if ref.kind == EXTERNAL_ARTIFACT:
+                out[item.alias] = _tree(run, _artifact(run, ref, config, ctx, chain).root, None)
+                continue
+            if ref.kind == "HelmChart":
+                raise BuildError(
+                    f"{gen.ref}: source {ref} is a packaged chart, which harness does not "
+                    "build; map it to a directory in harness.yaml (sources:) or mark it external"
+                )
+            raise _Unmapped(ref)
+        if where.kind == "repo":
+            root = run.bootstrap_root or config.repo
+        else:
+            root = Path(os.path.normpath(config.repo / (where.directory or ".")))
+        out[item.alias] = _tree(run, root, _ignore_rules(run, ref, root, ctx))
+    return out
+
+
+def _tree(run: _Run, root: Path, rules: Rules | None) -> artifacts.Tree:
+    key = (str(root), rules)
+    found = run.trees.get(key)
+    if found is None:
+        found = run.trees.setdefault(key, artifacts.Tree(root, rules))
+    return found
 
 
 def _config_of_this_tree(config: Config) -> bool:
@@ -388,6 +695,7 @@ def _integrate(run: _Run, node: _Node, outcome: _Outcome, ctx: Context) -> None:
     """Record a build and add what it rendered to the cluster's known objects."""
     node.done = True
     node.directory = outcome.directory
+    node.shown = outcome.shown
     node.gap = outcome.gap
     node.skipped = outcome.skipped
     if outcome.error is not None:
@@ -404,6 +712,8 @@ def _integrate(run: _Run, node: _Node, outcome: _Outcome, ctx: Context) -> None:
             _add_child(run, node, obj)
         elif is_source(obj):
             run.sources.setdefault(object_ref(obj, "default"), obj)
+        elif artifacts.is_generator(obj):
+            run.generators.setdefault(object_ref(obj, "default"), obj)
         elif obj.get("apiVersion") == "v1" and obj.get("kind") in ("ConfigMap", "Secret"):
             run.objects.setdefault(object_ref(obj, "default"), obj)
 
@@ -440,7 +750,8 @@ def _check_references(run: _Run) -> None:
             continue
         if node.ks.suspend:
             node.notes.append("spec.suspend: true: Flux does not apply it until resumed")
-        if node.ks.source not in run.sources and node.ks.source != run.bootstrap:
+        produced = node.ks.source.kind == EXTERNAL_ARTIFACT and _may_produce(run, node.ks.source)
+        if node.ks.source not in run.sources and node.ks.source != run.bootstrap and not produced:
             node.notes.append(
                 f"source {node.ks.source} is not declared by any object this cluster renders"
             )
@@ -456,15 +767,22 @@ def _check_references(run: _Run) -> None:
 
 
 def _drop_reached(runs: Sequence[_Run], incl: Includes) -> list[_Run]:
-    """Candidates another cluster builds through a Kustomization path are not clusters."""
+    """A guessed (or self-rooted) cluster that another cluster builds through a
+    Kustomization path is not a cluster; one with bootstrap evidence always is."""
     reaches: dict[Path, set[Path]] = {}
     for run in runs:
         dirs = [
-            n.directory for n in run.nodes.values() if n.directory is not None and n.key != run.root
+            n.shown or n.directory
+            for n in run.nodes.values()
+            if (n.shown or n.directory) is not None and n.key != run.root
         ]
-        reaches[run.path] = incl.closure(dirs)
+        reaches[run.path] = incl.closure(d for d in dirs if d is not None)
     kept = set(clusters_mod.keep([r.path for r in runs], reaches))
-    return [r for r in runs if r.path in kept]
+    return [r for r in runs if r.path in kept or not _droppable(r)]
+
+
+def _droppable(run: _Run) -> bool:
+    return run.entry is None or run.entry.droppable
 
 
 # -- results -------------------------------------------------------------------------------
@@ -534,7 +852,10 @@ def _results(
             if on_skip is not None:
                 on_skip(name, node.skipped)
             continue
-        target = Target(name=name, kind="flux", path=node.directory or run.path, cluster=cluster)
+        path = node.shown or node.directory or run.path
+        if node.shown is None and ctx.artifacts is not None and ctx.artifacts.owner(path):
+            path = run.path  # an artifact directory no single repo directory stands for
+        target = Target(name=name, kind="flux", path=path, cluster=cluster)
         error = node.error
         if node.gap is not None and error is not None:
             gap = replace(node.gap, cluster=cluster)

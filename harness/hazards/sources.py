@@ -327,7 +327,14 @@ class SourceIndex:
 
     def rel_path(self, node: KsNode) -> str | None:
         """`spec.path` as a repo-relative directory (`.` for the root); None when its
-        source is external, unmapped or a checkout outside the repo."""
+        source is external, unmapped or a checkout outside the repo.
+
+        A rendered target already names the repo directory it was built from (its source
+        root may be a subdirectory an OCI artifact is pushed from, or an ExternalArtifact
+        tree whose directory was copied from the repo): that is used first."""
+        rendered = self._rendered_dir(node)
+        if rendered is not None:
+            return rendered
         root = ""
         where = self.source_root(node)
         if where is not None:
@@ -338,6 +345,16 @@ class SourceIndex:
         if joined.startswith(".."):
             return None
         return joined
+
+    def _rendered_dir(self, node: KsNode) -> str | None:
+        result = self._ctx.snapshot.results.get(node.target)
+        if result is None or not result.ok or result.target.kind != "flux" or self.repo is None:
+            return None
+        repo = Path(os.path.abspath(self.repo))
+        path = Path(os.path.abspath(result.target.path))
+        if not path.is_relative_to(repo):
+            return None
+        return path.relative_to(repo).as_posix() or "."
 
     def documents(self, node: KsNode) -> list[SourceDoc] | None:
         """The Kustomization's objects before substitution, or None when they are unknown."""
@@ -524,7 +541,7 @@ def _cluster_sources(ctx: Scope, cluster: str) -> ClusterSources:
             if is_flux_kustomization(doc.id)
             and (doc.id.namespace or DEFAULT_NAMESPACE, doc.id.name) == key
             for node in [graph.nodes.get(key)]
-            if node is not None and node.source is not None and node.source[0] == "GitRepository"
+            if node is not None and node.source is not None and node.source[0] in ROOT_KINDS
         )
         if roots:
             root = graph.nodes[roots[0][1]]
@@ -546,3 +563,4 @@ def _cluster_sources(ctx: Scope, cluster: str) -> ClusterSources:
 
 
 BOOTSTRAP_SOURCE = ObjectRef("GitRepository", DEFAULT_NAMESPACE, DEFAULT_NAMESPACE)
+ROOT_KINDS = ("GitRepository", "OCIRepository", "Bucket")

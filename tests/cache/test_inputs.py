@@ -268,3 +268,16 @@ def test_an_unreachable_chart_digests_release_values_and_chart_reference() -> No
     assert digest("replicas: 2\n", "http://127.0.0.1:9") != same  # values inputs
     assert digest("replicas: 1\n", "http://127.0.0.1:10") != same  # the chart reference
     assert digest("replicas: 1\n", "http://127.0.0.1:9", unreachable=False) is None
+
+
+def test_a_build_from_an_external_artifact_has_no_digest(tmp_path: Path) -> None:
+    """Its tree is what a generator copied from anywhere: a failure there is this side's."""
+    name = "dev/flux-system/apps"
+    declaration = ks("apps", "./staging").replace("kind: GitRepository", "kind: ExternalArtifact")
+    snap = snapshot({"dev/flux-system/flux-system": [declaration]})
+    root = write_tree(tmp_path / "repo", {"apps/staging/cm.yaml": configmap("a")})
+    snap.results[name] = TargetResult(
+        Target(name, "flux", root / "apps/staging", "dev"), error="kustomize: boom"
+    )
+    assert name not in inputs.side_digests(root, snap)
+    assert inputs.target_digest(root, snap, snap.results[name]) is None

@@ -27,7 +27,7 @@ from harness.core.config import Config
 from harness.core.errors import ConfigError
 from harness.core.model import Snapshot, TargetResult
 from harness.discover import find_repo_root
-from harness.flux.api import ObjectRef
+from harness.flux.api import KUSTOMIZE_GROUP, ObjectRef
 from harness.flux.includes import Includes
 from harness.flux.source import outside
 from harness.flux.targets import render_flux
@@ -225,18 +225,31 @@ def _config(repo: Path, target: Path, starter: Starter, common: Common) -> Confi
 
 
 def _cluster_paths(results: Iterable[TargetResult], repo: Path) -> dict[str, str]:
-    """Cluster name -> entry directory, from each cluster's root Kustomization target."""
-    found: dict[str, str] = {}
+    """Cluster name -> entry directory: the path of each cluster's root Kustomization, the
+    one flux target no other target of its cluster renders (`flux-system` first)."""
+    by_cluster: dict[str, list[TargetResult]] = {}
     for result in results:
-        target = result.target
-        if (
-            target.cluster is not None
-            and target.name == f"{target.cluster}/flux-system/flux-system"
-        ):
-            path = target.path
-            found[target.cluster] = (
-                path.relative_to(repo).as_posix() if path.is_relative_to(repo) else str(path)
-            )
+        if result.target.kind == "flux" and result.target.cluster is not None:
+            by_cluster.setdefault(result.target.cluster, []).append(result)
+    found: dict[str, str] = {}
+    for cluster, members in by_cluster.items():
+        renderers: dict[tuple[str, str], set[str]] = {}
+        for result in members:
+            for doc in result.documents:
+                if doc.id.group == KUSTOMIZE_GROUP and doc.id.kind == "Kustomization":
+                    key = (doc.id.namespace or "default", doc.id.name)
+                    renderers.setdefault(key, set()).add(result.name)
+        roots = []
+        for result in members:
+            _, namespace, name = result.name.rsplit("/", 2)
+            if renderers.get((namespace, name), set()) <= {result.name}:
+                roots.append((name != "flux-system", len(result.name), result))
+        if not roots:
+            continue
+        path = min(roots, key=lambda r: r[:2])[2].target.path
+        found[cluster] = (
+            path.relative_to(repo).as_posix() if path.is_relative_to(repo) else str(path)
+        )
     return dict(sorted(found.items()))
 
 

@@ -68,6 +68,9 @@ class ClusterObjects:
     cluster: str
     bootstrap: ObjectRef
     owners: tuple[tuple[str, tuple[dict[str, Any], ...]], ...] = ()
+    # the directory the bootstrap source holds (None: the repo; an OCI artifact pushed
+    # from a subdirectory holds that subdirectory)
+    bootstrap_root: Path | None = None
 
 
 @dataclass
@@ -310,7 +313,7 @@ def _source_root(ref: ObjectRef, job: _Job, ctx: HelmContext) -> Path | None:
         if mapped is not None:
             return (ctx.repo / mapped).resolve()
     if ref == job.cluster.bootstrap:
-        return ctx.repo
+        return job.cluster.bootstrap_root or ctx.repo
     return None
 
 

@@ -37,6 +37,7 @@ from harness.flux.kustomize.substitute import (
     referenced_variables,
     validate_variable_names,
 )
+from harness.flux.source.artifacts import Store
 from harness.flux.source.ignore import Pattern, Rules, SourceIgnores
 from harness.flux.source.outside import DeclaredObject
 from harness.render import UNRESTRICTED, Renderer
@@ -162,14 +163,21 @@ class Context:
     # confinement and the render cache (flux/kustomize/cached.py); None builds unconfined, uncached
     seam: Seam | None = None
     memo: Memo = dataclasses.field(default_factory=lambda: Memo())
+    # the run's ExternalArtifact trees (source/artifacts.py), named by where they came from
+    artifacts: Store | None = None
 
     def relative(self, message: str) -> str:
-        """Messages name repo files relative to the repo root, never temp mirror paths."""
+        """Messages name repo files relative to the repo root, never temp mirror paths or
+        ExternalArtifact trees (those read as the repo files they were copied from)."""
         message = self.workspace.to_repo(message)
+        if self.artifacts is not None:
+            message = self.artifacts.display(message, self.repo)
         root = str(self.repo)
         return message.replace(root + "/", "").replace(root, ".")
 
     def show(self, path: Path) -> str:
+        if self.artifacts is not None and self.artifacts.owner(path) is not None:
+            return self.artifacts.display(str(path), self.repo)
         try:
             return path.relative_to(self.repo).as_posix() or "."
         except ValueError:

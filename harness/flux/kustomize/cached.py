@@ -44,6 +44,7 @@ from harness.flux.kustomize.build import (
     known_keys,
     variables,
 )
+from harness.flux.source import artifacts
 from harness.flux.source.ignore import Rules
 
 
@@ -71,6 +72,8 @@ def build_flux(
     try:
         closure = seam.walker.closure(directory, root, generated=generated)
     except EscapeError as exc:
+        if ctx.artifacts is not None:
+            raise BuildError(ctx.artifacts.explain_escape(str(exc), root, ctx.repo)) from None
         raise BuildError(str(exc)) from None
     cache = seam.cache
     if cache is None:
@@ -182,7 +185,7 @@ def _rules_part(rules: Rules | None, root: Path) -> str:
 
 def _kept(obj: dict[str, Any]) -> bool:
     """Raw objects the fixed point reads back (targets._integrate)."""
-    if is_flux_kustomization(obj) or is_source(obj):
+    if is_flux_kustomization(obj) or is_source(obj) or artifacts.is_generator(obj):
         return True
     return obj.get("apiVersion") == "v1" and obj.get("kind") in ("ConfigMap", "Secret")
 

@@ -392,9 +392,25 @@ class Workspace:
         self._lock = threading.Lock()
         self._made: dict[str, Path] = {}
         self._anchors: dict[str, Path] = {}
+        self._extra: list[Path] = []
 
     def close(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+
+    def add_anchor(self, root: Path) -> None:
+        """Mirror directories under `root` (an ExternalArtifact tree) from `root` down, as
+        the repo's are from the repo root: `../` then climbs only through that tree."""
+        root = root.resolve()
+        with self._lock:
+            if root not in self._extra:
+                self._extra.append(root)
+
+    def _anchor_for(self, directory: Path) -> Path:
+        with self._lock:
+            extra = [a for a in self._extra if directory.is_relative_to(a)]
+        if extra:
+            return max(extra, key=lambda a: len(a.parts))
+        return self.anchor if directory.is_relative_to(self.anchor) else Path(directory.anchor)
 
     def mirror(self, directory: Path, file_name: str, content: str) -> Path:
         """A directory that reads like `directory` except for its kustomization file.
@@ -403,7 +419,7 @@ class Workspace:
         outside the repo), so `../` references climb through mirrored levels.
         """
         directory = directory.resolve()
-        anchor = self.anchor if directory.is_relative_to(self.anchor) else Path(directory.anchor)
+        anchor = self._anchor_for(directory)
         rel = directory.relative_to(anchor)
         key = hashlib.sha256(f"{directory}\0{file_name}\0{content}".encode()).hexdigest()[:20]
         with self._lock:

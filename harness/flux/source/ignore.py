@@ -174,6 +174,11 @@ def fnmatch(glob: str, name: str) -> bool:
     return compiled is not None and compiled.fullmatch(name) is not None
 
 
+def valid_glob(glob: str) -> bool:
+    """Whether Go's `filepath.Match` accepts `glob` (one component) without ErrBadPattern."""
+    return _compile(glob) is not None
+
+
 @functools.cache
 def _compile(glob: str) -> re.Pattern[str] | None:
     out: list[str] = []
