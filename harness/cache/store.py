@@ -27,6 +27,7 @@ from typing import Any
 
 from harness import __version__
 from harness.cache import fileformat
+from harness.core import redaction
 
 ENV_DIR = fileformat.ENV_DIR
 ENV_MAX = "HARNESS_CACHE_MAX_MB"
@@ -68,7 +69,11 @@ def code_fingerprint() -> str:
 
 def key(*parts: str) -> str:
     """sha256 of the parts, each length-prefixed so no two part lists collide."""
-    h = hashlib.sha256(f"{FORMAT}\0harness {__version__} {code_fingerprint()}\0".encode())
+    # entries hold markers (core/redaction.py): a run under another HARNESS_MASK_KEY writes
+    # other ones, so it keys its entries apart
+    h = hashlib.sha256(
+        f"{FORMAT}\0harness {__version__} {code_fingerprint()}\0{redaction.mode()}\0".encode()
+    )
     for part in parts:
         data = part.encode("utf-8", "surrogateescape")
         h.update(b"%d:" % len(data))

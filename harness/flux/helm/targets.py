@@ -199,7 +199,7 @@ def _render(job: _Job, ctx: HelmContext) -> TargetResult:
         return TargetResult(target, error=str(exc), notes=tuple(notes))
     target = replace(target, helm=replace(info, version=version, crds=crds))
     _namespace(objs, release, job.scoped)
-    docs = tuple(documents.document_from_object(o) for o in objs)
+    docs = documents.from_objects(objs)
     result = TargetResult(
         target, documents=docs, duplicates=documents.duplicates(docs), notes=tuple(notes)
     )
