@@ -2,8 +2,9 @@
 
 Documents already carry Secret-derived values as `<redacted sha256:...>` markers
 (core/redaction.py); the markers differ when a value changes, which is what lets a diff say
-*that* it changed. They are still not for display, so every value under a Secret's `data`/`stringData`, and every
-marker string anywhere, is replaced here before anything is formatted.
+*that* it changed. They are still not for display, so every value under a Secret's
+`data`/`stringData`, and every marker string anywhere, is replaced here before anything is
+formatted.
 """
 
 from __future__ import annotations

@@ -134,7 +134,9 @@ def _last_applied(obj: Mapping[str, Any]) -> str | None:
         text = json.dumps(hidden, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
         return text + "\n" if str(raw).endswith("\n") else text
     if is_secret(obj) or "Secret" in str(raw):  # unreadable: the whole value is the secret
-        return redaction_marker(identity(obj), f"metadata.annotations.{redaction.LAST_APPLIED}", raw)
+        return redaction_marker(
+            identity(obj), f"metadata.annotations.{redaction.LAST_APPLIED}", raw
+        )
     return None
 
 
