@@ -25,6 +25,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "harness.core.atomic",
         "harness.cache.memo",
         "harness.cache.fileformat",
+        "harness.cache.replay_argv",  # a data table the replay fast path reads argv with
         "harness.gitref",
     ),
     # 1: data read from YAML: Flux's API types, the config, documents, the cache stores

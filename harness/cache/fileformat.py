@@ -13,7 +13,7 @@ import os
 # be much of a replay's own cost, so neither is imported here at module level (the render
 # cache's JSON entries import them when first used). hashlib is (~4 ms, OpenSSL): the
 # interpreter's private `_sha256` would be faster, but it is not an API.
-from hashlib import sha256
+from hashlib import sha256 as sha256
 
 from harness.core import atomic
 

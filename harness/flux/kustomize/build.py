@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cache.seam import Seam
-from harness.core import documents, yamlload
+from harness.core import documents, redaction, yamlload
 from harness.core.model import DocId, Document
 from harness.discover import kustomization_file
 from harness.flux import includes
@@ -234,7 +234,7 @@ def _source_values(where: ObjectRef, obj: Mapping[str, Any]) -> tuple[dict[str, 
     # The same whether the Secret is plaintext or came back redacted from the render cache.
     doc_id = documents.identity(obj)
     for key, value in (obj.get("data") or {}).items():
-        if not documents.redaction.is_marker(value):
+        if not redaction.is_marker(value):
             try:
                 base64.b64decode(str(value), validate=True).decode("utf-8")
             except (binascii.Error, UnicodeDecodeError):
@@ -248,7 +248,7 @@ def _source_values(where: ObjectRef, obj: Mapping[str, Any]) -> tuple[dict[str, 
 
 
 def _secret_variable(doc_id: DocId, key: str, value: Any) -> str:
-    if documents.redaction.is_marker(value):
+    if redaction.is_marker(value):
         return str(value) if value not in documents.SOPS_MASKED_VALUES else SOPS_VARIABLE
     return documents.redaction_marker(doc_id, key, value)
 
