@@ -213,12 +213,13 @@ def _run(fn: Callable[[], int]) -> None:
     from harness.cache import memo
     from harness.cli.context import EXIT_ERROR
     from harness.core.errors import HarnessError
+    from harness.report.visible import visible
 
     memo.reset()  # a run starts: no memo carries the last run's data (one process, many runs)
     try:
         code = fn()
     except HarnessError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {visible(str(exc))}", err=True)
         code = EXIT_ERROR
     except KeyboardInterrupt as exc:
         terminated = _is_sigterm(exc)

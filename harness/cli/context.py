@@ -7,8 +7,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.markup import escape
-
 from harness import render
 from harness.cache import replay
 from harness.cache import store as cache_mod
@@ -18,7 +16,7 @@ from harness.core.errors import ConfigError
 from harness.core.model import Snapshot
 from harness.discover import find_repo_root
 from harness.pipeline import RenderOptions, render_repo
-from harness.report.console import render_progress, stderr
+from harness.report.console import escape, render_progress, stderr
 
 if TYPE_CHECKING:
     from harness.hazards.engine import HazardReport

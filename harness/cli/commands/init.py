@@ -16,8 +16,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from rich.markup import escape
-
 from harness import goldens
 from harness.cli.context import EXIT_ERROR, EXIT_OK, Common, render_snapshot, renderer_for
 from harness.core import atomic
@@ -30,7 +28,7 @@ from harness.flux.api import ObjectRef
 from harness.flux.source import outside
 from harness.flux.targets import render_flux
 from harness.report import text
-from harness.report.console import stderr, stdout
+from harness.report.console import escape, stderr, stdout
 
 CONFIG_NAME = "harness.yaml"
 MAX_ROUNDS = 10
