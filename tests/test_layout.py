@@ -22,6 +22,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "harness.core.model",
         "harness.core.yamlload",
         "harness.core.parallel",
+        "harness.core.process",
         "harness.core.atomic",
         "harness.cache.memo",
         "harness.cache.fileformat",

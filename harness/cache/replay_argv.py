@@ -36,6 +36,7 @@ _COMMON: dict[str, tuple[bool, str]] = {
     "--offline": (False, "key"),
     "--no-cache": (False, "off"),
     "--cache-dir": (True, "cache-dir"),
+    "--debug": (False, "key"),
     "--help": (False, "off"),
     "-h": (False, "off"),
 }

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from harness.cache import replay
-from harness.core import documents, yamlload
+from harness.core import documents, process, yamlload
 from harness.core.errors import RendererError
-from harness.flux.helm import sdk
+from harness.flux.helm import sdk, worker
 
 PartKind = Literal["crd", "manifest", "hook"]
 HOOK = "helm.sh/hook"
@@ -62,13 +62,20 @@ class Engine(Protocol):
         """What decides its output, for the render cache's key; loads no library."""
         ...
 
-    def render(self, chart: Path, request: RenderRequest) -> list[Part]: ...
+    def render(
+        self, chart: Path, request: RenderRequest, logs: list[str] | None = None
+    ) -> list[Part]: ...
 
 
 class SdkEngine:
-    """Helm's Go SDK through the helm-python-sdk wheel: no process per release."""
+    """Helm's Go SDK through the helm-python-sdk wheel: no process per release, but a
+    worker process per concurrent render (worker.py), where a hung chart can be stopped."""
 
     name = "helm-sdk"
+
+    def __init__(self, timeout: float = 60.0) -> None:
+        self.timeout = timeout
+        self._pool = worker.Pool()
 
     def version(self) -> str:
         return sdk.version()
@@ -76,13 +83,25 @@ class SdkEngine:
     def identity(self) -> str:
         return f"{self.name}\0{sdk.identity()}"
 
-    def render(self, chart: Path, request: RenderRequest) -> list[Part]:
+    def render(
+        self, chart: Path, request: RenderRequest, logs: list[str] | None = None
+    ) -> list[Part]:
+        """The chart's parts; the library's log lines (timestamps dropped) go to `logs`."""
         try:
-            manifest, crds, templates = sdk.template(
-                chart, release=request.release, namespace=request.namespace, values=request.values
+            (manifest, crds, templates), lines = self._pool.template(
+                chart,
+                release=request.release,
+                namespace=request.namespace,
+                values=request.values,
+                timeout=self.timeout,
             )
-        except sdk.SdkError as exc:
+        except worker.TimedOut as exc:
+            replay.taint("a render timed out")
+            raise EngineError(f"helm: {exc}") from None
+        except worker.WorkerError as exc:
             raise EngineError(f"helm: {_line(str(exc))}") from None
+        if logs is not None:
+            logs.extend(_log_line(line) for line in lines)
         parts: list[Part] = []
         if request.include_crds:
             for crd in crds:
@@ -133,7 +152,9 @@ class BinaryEngine:
             argv.append("--skip-tests")
         return [*argv, *self.extra]
 
-    def render(self, chart: Path, request: RenderRequest) -> list[Part]:
+    def render(
+        self, chart: Path, request: RenderRequest, logs: list[str] | None = None
+    ) -> list[Part]:
         with tempfile.TemporaryDirectory(prefix="harness-helm-") as tmp:
             values_file = Path(tmp) / "values.json"
             values_file.write_text(json.dumps(request.values), encoding="utf-8")
@@ -149,8 +170,8 @@ class BinaryEngine:
         return parts
 
     def _run(self, argv: list[str], chart: Path | None) -> str:
-        try:
-            proc = subprocess.run(argv, capture_output=True, timeout=self.timeout, check=False)
+        try:  # its own process group: a timeout kills helm and the plugins it started
+            proc = process.run(argv, timeout=self.timeout)
         except FileNotFoundError:
             raise RendererError(f"helm binary not found: {self.binary}") from None
         except subprocess.TimeoutExpired:
@@ -173,7 +194,7 @@ def resolve(binary: str | None, timeout: float) -> Engine:
     if chosen is None:
         if not sdk.installed():  # fails now, with the install hint; the library itself is
             sdk.module()  # loaded by the first render, never when the cache answers them all
-        return SdkEngine()
+        return SdkEngine(timeout)
     found = shutil.which(chosen) if os.sep not in chosen else chosen
     if found is None or not Path(found).is_file():
         origin = "--helm-binary" if binary else "$HARNESS_HELM"
@@ -216,6 +237,14 @@ def _is_hook(obj: dict[str, Any]) -> bool:
 def _is_test(obj: dict[str, Any]) -> bool:
     hooks = str(_annotations(obj).get(HOOK, ""))
     return any(h.strip() in ("test", "test-success", "test-failure") for h in hooks.split(","))
+
+
+_LOG_STAMP = re.compile(r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(\.\d+)? ")
+
+
+def _log_line(line: str) -> str:
+    """A library log line without Go's timestamp (which would make every run differ)."""
+    return _LOG_STAMP.sub("", line.strip())
 
 
 def _line(text: str) -> str:

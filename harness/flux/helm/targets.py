@@ -182,7 +182,9 @@ def _render(job: _Job, ctx: HelmContext) -> TargetResult:
                 chart_path = _with_values_files(chart_path, request, Path(tmp))
             vals, value_notes = values.compose(release, _lookup(job.objects), sdk.parse_set)
             notes.extend(value_notes)
-            parts = ctx.engine.render(chart_path, _request(release, vals))
+            logs: list[str] = []
+            parts = ctx.engine.render(chart_path, _request(release, vals), logs)
+            notes.extend(f"helm: {line}" for line in logs)  # the library's, attributed here
             objs = postrender.apply(parts, release, ctx.renderer)
             crds = tuple(str(documents.identity(p.obj)) for p in parts if p.kind == "crd")
             if not version:
