@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from harness.core import process
+from harness.core import process, scratch
 from harness.core.errors import GitError
 
 TEMP_PREFIX = "harness-ref-"
@@ -189,7 +189,7 @@ def checkout_ahead(
     if sha is None:
         sha = resolve(root, ref)
     with interrupt_on_sigterm():
-        tmp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX)).resolve()
+        tmp = Path(tempfile.mkdtemp(prefix=scratch.prefix("ref"))).resolve()
         try:
             if tmp == root or root in tmp.parents:
                 raise GitError(

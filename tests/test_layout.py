@@ -23,6 +23,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "harness.core.yamlload",
         "harness.core.parallel",
         "harness.core.process",
+        "harness.core.scratch",
         "harness.core.atomic",
         "harness.cache.memo",
         "harness.cache.fileformat",

@@ -433,14 +433,20 @@ class Recorder:
         self.before: Fingerprint | None = None
         self.racy_after = 0
         self.allowed = _allowed(run.directory)
-        # the import system lists every sys.path entry (the working directory among them)
-        self.listable = frozenset(os.path.abspath(p or os.curdir) for p in sys.path)
+        # the import system lists every sys.path entry (the working directory among them);
+        # the temp roots are listed for a dead run's leftovers (core/scratch.py)
+        import tempfile
+
+        listed = [*sys.path, tempfile.gettempdir(), "/dev/shm"]
+        self.listable = frozenset(os.path.abspath(p or os.curdir) for p in listed)
         self.unseen: set[str] = set()  # paths read that no fingerprint may cover
 
     def read(self, path: str) -> None:
         """The run read `path` (the audit hook): fine when a fingerprint covers it."""
         if path.startswith(self.allowed) or (path + os.sep).startswith(self.allowed):
             return
+        if not os.path.lexists(path):
+            return  # nothing there to read (or a name relative to another dir's fd: rmtree)
         if len(self.unseen) < 64:
             self.unseen.add(path)
 

@@ -231,12 +231,13 @@ def _run(fn: Callable[[], int], debug: bool = False) -> None:
 
     from harness.cache import memo, replay
     from harness.cli.context import EXIT_ERROR
-    from harness.core import process
+    from harness.core import process, scratch
     from harness.core.errors import HarnessError
     from harness.report.visible import visible
 
     debug = debug or os.environ.get(ENV_DEBUG, "") not in ("", "0")
     memo.reset()  # a run starts: no memo carries the last run's data (one process, many runs)
+    scratch.sweep()  # temp dirs a killed (SIGKILLed) run left behind
     try:
         with process.sigterm_as_interrupt():  # every verb cleans up on SIGTERM as on Ctrl-C
             code = fn()

@@ -102,6 +102,7 @@ def render_snapshot(
     own = cache is None
     if own:
         cache = cache_mod.open_cache(cache_settings(common))
+        warn_cache(cache)
     options = RenderOptions(
         jobs=cfg.jobs,
         strict=cfg.strict,
@@ -121,10 +122,19 @@ def render_snapshot(
     finally:
         if own and cache is not None:
             cache.close()
+    warn_cache(cache)
     if cache is not None and cache.uncacheable:
         replay.taint("a target reads remote inputs")
     print_skipped(snapshot)
     return snapshot
+
+
+def warn_cache(cache: cache_mod.RenderCache | None) -> None:
+    """The one line an unusable cache gets (cache_mod.RenderCache.warning)."""
+    message = cache.warning() if cache is not None else None
+    if message is not None:
+        replay.taint("the render cache is unusable")
+        stderr().print(f"warning: {escape(message)}")
 
 
 def print_skipped(snapshot: Snapshot) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from harness import goldens
 from harness.cli.context import EXIT_ERROR, EXIT_OK, Common, render_snapshot, renderer_for
-from harness.core import atomic
+from harness.core import atomic, scratch
 from harness.core import config as config_mod
 from harness.core.config import Config
 from harness.core.errors import ConfigError
@@ -126,7 +126,7 @@ def _apply(cfg: Config, common: Common) -> Config:
 
 def _config(repo: Path, target: Path, starter: Starter, common: Common) -> Config:
     """The config the starter file will hold, loaded through the real parser."""
-    fd, name = tempfile.mkstemp(prefix="harness-init-", suffix=".yaml")
+    fd, name = tempfile.mkstemp(prefix=scratch.prefix("init"), suffix=".yaml")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(starter_yaml(starter))

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from harness.cache import replay
-from harness.core import documents, process, yamlload
+from harness.core import documents, process, scratch, yamlload
 from harness.core.errors import RendererError
 from harness.flux.helm import sdk, worker
 
@@ -155,7 +155,7 @@ class BinaryEngine:
     def render(
         self, chart: Path, request: RenderRequest, logs: list[str] | None = None
     ) -> list[Part]:
-        with tempfile.TemporaryDirectory(prefix="harness-helm-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=scratch.prefix("helm")) as tmp:
             values_file = Path(tmp) / "values.json"
             values_file.write_text(json.dumps(request.values), encoding="utf-8")
             out = self._run(self.argv(chart, request, values_file), chart)

@@ -14,6 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from harness.core import scratch
 from harness.core.errors import HarnessError
 
 NO_CLUSTER = "https://127.0.0.1:1"
@@ -249,4 +250,4 @@ def template(
 
 
 def scratch_dir() -> tempfile.TemporaryDirectory[str]:
-    return tempfile.TemporaryDirectory(prefix="harness-helm-")
+    return tempfile.TemporaryDirectory(prefix=scratch.prefix("helm"))

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness.core import documents, parallel, yamlload
+from harness.core import documents, parallel, scratch, yamlload
 from harness.core.model import HelmInfo, Target, TargetResult
 from harness.flux.api import ObjectRef, object_ref, secure_join
 from harness.flux.helm import dependencies, postrender, sdk, values
@@ -172,7 +172,7 @@ def _render(job: _Job, ctx: HelmContext) -> TargetResult:
             hit = ctx.cache.get(digest, replace(target, helm=info))
             if hit is not None:
                 return hit
-        with tempfile.TemporaryDirectory(prefix="harness-helm-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=scratch.prefix("helm")) as tmp:
             chart_path = chart
             if isinstance(location, charts.LocalChart):
                 chart_path, downloaded = dependencies.ensure(
