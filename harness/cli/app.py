@@ -238,6 +238,7 @@ def _run(fn: Callable[[], int], debug: bool = False) -> None:
     debug = debug or os.environ.get(ENV_DEBUG, "") not in ("", "0")
     memo.reset()  # a run starts: no memo carries the last run's data (one process, many runs)
     scratch.sweep()  # temp dirs a killed (SIGKILLed) run left behind
+    process.reset()
     try:
         with process.sigterm_as_interrupt():  # every verb cleans up on SIGTERM as on Ctrl-C
             code = fn()

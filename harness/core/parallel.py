@@ -19,8 +19,9 @@ def pool(jobs: int) -> Iterator[ThreadPoolExecutor]:
     executor = ThreadPoolExecutor(max_workers=max(1, jobs))
     try:
         yield executor
-    except BaseException:
-        process.kill_all()
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):  # Ctrl-C or SIGTERM: stop every tool now
+            process.kill_all()
         executor.shutdown(wait=True, cancel_futures=True)
         raise
     executor.shutdown(wait=True)

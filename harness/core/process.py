@@ -20,6 +20,11 @@ from dataclasses import dataclass
 
 _live: set[subprocess.Popen[bytes]] = set()
 _lock = threading.Lock()
+_stopped = False  # after kill_all: an interrupted run starts nothing more
+
+
+class Stopped(RuntimeError):
+    """The run was interrupted: a tool a worker thread was about to start is not started."""
 
 
 class Terminated(KeyboardInterrupt):
@@ -41,17 +46,20 @@ def start(
     stdin: int | None = subprocess.DEVNULL,
     stderr: int = subprocess.PIPE,
 ) -> subprocess.Popen[bytes]:
-    """Start a tool in a new process group, registered until `finished`."""
-    proc = subprocess.Popen(
-        list(argv),
-        stdin=stdin,
-        stdout=subprocess.PIPE,
-        stderr=stderr,
-        start_new_session=True,
-        env=dict(env) if env is not None else None,
-        cwd=cwd,
-    )
+    """Start a tool in a new process group, registered until `finished`; `Stopped` once
+    the run was interrupted (a worker thread must not start a render after kill_all)."""
     with _lock:
+        if _stopped:
+            raise Stopped("interrupted")
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            start_new_session=True,
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+        )
         _live.add(proc)
     return proc
 
@@ -94,14 +102,23 @@ def kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 def kill_all() -> int:
-    """Kill every tool still running (an interrupted run); how many there were."""
+    """Kill every tool still running and start no more (an interrupted run); how many."""
+    global _stopped
     with _lock:
+        _stopped = True
         running = list(_live)
     for proc in running:
         with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
             if proc.poll() is None and os.getpgid(proc.pid) == proc.pid != os.getpgrp():
                 os.killpg(proc.pid, signal.SIGKILL)
     return len(running)
+
+
+def reset() -> None:
+    """A new run in this process may start tools again (tests run many in one process)."""
+    global _stopped
+    with _lock:
+        _stopped = False
 
 
 @contextlib.contextmanager
