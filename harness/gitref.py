@@ -34,9 +34,9 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 from typing import NamedTuple
 
+from harness.core import process, scratch
 from harness.core.errors import GitError
 
 TEMP_PREFIX = "harness-ref-"
@@ -61,15 +61,7 @@ def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
     """Run one git command; its stdout, or GitError with git's own first error line."""
     full_env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", **(env or {})}
     try:
-        proc = subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            env=full_env,
-            timeout=GIT_TIMEOUT,
-            check=False,
-        )
+        proc = process.run(["git", *args], cwd=cwd, env=full_env, timeout=GIT_TIMEOUT)
     except FileNotFoundError:
         raise GitError("git not found on PATH (needed for --base/--head)") from None
     except subprocess.TimeoutExpired:
@@ -213,7 +205,7 @@ def checkout_ahead(
     if sha is None:
         sha = resolve(root, ref)
     with interrupt_on_sigterm():
-        tmp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX)).resolve()
+        tmp = Path(tempfile.mkdtemp(prefix=scratch.prefix("ref"))).resolve()
         try:
             if tmp == root or root in tmp.parents:
                 raise GitError(
@@ -305,25 +297,8 @@ def _block_signals() -> set[int | signal.Signals] | None:
     return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, delivered like Ctrl-C so cleanup runs, but exiting 143 as shells expect."""
-
-
-@contextlib.contextmanager
-def interrupt_on_sigterm() -> Iterator[None]:
-    """SIGTERM raises KeyboardInterrupt (like Ctrl-C) so `finally` blocks run and clean up."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(_signum: int, _frame: FrameType | None) -> None:
-        raise Terminated("terminated")
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+Terminated = process.Terminated
+interrupt_on_sigterm = process.sigterm_as_interrupt
 
 
 def blob_index(git_root: Path, checkout: Checkout) -> dict[str, str]:

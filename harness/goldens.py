@@ -8,10 +8,13 @@ never accepted as matching.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
+import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -105,8 +108,18 @@ def golden_text(result: TargetResult) -> str:
     return result.text()
 
 
-def write(directory: Path, snapshot: Snapshot) -> WriteReport:
-    """Write goldens for every rendered target; failed targets keep their previous golden."""
+def write(
+    directory: Path, snapshot: Snapshot, on_wait: Callable[[], None] | None = None
+) -> WriteReport:
+    """Write goldens for every rendered target; failed targets keep their previous golden.
+
+    One writer at a time (`locked`): two updates of one tree run one after the other, the
+    second reading the first one's index, never removing its temp files."""
+    with locked(directory, on_wait):
+        return _write(directory, snapshot)
+
+
+def _write(directory: Path, snapshot: Snapshot) -> WriteReport:
     previous = load(directory) if (directory / INDEX).exists() else None
     old = previous.entries if previous else {}
     names = file_names((r.name, r.target.kind) for r in snapshot.results.values())
@@ -142,18 +155,44 @@ def write(directory: Path, snapshot: Snapshot) -> WriteReport:
 
 
 def _remove_unreferenced(directory: Path, keep: set[str]) -> None:
-    for sub in ("path", "flux"):
+    """Delete golden files no index entry names (every target kind's directory, helm's
+    too), and temp files a killed writer left; a live writer's temp file stays."""
+    for sub in ("path", "flux", "helm"):
         root = directory / sub
         if not root.is_dir():
             continue
         for path in sorted(root.rglob("*"), reverse=True):
             rel = path.relative_to(directory).as_posix()
-            if path.is_file() and rel not in keep:
-                path.unlink()
+            if path.name.endswith(atomic.TMP_SUFFIX):
+                if atomic.abandoned(path.name):
+                    path.unlink(missing_ok=True)
+            elif path.is_file() and rel not in keep:
+                path.unlink(missing_ok=True)
             elif path.is_dir() and not any(path.iterdir()):
-                path.rmdir()
-        if not any(root.iterdir()):
-            root.rmdir()
+                with contextlib.suppress(OSError):  # a concurrent writer filled it again
+                    path.rmdir()
+        with contextlib.suppress(OSError):
+            if not any(root.iterdir()):
+                root.rmdir()
+
+
+@contextlib.contextmanager
+def locked(directory: Path, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+    """Hold the goldens directory for one writer at a time (an flock on the directory
+    itself: no lock file lands among the goldens). `on_wait` runs once if another run
+    holds it, before waiting."""
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if on_wait is not None:
+                on_wait()
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def load(directory: Path) -> GoldenSet:

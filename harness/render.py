@@ -13,7 +13,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -24,7 +23,7 @@ from typing import Literal
 
 from harness import render_errors
 from harness.cache import replay
-from harness.core import documents, parallel
+from harness.core import documents, parallel, process
 from harness.core.errors import RendererError
 from harness.core.model import RendererInfo, Target, TargetResult
 from harness.discover import kustomization_file
@@ -174,9 +173,7 @@ class Renderer:
         else:
             cmd = [str(self.binary), "version"]
         try:
-            proc = subprocess.run(
-                cmd, capture_output=True, timeout=self.timeout, check=False, env=child_env()
-            )
+            proc = process.run(cmd, timeout=self.timeout, env=child_env())
         except (OSError, subprocess.TimeoutExpired) as exc:
             replay.taint("the renderer's version check could not run")
             raise RendererError(f"{self.binary}: cannot run: {exc}") from None
@@ -239,14 +236,7 @@ class Renderer:
     def _process(self, directory: Path, extra: Sequence[str]) -> BuildOutput:
         argv = self.argv(directory, extra)
         try:
-            proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                env=child_env(),
-            )
+            proc = process.start(argv, env=child_env())
         except FileNotFoundError:
             return BuildOutput(None, f"renderer not found: {self.binary}")
         except OSError as exc:
@@ -255,12 +245,14 @@ class Renderer:
         try:
             out, err = proc.communicate(timeout=self.timeout)
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
+            process.kill_group(proc)
             replay.taint("a render timed out")
             return BuildOutput(None, f"kustomize: timed out after {self.timeout:g}s (killed)")
         except BaseException:
-            _kill_group(proc)
+            process.kill_group(proc)
             raise
+        finally:
+            process.finished(proc)
         if proc.returncode != 0:
             if proc.returncode < 0:
                 replay.taint("a renderer was killed")
@@ -280,17 +272,6 @@ def child_env() -> dict[str, str]:
     if not any(name in env for name in GO_RUNTIME):
         env.update(GO_RUNTIME)
     return env
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """Kill the render and everything it spawned; never our own process group."""
-    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
-        if proc.pid > 1 and os.getpgid(proc.pid) == proc.pid != os.getpgrp():
-            os.killpg(proc.pid, signal.SIGKILL)
-        else:
-            proc.kill()
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.communicate(timeout=5)
 
 
 def resolve(

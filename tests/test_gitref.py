@@ -133,7 +133,7 @@ def test_signal_while_checked_out_removes_the_checkout(
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode != 0
-    expected = "KeyboardInterrupt" if sig == signal.SIGINT else "gitref.Terminated"
+    expected = "KeyboardInterrupt" if sig == signal.SIGINT else "process.Terminated"
     assert expected in err
     assert not checkout.exists()
     assert leftovers(tmp_path) == []

@@ -22,9 +22,12 @@ FLOORS: tuple[tuple[str, ...], ...] = (
         "harness.core.model",
         "harness.core.yamlload",
         "harness.core.parallel",
+        "harness.core.process",
+        "harness.core.scratch",
         "harness.core.atomic",
         "harness.cache.memo",
         "harness.cache.fileformat",
+        "harness.cache.replay_argv",  # a data table the replay fast path reads argv with
         "harness.gitref",
     ),
     # 1: data read from YAML: Flux's API types, the config, documents, the cache stores
@@ -167,3 +170,78 @@ def test_tests_mirror_the_layout() -> None:
     for directory in sorted({p.parent for p in tests.rglob("test_*.py")}):
         rel = directory.relative_to(tests)
         assert rel == Path(".") or rel in packages, f"tests/{rel} mirrors no harness package"
+
+
+def _private_uses(tree: ast.AST) -> Iterator[str]:
+    """Imports of another package's private module or name, writes of a private attribute
+    on an object harness does not own, and edits of `sys.modules`."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            module = node.module if isinstance(node, ast.ImportFrom) else None
+            names = [a.name for a in node.names]
+            paths = [module] if module else names
+            for path in paths:
+                if path is None or path.split(".")[0] in ("harness", "__future__"):
+                    continue
+                parts = path.split(".")
+                if any(p.startswith("_") and not p.startswith("__") for p in parts):
+                    yield f"imports {path}"
+                if isinstance(node, ast.ImportFrom):
+                    hidden = [n for n in names if n.startswith("_") and not n.startswith("__")]
+                    yield from (f"imports {path}.{n}" for n in hidden)
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        for target in targets:
+            if (
+                isinstance(target, ast.Attribute)
+                and target.attr.startswith("_")
+                and not target.attr.startswith("__")
+                and not (isinstance(target.value, ast.Name) and target.value.id in ("self", "cls"))
+            ):
+                yield f"writes .{target.attr}"
+            if (
+                isinstance(target, ast.Subscript)
+                and isinstance(target.value, ast.Attribute)
+                and target.value.attr == "modules"
+            ):
+                yield "writes sys.modules"
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "setattr"
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and str(node.args[1].value).startswith("_")
+        ):
+            yield f"setattr {node.args[1].value}"
+
+
+def test_no_private_internals_of_other_libraries() -> None:
+    """harness relies only on other packages' public API (issue 24: typer's `_coercion`,
+    a private attribute on click parameters, and a `sys.modules` edit around an import)."""
+    found = sorted(
+        f"{name}: {use}"
+        for name, path in MODULES.items()
+        for use in _private_uses(ast.parse(path.read_text(encoding="utf-8")))
+    )
+    assert found == []
+
+
+def test_the_private_scan_sees_what_it_forbids() -> None:
+    """The test above would pass vacuously on a scan that saw nothing."""
+    sample = (
+        "from typer import _coercion\nimport typer._click\nfrom a.b import _x\n"
+        "param._runtime_param = 1\nsys.modules['pydantic'] = None\nsetattr(p, '_y', 2)\n"
+        "self._ok = 1\nfrom harness.core import _fine\n"
+    )
+    assert sorted(_private_uses(ast.parse(sample))) == [
+        "imports a.b._x",
+        "imports typer._click",
+        "imports typer._coercion",
+        "setattr _y",
+        "writes ._runtime_param",
+        "writes sys.modules",
+    ]

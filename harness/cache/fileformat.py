@@ -9,24 +9,18 @@ from __future__ import annotations
 
 import os
 
+# The replay fast path imports this module: typing (~2.5 ms) and json (~5 ms with re) would
+# be much of a replay's own cost, so neither is imported here at module level (the render
+# cache's JSON entries import them when first used). hashlib is (~4 ms, OpenSSL): the
+# interpreter's private `_sha256` would be faster, but it is not an API.
+from hashlib import sha256 as sha256
+
 from harness.core import atomic
 
-# The replay fast path imports this module: typing (~2.5 ms), json (~5 ms with re) and
-# hashlib (OpenSSL, ~2 ms) would be most of a replay's own cost, so none is imported here at
-# module level. The render cache's JSON entries import them when first used.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from hashlib import sha256 as sha256
     from typing import Any
-else:  # the interpreter's own sha256, without OpenSSL's start-up (3.12+, then 3.11)
-    try:
-        from _sha2 import sha256
-    except ImportError:  # pragma: no cover - depends on the Python version
-        try:
-            from _sha256 import sha256
-        except ImportError:
-            from hashlib import sha256
 
 ENV_DIR = "HARNESS_CACHE_DIR"
 FORMAT = "harness-cache-v1"

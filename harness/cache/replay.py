@@ -19,6 +19,16 @@ A file modified too recently to trust its mtime (git's "racily clean" case) also
 content hash recorded and checked. A file rewritten with its size, mtime, ctime and inode all
 kept cannot be seen, as with git and make.
 
+Coverage is checked, not trusted: while a run records, a PEP 578 audit hook sees every file
+and directory the process opens or lists, every program it starts and every network call. A
+record is kept only when each path read lies under a fingerprinted root (or is harness's
+code, the interpreter's, the cache's own content-addressed entries, a device or a temp dir
+the run made), each program is a renderer whose binary is fingerprinted (`note_tool`), and
+nothing touched the network; so an input a module starts reading without a fingerprint
+makes runs unrecordable, never a stale replay. What the hook cannot see (Go code in the Helm
+SDK fetching a chart) declares itself with `taint`. The command line is read with the
+verbs' real option definitions (replay_argv.py, checked against the typer app by a test).
+
 A run is recorded when it exits 0, 1 or 2 and read no remote input (a remote kustomize
 resource, a chart from a Helm repository) and met no transient failure (a renderer that timed
 out, was killed by a signal or could not start); the inputs must not change while it reads
@@ -41,7 +51,7 @@ import sys
 import time
 
 from harness import __version__
-from harness.cache import fileformat
+from harness.cache import fileformat, replay_argv
 from harness.cache.fileformat import sha256
 
 # Imports are the bulk of a replay's own time: typing, contextlib, json, base64 and hashlib
@@ -88,43 +98,66 @@ def plan(argv: list[str]) -> Plan | None:
         return None
     if not all(hasattr(stream, "buffer") for stream in (sys.stdout, sys.stderr)):
         return None  # no byte streams to capture (closed, or replaced by an embedding host)
-    directory: str | None = None
-    for i, arg in enumerate(argv):
-        if arg == "--no-cache" or arg == "--html" or arg.startswith("--html="):
-            return None
-        if _option_value(argv, i, "--output", "o") == "junit":
-            return None  # JUnit XML holds the run's duration: a replay would report the old one
-        if arg == "--cache-dir" and i + 1 < len(argv):
-            directory = argv[i + 1]
-        elif arg.startswith("--cache-dir="):
-            directory = arg.partition("=")[2]
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         return None  # check appends to it: a side effect a replay would skip
-    if directory is None:
-        directory = fileformat.default_dir()
+    options = read_argv(argv)
+    if options is None:
+        return None
+    directory = options.get("--cache-dir") or fileformat.default_dir()
     return Plan(list(argv), os.path.realpath(directory), invocation_key(argv))
 
 
-# check's and lint's short options that take a value: in a cluster (`-qo junit`, `-j2`)
-# the rest of the word, else the next word, is that value
-VALUED_SHORT = "oj"
-
-
-def _option_value(argv: list[str], i: int, long: str, short: str) -> str | None:
-    """The value argv[i] gives `--long`/`-short`: `--long V`, `--long=V`, `-s V`, `-sV`, `-qs V`."""
-    arg = argv[i]
-    following = argv[i + 1] if i + 1 < len(argv) else None
-    if arg == long:
-        return following
-    if arg.startswith(long + "="):
-        return arg[len(long) + 1 :]
-    if arg.startswith("-") and not arg.startswith("--"):
-        for k, letter in enumerate(arg[1:], start=2):
-            if letter in VALUED_SHORT:
-                if letter != short:
+def read_argv(argv: list[str]) -> dict[str, str] | None:
+    """The options of a replayable `check`/`lint` command line by their policy
+    (replay_argv.py: the verbs' real option definitions), or None when any option is
+    unknown there, is `off`, asks for an output that must not replay, or a positional
+    argument appears (neither verb takes one: the CLI will say so)."""
+    table = replay_argv.OPTIONS[argv[0]]
+    found: dict[str, str] = {}
+    words = argv[1:]
+    i = 0
+    while i < len(words):
+        word = words[i]
+        i += 1
+        if word == "--" or not word.startswith("-") or word == "-":
+            return None
+        pairs: list[tuple[str, str | None]] = []
+        if word.startswith("--"):
+            name, eq, value = word.partition("=")
+            spec = table.get(name)
+            if spec is None or (eq and not spec[0]):
+                return None
+            if spec[0] and not eq:
+                if i >= len(words):
                     return None
-                return arg[k:] or following
-    return None
+                value, i = words[i], i + 1
+            pairs.append((name, value if spec[0] else None))
+        else:  # a cluster of short options: `-qo junit`, `-j2`
+            k = 1
+            while k < len(word):
+                name = "-" + word[k]
+                spec = table.get(name)
+                if spec is None:
+                    return None
+                k += 1
+                if spec[0]:
+                    value = word[k:]
+                    if not value:
+                        if i >= len(words):
+                            return None
+                        value, i = words[i], i + 1
+                    pairs.append((name, value))
+                    break
+                pairs.append((name, None))
+        for name, given in pairs:
+            policy = table[name][1]
+            if policy == "off":
+                return None
+            if policy == "output" and given in replay_argv.OFF_OUTPUTS:
+                return None
+            if policy == "cache-dir" and given is not None:
+                found["--cache-dir"] = given
+    return found
 
 
 def invocation_key(argv: list[str]) -> str:
@@ -399,6 +432,38 @@ class Recorder:
         self.tools: dict[str, str] = {}  # binary -> its stat line when the run resolved it
         self.before: Fingerprint | None = None
         self.racy_after = 0
+        self.allowed = _allowed(run.directory)
+        # the import system lists every sys.path entry (the working directory among them);
+        # the temp roots are listed for a dead run's leftovers (core/scratch.py)
+        import tempfile
+
+        listed = [*sys.path, tempfile.gettempdir(), "/dev/shm"]
+        self.listable = frozenset(os.path.abspath(p or os.curdir) for p in listed)
+        self.unseen: set[str] = set()  # paths read that no fingerprint may cover
+
+    def read(self, path: str) -> None:
+        """The run read `path` (the audit hook): fine when a fingerprint covers it."""
+        if path.startswith(self.allowed) or (path + os.sep).startswith(self.allowed):
+            return
+        if not os.path.lexists(path):
+            return  # nothing there to read (or a name relative to another dir's fd: rmtree)
+        if len(self.unseen) < 64:
+            self.unseen.add(path)
+
+    def ran(self, executable: str) -> None:
+        """The run started `executable`: only a noted tool's stat line is fingerprinted."""
+        found = os.path.abspath(executable)
+        if found not in self.tools and self.tainted is None:
+            self.tainted = f"ran {executable}, which no fingerprint covers"
+
+    def uncovered(self) -> list[str]:
+        """What the run read outside its roots and the code, once the roots are known."""
+        roots = tuple(r.rstrip(os.sep) + os.sep for r in self.roots or ())
+        return sorted(
+            p
+            for p in self.unseen
+            if not (p.startswith(roots) or p + os.sep in roots or p in self.tools)
+        )
 
     def capture(self, fd: int, chunk: bytes) -> None:
         if self.paused or not chunk:
@@ -448,10 +513,61 @@ class Recorder:
             return self.tainted
         if self.roots is None:
             return "no repo was read"
+        unseen = self.uncovered()
+        if unseen:
+            more = f" (and {len(unseen) - 1} more)" if len(unseen) > 1 else ""
+            return f"read {unseen[0]}{more}, which no fingerprint covers"
         return None
 
 
 _active: Recorder | None = None
+_hooked = False
+
+
+def _allowed(cache_dir: str) -> tuple[str, ...]:
+    """Paths a run may read without a fingerprint: they are fingerprinted another way
+    (harness's code, the interpreter and its packages: code_files, sys.executable in the
+    invocation key; the cache directory, whose entries are content-addressed) or are not
+    inputs (devices, this process's own /proc, the temp dirs the run itself makes)."""
+    import tempfile  # only when recording; replay's fast path never gets here
+
+    prefixes = {PACKAGE_DIR, cache_dir, sys.prefix, sys.base_prefix, sys.exec_prefix}
+    prefixes.update(p for p in sys.path if p.endswith(("site-packages", "dist-packages")))
+    own = [os.path.join(d, "harness-") for d in (tempfile.gettempdir(), "/dev/shm")]
+    devices = ["/dev/null", "/dev/urandom", "/dev/random", "/dev/tty", "/proc/self/"]
+    devices.append(f"/proc/{os.getpid()}/")
+    found = [p.rstrip(os.sep) + os.sep for p in prefixes if p]
+    return tuple(found + own + devices)
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    """What the run reads, starts and connects to (PEP 578 audit events): a record is kept
+    only when every input read is covered by a fingerprint, so an input a module adds
+    without one makes the run unrecordable, never a stale replay."""
+    recorder = _active
+    if recorder is None or recorder.tainted is not None:
+        return
+    if event == "open":
+        path, mode, flags = args
+        if isinstance(path, int) or path is None:
+            return
+        writing = (mode is not None and "r" not in mode and "+" not in mode) or (
+            mode is None and flags & (os.O_WRONLY | os.O_RDWR) and flags & os.O_CREAT
+        )
+        if not writing:
+            recorder.read(os.path.abspath(os.fsdecode(path)))
+    elif event in ("os.listdir", "os.scandir"):
+        path = args[0]
+        if not isinstance(path, int):
+            found = os.path.abspath(os.fsdecode(path if path is not None else os.curdir))
+            if found not in recorder.listable:
+                recorder.read(found)
+    elif event in ("socket.connect", "socket.getaddrinfo"):
+        recorder.tainted = "the run used the network"
+    elif event == "subprocess.Popen":
+        executable, argv = args[0], args[1]
+        program = executable if executable is not None else (argv[0] if argv else "")
+        recorder.ran(os.fsdecode(program))
 
 
 class recording:  # lower case: used as `with replay.recording(run):`, like a function
@@ -462,7 +578,10 @@ class recording:  # lower case: used as `with replay.recording(run):`, like a fu
         self.saved: tuple[TextIO, TextIO] = (sys.stdout, sys.stderr)
 
     def __enter__(self) -> Recorder:
-        global _active
+        global _active, _hooked
+        if not _hooked:  # an audit hook stays for the process's life: installed once
+            sys.addaudithook(_audit)
+            _hooked = True
         self.saved = (sys.stdout, sys.stderr)
         sys.stdout = _wrap(sys.stdout, 1, self.recorder)
         sys.stderr = _wrap(sys.stderr, 2, self.recorder)

@@ -27,6 +27,7 @@ from typing import Any
 
 from harness import __version__
 from harness.cache import fileformat
+from harness.core import atomic, redaction
 
 ENV_DIR = fileformat.ENV_DIR
 ENV_MAX = "HARNESS_CACHE_MAX_MB"
@@ -68,7 +69,11 @@ def code_fingerprint() -> str:
 
 def key(*parts: str) -> str:
     """sha256 of the parts, each length-prefixed so no two part lists collide."""
-    h = hashlib.sha256(f"{FORMAT}\0harness {__version__} {code_fingerprint()}\0".encode())
+    # entries hold markers (core/redaction.py): a run under another HARNESS_MASK_KEY writes
+    # other ones, so it keys its entries apart
+    h = hashlib.sha256(
+        f"{FORMAT}\0harness {__version__} {code_fingerprint()}\0{redaction.mode()}\0".encode()
+    )
     for part in parts:
         data = part.encode("utf-8", "surrogateescape")
         h.update(b"%d:" % len(data))
@@ -92,6 +97,8 @@ class Pruned:
     freed: int
     remaining: int
     remaining_bytes: int
+    failed: int = 0  # entries the OS refused to delete (a read-only cache)
+    error: str | None = None  # the first refusal's reason
 
 
 class Store:
@@ -103,6 +110,21 @@ class Store:
         self.entries = directory / ENTRIES
         self.written = 0
         self.corrupt = 0
+        self.problem: str | None = None  # why it cannot be written; then nothing is
+
+    def check(self) -> str | None:
+        """Why this cache cannot be used (not a directory, read-only, full), else None.
+
+        Asked once when a run opens it: a temp file is made and removed in the entries
+        directory, the same operations an entry's write needs."""
+        try:
+            os.makedirs(self.entries, exist_ok=True)
+            probe = atomic.temp_beside(str(self.entries / "probe"))
+            os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            os.unlink(probe)
+        except OSError as exc:
+            self.problem = _reason(exc)
+        return self.problem
 
     def _path(self, digest: str) -> Path:
         return Path(fileformat.entry_path(str(self.directory), digest))
@@ -125,10 +147,17 @@ class Store:
         return payload
 
     def put(self, digest: str, payload: dict[str, Any]) -> None:
-        """Write atomically; a failure to write (read-only dir, full disk) only loses the entry."""
+        """Write atomically; the first failure (read-only dir, full disk) is kept as
+        `problem` and the run writes nothing more: it goes on uncached."""
+        if self.problem is not None:
+            return
         data = fileformat.encode(payload, digest)
-        if fileformat.write_atomic(str(self._path(digest)), data):
-            self.written += len(data)
+        try:
+            atomic.write(self._path(digest), data)
+        except OSError as exc:
+            self.problem = _reason(exc)
+            return
+        self.written += len(data)
 
     def get_meta(self, digest: str) -> dict[str, Any] | None:
         """A run's small fact kept beside the entries (the renderer's version): not a render,
@@ -182,9 +211,12 @@ class Store:
         now = time.time()
         live: list[tuple[float, int, Path]] = []
         removed = freed = 0
+        failed = 0
+        error: str | None = None
         for path, st in self._files():
             if path.name.endswith(_TMP_SUFFIX):
-                if now - st.st_mtime > STALE_TEMP_SECONDS:
+                # a dead writer's temp file (its pid is gone, or it is an hour old)
+                if atomic.abandoned(path.name) or now - st.st_mtime > STALE_TEMP_SECONDS:
                     with contextlib.suppress(OSError):
                         path.unlink()
                 continue
@@ -193,12 +225,19 @@ class Store:
         for _mtime, size, path in sorted(live):
             if total <= cap:
                 break
-            with contextlib.suppress(OSError):
+            try:
                 path.unlink()
+            except FileNotFoundError:  # another run pruned it first
+                pass
+            except OSError as exc:
+                failed += 1
+                error = error or _reason(exc)
+                continue
+            else:
                 removed += 1
                 freed += size
             total -= size
-        return Pruned(removed, freed, len(live) - removed, total)
+        return Pruned(removed, freed, len(live) - removed, total, failed, error)
 
     def clear(self) -> Pruned:
         with contextlib.suppress(OSError):
@@ -206,6 +245,12 @@ class Store:
                 with contextlib.suppress(OSError):
                     path.unlink()
         return self.prune(0)
+
+
+def _reason(exc: OSError) -> str:
+    where = exc.filename if isinstance(exc.filename, str) else ""
+    reason = exc.strerror or type(exc).__name__
+    return f"{where}: {reason}" if where else reason
 
 
 @dataclass(frozen=True)
@@ -236,6 +281,23 @@ class RenderCache:
         self.hits = 0
         self.misses = 0
         self.uncacheable = 0
+        self.unusable: str | None = None
+        self._warned = False
+
+    def warning(self) -> str | None:
+        """One line, once per run, when the cache could not be used or stopped being
+        writable (a full disk): the run goes on uncached."""
+        if self._warned:
+            return None
+        message = self.unusable
+        if message is None and self.store is not None and self.store.problem is not None:
+            message = (
+                f"render cache {self.store.directory} cannot be written ({self.store.problem})"
+            )
+        if message is None:
+            return None
+        self._warned = True
+        return f"{message}: running uncached"
 
     def get(self, digest: str) -> dict[str, Any] | None:
         with self._lock:
@@ -269,7 +331,15 @@ class RenderCache:
 
 
 def open_cache(settings: Settings) -> RenderCache | None:
-    """None means `--no-cache`: every target renders, nothing is reused even within a run."""
+    """None means `--no-cache`: every target renders, nothing is reused even within a run.
+
+    A cache that cannot be used (Store.check) gives a run without a store: it goes on
+    uncached, and `warning()` says so once."""
     if not settings.enabled:
         return None
-    return RenderCache(settings.store())
+    store = settings.store()
+    if store is not None and store.check() is not None:
+        cache = RenderCache(None)
+        cache.unusable = f"render cache {store.directory} is unusable ({store.problem})"
+        return cache
+    return RenderCache(store)

@@ -142,6 +142,13 @@ NoCacheOpt = Annotated[
         "check/lint run (confinement still applies).",
     ),
 ]
+DebugOpt = Annotated[
+    bool,
+    typer.Option(
+        "--debug",
+        help="Print the traceback of an internal error (also HARNESS_DEBUG=1).",
+    ),
+]
 CacheDirOpt = Annotated[
     Path | None,
     typer.Option(
@@ -169,6 +176,7 @@ COMMON_PARAMETERS = [
         ("offline", OfflineOpt, False),
         ("no_cache", NoCacheOpt, False),
         ("cache_dir", CacheDirOpt, None),
+        ("debug", DebugOpt, False),
     )
 ]
 
@@ -191,8 +199,9 @@ def with_common_options(fn: Callable[..., int]) -> Callable[..., None]:
     def command(**kwargs: Any) -> None:
         from harness.cli import context
 
-        c = context.Common(**{name: kwargs.pop(name) for name in shared})
-        _run(lambda: fn(c, **kwargs))
+        debug = bool(kwargs.pop("debug"))
+        c = context.Common(**{name: kwargs.pop(name) for name in shared if name != "debug"})
+        _run(lambda: fn(c, **kwargs), debug)
 
     parameters = [*own, *COMMON_PARAMETERS]
     command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
@@ -211,29 +220,57 @@ def _evaluated(annotation: Any, fn: Callable[..., Any]) -> Any:
     return annotation
 
 
-def _run(fn: Callable[[], int]) -> None:
-    from harness.cache import memo
-    from harness.cli.context import EXIT_ERROR
-    from harness.core.errors import HarnessError
+ENV_DEBUG = "HARNESS_DEBUG"
 
+
+def _run(fn: Callable[[], int], debug: bool = False) -> None:
+    """Run a verb; its errors are one line and exit 2, an interrupt or SIGTERM 130/143.
+
+    An internal error (a bug) is one line with a hint to report it and exit 2, or with
+    `--debug` / `HARNESS_DEBUG=1` its traceback (also of the bug behind a HarnessError that
+    wraps one, such as a crashing hazard rule)."""
+    import os
+
+    from harness.cache import memo, replay
+    from harness.cli.context import EXIT_ERROR
+    from harness.core import process, scratch
+    from harness.core.errors import HarnessError
+    from harness.report.visible import visible
+
+    debug = debug or os.environ.get(ENV_DEBUG, "") not in ("", "0")
     memo.reset()  # a run starts: no memo carries the last run's data (one process, many runs)
+    scratch.sweep()  # temp dirs a killed (SIGKILLed) run left behind
+    process.reset()
     try:
-        code = fn()
+        with process.sigterm_as_interrupt():  # every verb cleans up on SIGTERM as on Ctrl-C
+            code = fn()
     except HarnessError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        if debug and exc.__cause__ is not None:
+            _traceback(exc)
+        typer.echo(f"error: {visible(str(exc))}", err=True)
         code = EXIT_ERROR
     except KeyboardInterrupt as exc:
-        terminated = _is_sigterm(exc)
+        terminated = isinstance(exc, process.Terminated)
         typer.echo("terminated" if terminated else "interrupted", err=True)
         code = 143 if terminated else 130
+    except Exception as exc:  # a bug: never a bare traceback ending in exit 1 ("drift")
+        replay.taint("an internal error")
+        if debug:
+            _traceback(exc)
+        detail = visible(f"{type(exc).__name__}: {exc}")
+        typer.echo(
+            f"internal error: {detail} (a bug in harness: please report it with the "
+            f"traceback --debug or {ENV_DEBUG}=1 prints)",
+            err=True,
+        )
+        code = EXIT_ERROR
     raise typer.Exit(code)
 
 
-def _is_sigterm(exc: KeyboardInterrupt) -> bool:
-    """gitref's SIGTERM (a KeyboardInterrupt): only a verb that imported gitref installs its
-    handler, so a verb that did not (check, update, render) never loads it for this test."""
-    gitref = sys.modules.get("harness.gitref")
-    return gitref is not None and isinstance(exc, gitref.Terminated)
+def _traceback(exc: BaseException) -> None:
+    import traceback
+
+    sys.stderr.write("".join(traceback.format_exception(exc)))
 
 
 class Expect(enum.StrEnum):
@@ -735,7 +772,7 @@ def for_verb(args: Sequence[str]) -> typer.Typer:
         c
         for c in app.registered_commands
         if c.callback is not None
-        and (c.name or typer.main.get_command_name(c.callback.__name__)) == verb
+        and (c.name or c.callback.__name__.lower().replace("_", "-")) == verb
     ]
     groups = [g for g in app.registered_groups if g.name == verb]
     if not commands and not groups:
@@ -747,14 +784,11 @@ def for_verb(args: Sequence[str]) -> typer.Typer:
 
 
 def main() -> None:
-    """Console-script entry; usage errors from click exit 2 as well.
+    """Console-script entry; usage errors exit 2 as well.
 
-    Option values are coerced without Pydantic where typer's result is known (coercion.py).
-    """
-    from harness.cli import coercion
-
+    Only typer's public API: option values are coerced by typer itself (through Pydantic,
+    ~80 ms of CPU per run that is not replayed; a replayed check never imports typer)."""
     command = typer.main.get_command(for_verb(sys.argv[1:]))
-    coercion.install(command)
     command(prog_name="harness")
 
 

@@ -7,8 +7,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.markup import escape
-
 from harness import render
 from harness.cache import replay
 from harness.cache import store as cache_mod
@@ -19,7 +17,7 @@ from harness.core.errors import ConfigError
 from harness.core.model import Snapshot
 from harness.discover import find_repo_root
 from harness.pipeline import RenderOptions, render_repo
-from harness.report.console import render_progress, stderr
+from harness.report.console import escape, render_progress, stderr
 
 if TYPE_CHECKING:
     from harness.hazards.engine import HazardReport
@@ -105,6 +103,7 @@ def render_snapshot(
     own = cache is None
     if own:
         cache = cache_mod.open_cache(cache_settings(common))
+        warn_cache(cache)
     options = RenderOptions(
         jobs=cfg.jobs,
         strict=cfg.strict,
@@ -125,6 +124,7 @@ def render_snapshot(
     finally:
         if own and cache is not None:
             cache.close()
+    warn_cache(cache)
     if cache is not None and cache.uncacheable:
         replay.taint("a target reads remote inputs")
     print_skipped(_unseen_warnings(snapshot))
@@ -163,6 +163,14 @@ def _unseen_warnings(snapshot: Snapshot) -> Snapshot:
     for warning in fresh:
         _WARNED.put(warning, True)
     return replace(snapshot, warnings=fresh)
+
+
+def warn_cache(cache: cache_mod.RenderCache | None) -> None:
+    """The one line an unusable cache gets (cache_mod.RenderCache.warning)."""
+    message = cache.warning() if cache is not None else None
+    if message is not None:
+        replay.taint("the render cache is unusable")
+        stderr().print(f"warning: {escape(message)}")
 
 
 def print_skipped(snapshot: Snapshot) -> None:

@@ -16,10 +16,7 @@ that compares items pairwise (quadratic) and reports every shifted item as moved
 from __future__ import annotations
 
 import difflib
-import importlib
 import json
-import sys
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -377,24 +374,8 @@ def _identical(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-_DEEPDIFF_IMPORT = threading.Lock()
-
-
 def _deepdiff() -> Any:
-    """deepdiff's `DeepDiff`, imported when a list first differs (~0.1 s).
-
-    deepdiff imports pydantic when it is installed (typer depends on it) only to recognise
-    pydantic models, which parsed YAML never holds. Unless something already imported it,
-    pydantic is hidden for that one import, which halves its cost; deepdiff then takes its
-    own fallback, and a later `import pydantic` anywhere works as usual.
-    """
-    with _DEEPDIFF_IMPORT:  # two first callers must not both hide (and unhide) pydantic
-        if "deepdiff.helper" not in sys.modules and "pydantic" not in sys.modules:
-            sys.modules["pydantic"] = None  # type: ignore[assignment]  # import -> ImportError
-            try:
-                importlib.import_module("deepdiff")
-            finally:
-                del sys.modules["pydantic"]
+    """deepdiff's `DeepDiff`, imported when a list first differs (~0.1 s)."""
     from deepdiff import DeepDiff
 
     return DeepDiff

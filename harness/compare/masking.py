@@ -1,9 +1,10 @@
 """Secret values never reach an output: `***`, or `*** (before)` / `*** (after)` for a change.
 
-Documents already carry Secret values as `<redacted sha256:...>` markers (documents.py); the
-markers differ when a value changes, which is what lets a diff say *that* it changed. They
-are still not for display, so every value under a Secret's `data`/`stringData`, and every
-marker string anywhere, is replaced here before anything is formatted.
+Documents already carry Secret-derived values as `<redacted sha256:...>` markers
+(core/redaction.py); the markers differ when a value changes, which is what lets a diff say
+*that* it changed. They are still not for display, so every value under a Secret's
+`data`/`stringData`, and every marker string anywhere, is replaced here before anything is
+formatted.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.compare.fieldpath import Segment
+from harness.core import redaction
 from harness.core.documents import REDACTED_PREFIX
 
 MASK = "***"
@@ -21,7 +23,7 @@ MASK_BEFORE = "*** (before)"
 MASK_AFTER = "*** (after)"
 SECRET_FIELDS = ("data", "stringData")
 
-_MARKER = re.compile(re.escape(REDACTED_PREFIX) + r"[^>]*>")
+_MARKER = redaction.MARKER
 _TOP_KEY = re.compile(r"^([A-Za-z_][\w-]*)\s*:")
 _ENTRY = re.compile(r"^(\s+)(\"[^\"]*\"|'[^']*'|[^\s:#][^:]*?)\s*:(?:\s|$)")
 

@@ -19,6 +19,27 @@ def temp_beside(path: str) -> str:
     return os.path.join(directory, f".{name}.{os.getpid()}-{os.urandom(6).hex()}{TMP_SUFFIX}")
 
 
+def abandoned(name: str) -> bool:
+    """Whether `name` is a temp file (`temp_beside`) whose writing process is gone: a killed
+    run's leftover, which the next run may delete; a live writer's is never touched."""
+    if not (name.startswith(".") and name.endswith(TMP_SUFFIX)):
+        return False
+    tag = name[: -len(TMP_SUFFIX)].rpartition(".")[2]
+    pid_text = tag.partition("-")[0]
+    if not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
 def write(path: str | os.PathLike[str], data: bytes, *, durable: bool = False) -> None:
     """Write `data` to `path` atomically (creating its directory); `durable` also fsyncs the
     file and its directory. Raises OSError; the temp file is gone either way."""

@@ -3,28 +3,20 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from harness.cache import parsed
-from harness.core import yamlload
+from harness.core import redaction, yamlload
 from harness.core.model import DocId, Document
 
 _SEPARATOR = re.compile(r"^---[ \t]*(?:#.*)?$", re.MULTILINE)
-REDACTED_PREFIX = "<redacted sha256:"
-# What `flux build` writes over SOPS-encrypted Secret values (plain, base64, and the
-# dockerconfigjson forms). They reveal nothing, so redaction leaves them readable.
-SOPS_MASK = "**SOPS**"
-SOPS_MASKED_VALUES = frozenset(
-    {
-        SOPS_MASK,
-        "KipTT1BTKio=",
-        '{"mask":"**SOPS**"}',
-        "eyJtYXNrIjoiKipTT1BTKioifQ==",
-    }
-)
+REDACTED_PREFIX = redaction.PREFIX
+SOPS_MASK = redaction.SOPS_MASK
+SOPS_MASKED_VALUES = redaction.SOPS_MASKED_VALUES
 
 
 class DocumentError(ValueError):
@@ -88,45 +80,71 @@ def is_sops_encrypted(obj: Mapping[str, Any]) -> bool:
 
 
 def redaction_marker(doc_id: DocId, key: str, value: Any) -> str:
-    """Marker that changes when the value changes but does not reveal it.
-
-    Salted with the object identity and key so one common password does not produce
-    the same marker everywhere; a short guessable value can still be confirmed by hashing
-    candidates (see README, "Secrets").
-    """
-    digest = hashlib.sha256(f"{doc_id}\0{key}\0{value}".encode()).hexdigest()[:16]
-    return f"{REDACTED_PREFIX}{digest}>"
+    """The marker of one Secret value (redaction.py: changes with the value, reveals nothing)."""
+    return redaction.marker(doc_id, key, value)
 
 
 def redact(obj: dict[str, Any]) -> dict[str, Any] | None:
-    """A copy of a Secret with data/stringData values replaced, or None if nothing to hide."""
-    if not is_secret(obj) or is_sops_encrypted(obj):
+    """A copy with every Secret-derived value a marker, or None if nothing to hide.
+
+    A Secret's `data`/`stringData` values, SOPS-marked or not (ciphertext and masks stay);
+    a last-applied-configuration annotation, redacted like the object it holds."""
+    out: dict[str, Any] | None = None
+    if is_secret(obj):
+        doc_id = identity(obj)
+        for field in ("data", "stringData"):
+            values = obj.get(field)
+            if isinstance(values, dict):
+                if all(redaction.kept(v) for v in values.values()):
+                    continue
+                hidden: Any = {
+                    k: v if redaction.kept(v) else redaction_marker(doc_id, f"{field}.{k}", v)
+                    for k, v in values.items()
+                }
+            elif values is None or redaction.kept(values):
+                continue
+            else:  # not a mapping: kubectl would refuse it, but its text is still secret
+                hidden = redaction_marker(doc_id, field, values)
+            out = dict(obj) if out is None else out
+            out[field] = hidden
+    applied = _last_applied(obj)
+    if applied is not None:
+        out = dict(obj) if out is None else out
+        meta = dict(out["metadata"])
+        meta["annotations"] = {**meta["annotations"], redaction.LAST_APPLIED: applied}
+        out["metadata"] = meta
+    return out
+
+
+def _last_applied(obj: Mapping[str, Any]) -> str | None:
+    """The redacted last-applied annotation, or None when it holds nothing secret."""
+    meta = obj.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    raw = annotations.get(redaction.LAST_APPLIED) if isinstance(annotations, dict) else None
+    if raw is None or redaction.is_marker(raw):
         return None
-    doc_id = identity(obj)
-    out = dict(obj)
-    changed = False
-    for field in ("data", "stringData"):
-        values = obj.get(field)
-        if isinstance(values, dict) and not all(_is_marker(v) for v in values.values()):
-            out[field] = {
-                k: v if _is_marker(v) else redaction_marker(doc_id, f"{field}.{k}", v)
-                for k, v in values.items()
-            }
-            changed = True
-    return out if changed else None
-
-
-def _is_marker(value: Any) -> bool:
-    return isinstance(value, str) and (
-        value.startswith(REDACTED_PREFIX) or value in SOPS_MASKED_VALUES
-    )
+    try:
+        held = json.loads(raw) if isinstance(raw, str) else None
+    except ValueError:
+        held = None
+    if isinstance(held, dict):
+        hidden = redact(held)
+        if hidden is None:
+            return None
+        text = json.dumps(hidden, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+        return text + "\n" if str(raw).endswith("\n") else text
+    if is_secret(obj) or "Secret" in str(raw):  # unreadable: the whole value is the secret
+        return redaction_marker(
+            identity(obj), f"metadata.annotations.{redaction.LAST_APPLIED}", raw
+        )
+    return None
 
 
 def document(obj: dict[str, Any], text: str) -> Document:
-    """A document from its parsed object and its exact text, redacting Secrets."""
-    redacted = redact(obj)
-    if redacted is not None:
-        text = yamlload.dump(redacted)
+    """A document from its parsed object and its exact text, Secret-derived values redacted."""
+    hidden = redact(obj)
+    if hidden is not None:
+        text = yamlload.dump(hidden)
     return Document(
         id=identity(obj),
         api_version=str(obj.get("apiVersion") or ""),
@@ -140,9 +158,14 @@ def document_from_object(obj: dict[str, Any]) -> Document:
     return document(obj, yamlload.dump(obj))
 
 
+def from_objects(objs: Iterable[dict[str, Any]]) -> tuple[Document, ...]:
+    """The documents of one render harness rebuilt (Flux, Helm), each redacted."""
+    return tuple(document_from_object(o) for o in objs)
+
+
 def parse_stream(text: str) -> list[Document]:
     """Documents of a rendered stream in order; raises DocumentError naming the bad one."""
-    docs: list[Document] = []
+    loaded: list[tuple[str, dict[str, Any]]] = []
     for index, chunk in enumerate(split_stream(text), start=1):
         try:
             obj = yamlload.load(chunk)
@@ -155,6 +178,9 @@ def parse_stream(text: str) -> list[Document]:
             raise DocumentError(
                 f"document {index}: not a Kubernetes object (needs apiVersion, kind, metadata.name)"
             )
+        loaded.append((chunk, obj))
+    docs: list[Document] = []
+    for chunk, obj in loaded:
         doc = document(obj, chunk)
         if doc.text is chunk:  # not redacted: obj is this text's object (parsed.py)
             parsed.remember(chunk, obj)

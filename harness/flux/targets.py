@@ -869,7 +869,7 @@ def _results(
             continue
         docs = node.built.documents
         if docs is None:
-            docs = tuple(documents.document_from_object(o) for o in node.built.objects)
+            docs = documents.from_objects(node.built.objects)
         result = TargetResult(
             target,
             documents=docs,

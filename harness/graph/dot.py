@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 
+from harness.core import process
 from harness.core.errors import HarnessError
 from harness.graph import style as gs
 from harness.graph.view import Edge, Graph, Node
@@ -93,17 +94,10 @@ def to_svg(dot_source: str) -> str:
     if exe is None:
         raise HarnessError(MISSING_DOT)
     try:
-        proc = subprocess.run(
-            [exe, "-Tsvg"],
-            input=dot_source,
-            capture_output=True,
-            text=True,
-            timeout=DOT_TIMEOUT,
-            check=False,
-        )
+        proc = process.run([exe, "-Tsvg"], input=dot_source.encode(), timeout=DOT_TIMEOUT)
     except subprocess.TimeoutExpired:
         raise HarnessError(f"graphviz: dot took longer than {DOT_TIMEOUT:.0f}s") from None
     if proc.returncode != 0:
-        detail = (proc.stderr.strip().splitlines() or ["failed"])[-1]
+        detail = (proc.stderr.decode("utf-8", "replace").strip().splitlines() or ["failed"])[-1]
         raise HarnessError(f"graphviz: dot exited {proc.returncode}: {detail}")
-    return proc.stdout
+    return proc.stdout.decode("utf-8", "replace")

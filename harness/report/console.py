@@ -8,9 +8,21 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
+from rich.markup import escape as markup_escape
 
 from harness.cache import replay
 from harness.core.model import TargetResult
+from harness.report.visible import visible
+
+
+def escape(text: str) -> str:
+    """Text for a rich console line: markup escaped, control characters made visible."""
+    return markup_escape(visible(text))
+
+
+def escape_block(text: str) -> str:
+    """As `escape`, keeping line breaks."""
+    return markup_escape(visible(text, newlines=True))
 
 
 def _color_allowed() -> bool:

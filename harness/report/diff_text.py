@@ -10,13 +10,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.markup import escape
 
 from harness.compare.analyze import Analysis, Move, Origin, Repair, TargetChange
 from harness.compare.counts import count, targets_line
 from harness.compare.docdiff import DocChange, FieldChange, show_change, without_owner_labels
 from harness.hazards.engine import HazardReport
-from harness.report.console import stdout
+from harness.report.console import escape, stdout
 from harness.report.findings import print_findings
 
 if TYPE_CHECKING:  # annotations only: `check` prints field lines without the diff gate

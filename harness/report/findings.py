@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from harness.hazards.engine import Gate, HazardReport, Suppressed
 from harness.hazards.finding import SEVERITIES, Finding, and_list
+from harness.report.console import escape
 
 if TYPE_CHECKING:
     from harness.hazards.preinstalled import Provision

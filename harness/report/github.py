@@ -22,6 +22,7 @@ from harness.report import markdown_budget as mb
 from harness.report.diff_text import verdict_line
 from harness.report.junit import Case, check_cases, diff_cases
 from harness.report.text import summary_line
+from harness.report.visible import visible
 
 MAX_MESSAGE = 4000
 SUMMARY_ROWS = 50
@@ -29,7 +30,10 @@ KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 
 
 def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A workflow command's message: line breaks encoded as the runner decodes them, every
+    other control character shown as its escape (a log view would obey an ANSI sequence)."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return visible(text)
 
 
 def escape_property(text: str) -> str:

@@ -12,7 +12,8 @@ full texts go through `masking.secret_lines`.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
 from importlib import resources
@@ -217,17 +218,28 @@ def render(report: Report) -> str:
         notes = (
             f'<p class="hazard-line {worst}"><a href="#findings-box">{escape(line)}</a></p>' + notes
         )
-    page = _asset("report.html")
-    for key, value in (
-        ("{{TITLE}}", escape(f"{report.command}: {report.verdict}")),
-        ("{{CSS}}", _asset("report.css")),
-        ("{{STATUS}}", escape(report.status)),
-        ("{{VERDICT}}", escape(report.verdict)),
-        ("{{CONTEXT}}", escape(report.context)),
-        ("{{NOTES}}", notes),
-        ("{{GRAPH}}", graph_html),
-        ("{{DATA}}", _json_for_script(data)),
-        ("{{JS}}", _asset("report.js")),
-    ):
-        page = page.replace(key, value, 1)
-    return page
+    values = {
+        "TITLE": escape(f"{report.command}: {report.verdict}"),
+        "CSS": _asset("report.css"),
+        "STATUS": escape(report.status),
+        "VERDICT": escape(report.verdict),
+        "CONTEXT": escape(report.context),
+        "NOTES": notes,
+        "GRAPH": graph_html,
+        "DATA": _json_for_script(data),
+        "JS": _asset("report.js"),
+    }
+    return fill(_asset("report.html"), values)
+
+
+_PLACEHOLDER = re.compile(r"\{\{([A-Z]+)\}\}")
+
+
+def fill(template: str, values: Mapping[str, str]) -> str:
+    """Every `{{NAME}}` of the template replaced in one pass: a value is never scanned for
+    placeholders, so a target named `apps/{{JS}}` stays that text (already escaped), and
+    the template must name each value exactly once."""
+    names = _PLACEHOLDER.findall(template)
+    if sorted(names) != sorted(values):
+        raise ValueError(f"template placeholders {sorted(names)} != values {sorted(values)}")
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)

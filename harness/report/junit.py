@@ -21,10 +21,12 @@ from harness.compare.snapshots import Comparison, TargetDiff
 from harness.hazards.engine import HazardReport
 from harness.report.diff_text import field_lines
 from harness.report.text import target_header
+from harness.report.visible import visible
 
 MAX_TEXT = 20000
-# XML 1.0 forbids most control characters; kustomize errors can carry ANSI escapes.
-_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+# XML 1.0 forbids most control characters and a CI view would obey ANSI escapes (kustomize
+# errors carry them, names and values can): each is shown as its escape (console.visible).
+_INVALID_XML = re.compile("[\ufffe\uffff]")
 
 
 @dataclass(frozen=True)
@@ -39,8 +41,9 @@ class Case:
     skipped: str | None = None  # why the case was not run (a pre-existing render error)
 
 
-def clean(text: str, limit: int = MAX_TEXT) -> str:
-    text = _INVALID_XML.sub("?", text)
+def clean(text: str, limit: int = MAX_TEXT, *, lines: bool = True) -> str:
+    """Text for an XML attribute (`lines=False`: one line) or element."""
+    text = _INVALID_XML.sub("?", visible(text, newlines=lines))
     return text if len(text) <= limit else text[:limit] + "\n... (truncated)"
 
 
@@ -67,7 +70,7 @@ def document(suite: str, cases: Sequence[Case], elapsed: float = 0.0) -> str:
         node = ET.SubElement(
             root,
             "testsuite",
-            name=f"{suite}: {group.removeprefix('harness.')}",
+            name=clean(f"{suite}: {group.removeprefix('harness.')}", lines=False),
             tests=str(len(members)),
             failures=str(failures),
             errors=str(errors),
@@ -80,15 +83,21 @@ def document(suite: str, cases: Sequence[Case], elapsed: float = 0.0) -> str:
         totals["skipped"] += skipped
         for case in members:
             tc = ET.SubElement(
-                node, "testcase", name=case.name, classname=case.classname, time=f"{share:.3f}"
+                node,
+                "testcase",
+                name=clean(case.name, lines=False),
+                classname=clean(case.classname, lines=False),
+                time=f"{share:.3f}",
             )
             problem = ("error", case.error) if case.error else ("failure", case.failure)
             if problem[1] is not None:
                 message, kind, text = problem[1]
-                child = ET.SubElement(tc, problem[0], message=clean(message, 1000), type=kind)
+                child = ET.SubElement(
+                    tc, problem[0], message=clean(message, 1000, lines=False), type=kind
+                )
                 child.text = clean(text)
             elif case.skipped is not None:
-                ET.SubElement(tc, "skipped", message=clean(case.skipped, 1000))
+                ET.SubElement(tc, "skipped", message=clean(case.skipped, 1000, lines=False))
             if case.output:
                 ET.SubElement(tc, "system-out").text = clean(case.output)
     for key, value in totals.items():

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.markup import escape
-
 from harness.core.model import Snapshot
 from harness.hazards.engine import RULES, HazardReport
-from harness.report.console import stdout
+from harness.report.console import escape, stdout
 from harness.report.findings import (
     LINT_SCHEMA,
     counts_line,

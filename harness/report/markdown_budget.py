@@ -21,6 +21,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from harness.report.visible import visible
+
 DEFAULT_BUDGET = 65536
 MIN_BUDGET = 1024
 DEFAULT_MAX_PARTS = 10
@@ -65,6 +67,7 @@ def fence(body: str, info: str = "") -> str:
     """A fenced code block whose fence is longer than any backtick run inside it."""
     longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
     ticks = "`" * max(3, longest + 1)
+    body = visible(body, newlines=True)
     if body and not body.endswith("\n"):
         body += "\n"
     return f"{ticks}{info}\n{body}{ticks}\n"
@@ -72,7 +75,7 @@ def fence(body: str, info: str = "") -> str:
 
 def code(text: str) -> str:
     """Inline code that survives backticks and pipes (GFM tables split cells on `|`)."""
-    text = text.replace("\n", " ").replace("|", "\\|")
+    text = visible(text.replace("\n", " ")).replace("|", "\\|")
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     ticks = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
@@ -81,13 +84,13 @@ def code(text: str) -> str:
 
 def escape_text(text: str) -> str:
     """Plain text that must not turn into HTML or Markdown structure."""
-    text = _html(text.replace("\n", " "))
+    text = _html(visible(text.replace("\n", " ")))
     return re.sub(r"([\\`*_\[\]|#~])", r"\\\1", text)
 
 
 def _html(text: str) -> str:
     """`&` and `<` are all that can start markup in HTML text; `>` stays readable."""
-    return text.replace("&", "&amp;").replace("<", "&lt;")
+    return visible(text).replace("&", "&amp;").replace("<", "&lt;")
 
 
 def details(summary: str, body: str, open_: bool = False) -> str:

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from rich.markup import escape
-
 from harness.core.config import Config
 from harness.core.model import Snapshot, TargetResult
-from harness.report.console import stderr, stdout
+from harness.report.console import escape, escape_block, stderr, stdout
+from harness.report.visible import visible
 
 if TYPE_CHECKING:  # annotations only: `lint` prints errors without loading the comparison
     from harness.compare.docdiff import DocChange
@@ -194,7 +193,8 @@ def print_render(snapshot: Snapshot) -> None:
     out = stdout()
     rows = render_rows(snapshot)
     if not out.is_terminal:
-        out.print(escape(plain_table(RENDER_COLUMNS, rows, right=2)), highlight=False)
+        shown_rows = [[visible(cell) for cell in row] for row in rows]  # a name stays one line
+        out.print(escape_block(plain_table(RENDER_COLUMNS, shown_rows, right=2)), highlight=False)
     else:
         from rich.table import Table  # only this listing draws a table
 
@@ -224,6 +224,6 @@ def print_documents(result: TargetResult) -> None:
     for doc in result.documents:
         out.print(f"# {escape(str(doc.id))}  sha256:{doc.sha256}", style="dim")
         out.print("---")
-        out.print(escape(doc.text), end="")
+        out.print(escape_block(doc.text), end="")
     for dup in result.duplicates:
         stderr().print(f"warning: {escape(result.name)}: duplicate identity {escape(str(dup))}")

@@ -14,7 +14,8 @@ import pytest
 from harness import render
 from harness.cache import store as cache
 from harness.core import config as config_mod
-from harness.core.model import Snapshot
+from harness.core import documents
+from harness.core.model import DocId, Snapshot
 from harness.pipeline import RenderOptions, render_repo
 from tests.conftest import Result, configmap, kustomization, run_harness, write_tree
 from tests.flux.conftest import cm, flux_ks, ks_file
@@ -22,6 +23,9 @@ from tests.gitkit import commit_all, init
 
 CANARY = "canary-7f3e9b21-never-on-disk"
 TOKEN = "token-substituted-into-a-configmap"
+TOKEN_MARKER = documents.redaction_marker(
+    DocId("", "Secret", "flux-system", "vars"), "stringData.TOKEN", TOKEN
+)
 
 
 def fresh_renderer() -> render.Renderer:
@@ -84,7 +88,9 @@ def test_warm_render_runs_no_kustomize_and_matches_cold(tmp_path: Path) -> None:
     assert cold_hits == 1  # the cluster entry is built twice (entry scan, root node): once
     assert not cold.errors(), [r.error for r in cold.errors()]
     app = cold.results["dev/flux-system/apps"]
-    assert f"token: {TOKEN}" in app.text()  # substituted from the plain Secret
+    # substituted from the plain Secret: as the marker of its value, never the value
+    assert TOKEN not in app.text()
+    assert f"token: {TOKEN_MARKER}" in app.text()
     warm, warm_renderer, warm_hits = rendered(repo, store)
     assert warm_renderer.runs == 1  # only the Secret-bearing build, to feed substitution
     assert warm_hits == len(warm.results) + 1  # every build, the entry twice
@@ -103,7 +109,7 @@ def test_canary_secret_value_never_reaches_the_cache(tmp_path: Path) -> None:
         res = run_harness(
             "render", "dev/flux-system/apps", "--repo", repo, "--cache-dir", cache_dir
         )
-        assert f"token: {TOKEN}" in res.stdout
+        assert TOKEN not in res.stdout and f"token: {TOKEN_MARKER}" in res.stdout
     # check and lint are recorded for replay (their output, in the cache) and then replayed
     assert run_harness("update", "--repo", repo, "--cache-dir", cache_dir).code == 0
     for argv in (("check",), ("check", "-o", "json"), ("lint", "-o", "json")) * 2:

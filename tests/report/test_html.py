@@ -90,7 +90,22 @@ def test_report_counts_and_lint_page() -> None:
     assert data["command"] == "harness lint" and str(data["verdict"]).startswith("lint: ")
     rows = {t["name"]: t for t in data["targets"]}  # type: ignore[attr-defined]
     assert rows["dev/flux-system/cilium"]["after"] == 2
-    assert html.Report("c", "v", "ok").status == "ok"
+
+
+def test_placeholders_in_values_stay_text() -> None:
+    """One pass: a value holding `{{JS}}` (a target named `apps/{{JS}}` in the verdict) is
+    never expanded, so the script is not copied into the title and the page keeps its code."""
+    assert html.fill("<t>{{A}}</t>{{B}}", {"A": "{{B}}", "B": "x"}) == "<t>{{B}}</t>x"
+    with pytest.raises(ValueError, match="placeholders"):
+        html.fill("{{A}}", {"A": "1", "B": "2"})
+    page = html.render(html.Report("harness diff", "moved: apps/{{JS}} -> apps/{{CSS}}", "ok"))
+    title = re.search(r"<title>(.*?)</title>", page, re.S)
+    assert (
+        title is not None
+        and title.group(1) == "harness diff: moved: apps/{{JS}} -&gt; apps/{{CSS}}"
+    )
+    script = page.rsplit("<script>", 1)[1]
+    assert "{{JS}}" not in script and len(script) > 1000  # the report's code, in its place
 
 
 @pytest.mark.slow

@@ -8,7 +8,8 @@ from pathlib import Path
 import typer
 
 from harness.cache import store as cache_mod
-from harness.cli.context import EXIT_OK
+from harness.cli.context import EXIT_ERROR, EXIT_OK
+from harness.report.visible import visible
 
 SCHEMA = "harness.cache-info/v1"
 MIB = 1024 * 1024
@@ -46,7 +47,17 @@ def clear(directory: Path | None) -> int:
     store = _store(directory)
     done = store.clear()
     typer.echo(f"removed {done.removed} entries ({_size(done.freed)}) from {store.directory}")
-    return EXIT_OK
+    return _refused(done)
+
+
+def _refused(done: cache_mod.Pruned) -> int:
+    """A cache the OS would not let us empty (read-only) is an error, not a success."""
+    if not done.failed:
+        return EXIT_OK
+    typer.echo(
+        f"error: could not remove {done.failed} entries: {visible(done.error or '')}", err=True
+    )
+    return EXIT_ERROR
 
 
 def prune(directory: Path | None, max_mib: float | None) -> int:
@@ -57,4 +68,4 @@ def prune(directory: Path | None, max_mib: float | None) -> int:
         f"removed {done.removed} entries ({_size(done.freed)}); "
         f"{done.remaining} left ({_size(done.remaining_bytes)}) in {store.directory}"
     )
-    return EXIT_OK
+    return _refused(done)

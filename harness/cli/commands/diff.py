@@ -21,6 +21,7 @@ from harness.cli.context import (
     load_config,
     render_snapshot,
     renderer_for,
+    warn_cache,
 )
 from harness.compare import gate
 from harness.compare.analyze import Analysis, Origin, analyze, ignore_patterns
@@ -226,6 +227,7 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
         base = goldens.to_snapshot(goldens.load(cfg.goldens), cfg.repo)
         base_origin = Origin("goldens", f"goldens ({cfg.goldens})", path=str(cfg.goldens))
     cache = cache_mod.open_cache(cache_settings(common))
+    warn_cache(cache)
     with contextlib.ExitStack() as stack:  # a base export being removed meanwhile
         try:
             # one cache for both sides: the head reuses every base result whose inputs match

@@ -17,11 +17,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from rich.markup import escape
-
 from harness import goldens
 from harness.cli.context import EXIT_ERROR, EXIT_OK, Common, render_snapshot, renderer_for
-from harness.core import atomic, yamlload
+from harness.core import atomic, scratch, yamlload
 from harness.core import config as config_mod
 from harness.core.config import Config
 from harness.core.errors import ConfigError
@@ -32,7 +30,7 @@ from harness.flux.includes import Includes
 from harness.flux.source import outside
 from harness.flux.targets import render_flux
 from harness.report import text
-from harness.report.console import stderr, stdout
+from harness.report.console import escape, stderr, stdout
 
 CONFIG_NAME = "harness.yaml"
 MAX_ROUNDS = 10
@@ -214,7 +212,7 @@ def _apply(cfg: Config, common: Common) -> Config:
 
 def _config(repo: Path, target: Path, starter: Starter, common: Common) -> Config:
     """The config the starter file will hold, loaded through the real parser."""
-    fd, name = tempfile.mkstemp(prefix="harness-init-", suffix=".yaml")
+    fd, name = tempfile.mkstemp(prefix=scratch.prefix("init"), suffix=".yaml")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(starter_yaml(starter))

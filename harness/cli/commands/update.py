@@ -14,6 +14,7 @@ from harness.cli.context import (
 from harness.core.config import Config
 from harness.core.model import Snapshot
 from harness.report import json_out, text
+from harness.report.console import escape, stderr
 
 
 def run(common: Common) -> int:
@@ -32,6 +33,12 @@ def run(common: Common) -> int:
 
 def write(cfg: Config, snapshot: Snapshot) -> int:
     """Write the goldens of a whole run and report (shared with `harness merge`)."""
-    report = goldens.write(cfg.goldens, snapshot)
+
+    def waiting() -> None:
+        stderr().print(
+            f"waiting: another harness run is writing the goldens in {escape(str(cfg.goldens))}"
+        )
+
+    report = goldens.write(cfg.goldens, snapshot, waiting)
     text.print_update(snapshot, report, cfg)
     return EXIT_ERROR if snapshot.errors() else EXIT_OK

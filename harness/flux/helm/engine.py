@@ -37,9 +37,9 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from harness.cache import replay
-from harness.core import yamlload
+from harness.core import process, scratch, yamlload
 from harness.core.errors import RendererError
-from harness.flux.helm import sdk
+from harness.flux.helm import sdk, worker
 from harness.flux.helm.capabilities import Capabilities, ConstraintError, satisfies
 
 PartKind = Literal["crd", "manifest", "hook"]
@@ -153,13 +153,21 @@ class Engine(Protocol):
         """What decides its output, for the render cache's key; loads no library."""
         ...
 
-    def render(self, chart: Path, request: RenderRequest) -> list[Part]: ...
+    def render(
+        self, chart: Path, request: RenderRequest, logs: list[str] | None = None
+    ) -> list[Part]: ...
 
 
 class SdkEngine:
-    """Helm's Go SDK through the helm-python-sdk wheel: no process per release."""
+    """Helm's Go SDK through the helm-python-sdk wheel: no process per release, but a
+    worker process per concurrent render (worker.py), where a hung chart can be stopped.
+    One render per release (`sdk.render`), then Helm's manifest rules (`sort_manifests`)."""
 
     name = "helm-sdk"
+
+    def __init__(self, timeout: float = 60.0) -> None:
+        self.timeout = timeout
+        self._pool = worker.Pool()
 
     @property
     def passes_capabilities(self) -> bool:
@@ -171,29 +179,37 @@ class SdkEngine:
     def identity(self) -> str:
         return f"{self.name}\0{sdk.identity()}"
 
-    def render(self, chart: Path, request: RenderRequest) -> list[Part]:
+    def render(
+        self, chart: Path, request: RenderRequest, logs: list[str] | None = None
+    ) -> list[Part]:
+        """The chart's parts; the library's log lines (timestamps dropped) go to `logs`."""
         caps = request.capabilities
         try:
-            rendered = sdk.render(
+            (files, crds, constraint), lines = self._pool.template(
                 chart,
                 release=request.release,
                 namespace=request.namespace,
                 values=request.values,
                 kube_version=caps.kube_version,
                 api_versions=caps.api_versions,
+                timeout=self.timeout,
             )
-        except sdk.SdkError as exc:
+        except worker.TimedOut as exc:
+            replay.taint("a render timed out")
+            raise EngineError(f"helm: {exc}") from None
+        except worker.WorkerError as exc:
             raise EngineError(f"helm: {_line(str(exc))}") from None
-        constraint = rendered.kube_version
+        if logs is not None:
+            logs.extend(_log_line(line) for line in lines)
         if constraint and not _compatible(caps.kube_version, constraint):
             raise EngineError(
                 f"helm: chart requires kubeVersion: {constraint} which is incompatible with "
                 f"Kubernetes {caps.kube_version}"
             )
-        manifests, hooks = sort_manifests(rendered.files)
+        manifests, hooks = sort_manifests(files)
         parts: list[Part] = []
         if request.include_crds:
-            for crd in rendered.crds:
+            for crd in crds:
                 parts.extend(_parts("crd", crd["filename"], crd["data"]))
         parts.extend(manifests)
         if request.hooks:
@@ -243,8 +259,10 @@ class BinaryEngine:
             argv += ["--api-versions", ",".join(caps.api_versions)]
         return [*argv, *self.extra]
 
-    def render(self, chart: Path, request: RenderRequest) -> list[Part]:
-        with tempfile.TemporaryDirectory(prefix="harness-helm-") as tmp:
+    def render(
+        self, chart: Path, request: RenderRequest, logs: list[str] | None = None
+    ) -> list[Part]:
+        with tempfile.TemporaryDirectory(prefix=scratch.prefix("helm")) as tmp:
             values_file = Path(tmp) / "values.json"
             values_file.write_text(json.dumps(request.values), encoding="utf-8")
             out = self._run(self.argv(chart, request, values_file), chart)
@@ -259,8 +277,8 @@ class BinaryEngine:
         return parts
 
     def _run(self, argv: list[str], chart: Path | None) -> str:
-        try:
-            proc = subprocess.run(argv, capture_output=True, timeout=self.timeout, check=False)
+        try:  # its own process group: a timeout kills helm and the plugins it started
+            proc = process.run(argv, timeout=self.timeout)
         except FileNotFoundError:
             raise RendererError(f"helm binary not found: {self.binary}") from None
         except subprocess.TimeoutExpired:
@@ -283,7 +301,7 @@ def resolve(binary: str | None, timeout: float) -> Engine:
     if chosen is None:
         if not sdk.installed():  # fails now, with the install hint; the library itself is
             sdk.module()  # loaded by the first render, never when the cache answers them all
-        return SdkEngine()
+        return SdkEngine(timeout)
     found = shutil.which(chosen) if os.sep not in chosen else chosen
     if found is None or not Path(found).is_file():
         origin = "--helm-binary" if binary else "$HARNESS_HELM"
@@ -426,6 +444,14 @@ def _annotations(obj: dict[str, Any]) -> dict[str, Any]:
     meta = obj.get("metadata")
     ann = meta.get("annotations") if isinstance(meta, dict) else None
     return ann if isinstance(ann, dict) else {}
+
+
+_LOG_STAMP = re.compile(r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(\.\d+)? ")
+
+
+def _log_line(line: str) -> str:
+    """A library log line without Go's timestamp (which would make every run differ)."""
+    return _LOG_STAMP.sub("", line.strip())
 
 
 def _line(text: str) -> str:

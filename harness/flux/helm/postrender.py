@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.core import yamlload
+from harness.core import scratch, yamlload
 from harness.flux.helm.engine import Part
 from harness.flux.helm.release import HELM_GROUP, HelmRelease
 from harness.render import Renderer
@@ -55,7 +55,7 @@ def _merge(obj: dict[str, Any], field: str, values: Mapping[str, str]) -> None:
 def _kustomize(
     objs: list[dict[str, Any]], spec: Mapping[str, Any], renderer: Renderer, index: int
 ) -> list[dict[str, Any]]:
-    with tempfile.TemporaryDirectory(prefix="harness-postrender-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=scratch.prefix("postrender")) as tmp:
         root = Path(tmp)
         (root / "resources.yaml").write_text(
             "---\n".join(yamlload.dump(o) for o in objs), encoding="utf-8"

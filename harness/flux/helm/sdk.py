@@ -16,6 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from harness.core import scratch
 from harness.core.errors import HarnessError
 
 INSTALL_HINT = "install it with `pip install 'harness[helm]'` (the helm-python-sdk wheel)"
@@ -290,4 +291,4 @@ def default_capabilities() -> tuple[str, tuple[str, ...]]:
 
 
 def scratch_dir() -> tempfile.TemporaryDirectory[str]:
-    return tempfile.TemporaryDirectory(prefix="harness-helm-")
+    return tempfile.TemporaryDirectory(prefix=scratch.prefix("helm"))

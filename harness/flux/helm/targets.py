@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness.core import documents, parallel, yamlload
+from harness.core import documents, parallel, scratch, yamlload
 from harness.core.model import HelmInfo, Target, TargetResult
 from harness.flux.api import ObjectRef, object_ref, secure_join
 from harness.flux.helm import capabilities, dependencies, postrender, sdk, values
@@ -196,7 +196,7 @@ def _render(job: _Job, ctx: HelmContext) -> TargetResult:
             hit = ctx.cache.get(digest, replace(target, helm=info))
             if hit is not None:
                 return hit
-        with tempfile.TemporaryDirectory(prefix="harness-helm-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=scratch.prefix("helm")) as tmp:
             chart_path = chart
             if isinstance(location, charts.LocalChart):
                 chart_path, downloaded = dependencies.ensure(
@@ -206,7 +206,9 @@ def _render(job: _Job, ctx: HelmContext) -> TargetResult:
                 chart_path = _with_values_files(chart_path, request, Path(tmp))
             vals, value_notes = values.compose(release, _lookup(job.objects), sdk.parse_set)
             notes.extend(value_notes)
-            parts = ctx.engine.render(chart_path, replace(render_request, values=vals))
+            logs: list[str] = []
+            parts = ctx.engine.render(chart_path, replace(render_request, values=vals), logs)
+            notes.extend(f"helm: {line}" for line in logs)  # the library's, attributed here
             if not ctx.engine.passes_capabilities and reads_capabilities(chart_path):
                 notes.append(_defaults_note())
             objs = postrender.apply(parts, release, ctx.renderer)
@@ -226,7 +228,7 @@ def _render(job: _Job, ctx: HelmContext) -> TargetResult:
         return TargetResult(failed, error=str(exc), notes=tuple(notes))
     target = replace(target, helm=replace(info, version=version, crds=crds))
     _namespace(objs, release, job.scoped)
-    docs = tuple(documents.document_from_object(o) for o in objs)
+    docs = documents.from_objects(objs)
     result = TargetResult(
         target, documents=docs, duplicates=documents.duplicates(docs), notes=tuple(notes)
     )

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cache.seam import Seam
-from harness.core import documents, yamlload
+from harness.core import documents, redaction, yamlload
 from harness.core.model import DocId, Document
 from harness.discover import kustomization_file
 from harness.flux import includes
@@ -237,17 +237,28 @@ def _source_values(where: ObjectRef, obj: Mapping[str, Any]) -> tuple[dict[str, 
         keys = [*(obj.get("data") or {}), *(obj.get("stringData") or {})]
         note = f"substituteFrom {where} is SOPS-encrypted: its variables read as {SOPS_VARIABLE}"
         return {str(k): SOPS_VARIABLE for k in keys}, note
+    # A Secret's variables are its values' markers: what a substituted object shows
+    # (a rotated value still changes it) and exactly what the Secret's own document shows.
+    # The same whether the Secret is plaintext or came back redacted from the render cache.
+    doc_id = documents.identity(obj)
     for key, value in (obj.get("data") or {}).items():
-        try:
-            decoded = base64.b64decode(str(value), validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
-            raise BuildError(
-                f"substituteFrom {where}: data.{key} is not base64-encoded UTF-8"
-            ) from None
-        out[str(key)] = decoded.replace("\n", "")
+        if not redaction.is_marker(value):
+            try:
+                base64.b64decode(str(value), validate=True).decode("utf-8")
+            except (binascii.Error, UnicodeDecodeError):
+                raise BuildError(
+                    f"substituteFrom {where}: data.{key} is not base64-encoded UTF-8"
+                ) from None
+        out[str(key)] = _secret_variable(doc_id, f"data.{key}", value)
     for key, value in (obj.get("stringData") or {}).items():
-        out[str(key)] = _scalar(value).replace("\n", "")
+        out[str(key)] = _secret_variable(doc_id, f"stringData.{key}", value)
     return out, ""
+
+
+def _secret_variable(doc_id: DocId, key: str, value: Any) -> str:
+    if redaction.is_marker(value):
+        return str(value) if value not in documents.SOPS_MASKED_VALUES else SOPS_VARIABLE
+    return documents.redaction_marker(doc_id, key, value)
 
 
 def _scalar(value: Any) -> str:

@@ -106,7 +106,7 @@ def build_flux(
         if missing_digest is not None:
             cache.put(missing_digest, _missing_payload(exc))
         raise
-    docs = tuple(documents.document_from_object(o) for o in built.objects)
+    docs = documents.from_objects(built.objects)
     built = dataclasses.replace(built, documents=docs)
     cache.put(digest, _payload(built))
     return built
@@ -190,22 +190,18 @@ def _kept(obj: dict[str, Any]) -> bool:
     return obj.get("apiVersion") == "v1" and obj.get("kind") in ("ConfigMap", "Secret")
 
 
-def _plaintext_secret(obj: dict[str, Any]) -> bool:
-    if obj.get("kind") != "Secret" or documents.is_sops_encrypted(obj):
-        return False
-    return any(isinstance(obj.get(f), dict) and obj.get(f) for f in ("data", "stringData"))
-
-
 def _payload(built: Built) -> dict[str, Any]:
     raw: list[dict[str, Any]] = []
     elided: list[list[str]] = []
     for obj in built.raw:
         if not _kept(obj):
             continue
-        if _plaintext_secret(obj):
-            ref = object_ref(obj, "default")
-            elided.append([ref.namespace, ref.name])
-            obj = documents.redact(obj) or obj
+        hidden = documents.redact(obj)  # a Secret's values, a last-applied annotation's
+        if hidden is not None:
+            if obj.get("kind") == "Secret":
+                ref = object_ref(obj, "default")
+                elided.append([ref.namespace, ref.name])
+            obj = hidden
         raw.append(obj)
     assert built.documents is not None
     payload: dict[str, Any] = {

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cache import parsed
-from harness.core import yamlload
+from harness.core import scratch, yamlload
 from harness.discover import KUSTOMIZATION_FILES, kustomization_file
 from harness.flux.api import FluxKustomization
 from harness.flux.source.ignore import Rules
@@ -388,7 +388,7 @@ class Workspace:
 
     def __init__(self, anchor: Path) -> None:
         self.anchor = anchor.resolve()
-        self.root = Path(tempfile.mkdtemp(prefix="harness-flux-", dir=scratch_dir()))
+        self.root = Path(tempfile.mkdtemp(prefix=scratch.prefix("flux"), dir=scratch_dir()))
         self._lock = threading.Lock()
         self._made: dict[str, Path] = {}
         self._anchors: dict[str, Path] = {}

@@ -3,30 +3,24 @@
 The cache lives in `$HARNESS_CACHE_DIR/charts` (else `$XDG_CACHE_HOME/harness/charts`, else
 `~/.cache/harness/charts`). An entry is the packaged `.tgz`, named by the sha256 of its key;
 a small pointer file per (URL, chart, requested version) remembers which entry a request
-resolved to last, which is all `--offline` has to go on. Every file is written to a
-temporary name and renamed, so a crash never leaves a half-written chart behind.
+resolved to last, which is all `--offline` has to go on. Every file is written by the
+one atomic writer (core/atomic.py), so a crash never leaves a half-written chart behind.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import shutil
-import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.cache import fileformat
+from harness.core import atomic
+
 
 def default_root() -> Path:
-    explicit = os.environ.get("HARNESS_CACHE_DIR")
-    if explicit:
-        return Path(explicit) / "charts"
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
-    return base / "harness" / "charts"
+    """`charts/` in the render cache's directory (fileformat.default_dir)."""
+    return Path(fileformat.default_dir()) / "charts"
 
 
 @dataclass(frozen=True)
@@ -56,8 +50,7 @@ class ChartCache:
         """Copy `archive` in atomically; returns the entry's path."""
         path = self.entry(url, chart, pinned)
         self.root.mkdir(parents=True, exist_ok=True)
-        with _atomic(path) as tmp:
-            shutil.copyfile(archive, tmp)
+        atomic.write(path, archive.read_bytes())  # charts are KiB to a few MiB
         return path
 
     def remember(self, url: str, chart: str, requested: str, pinned: Pinned) -> None:
@@ -70,8 +63,7 @@ class ChartCache:
             "version": pinned.version,
             "digest": pinned.digest,
         }
-        with _atomic(path) as tmp:
-            tmp.write_text(json.dumps(payload, sort_keys=True), encoding="utf-8")
+        atomic.write(path, json.dumps(payload, sort_keys=True).encode("utf-8"))
 
     def recall(self, url: str, chart: str, requested: str) -> Pinned | None:
         try:
@@ -86,16 +78,3 @@ class ChartCache:
 
 def _hash(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
-
-
-@contextlib.contextmanager
-def _atomic(path: Path) -> Iterator[Path]:
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    os.close(fd)
-    tmp = Path(name)
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()

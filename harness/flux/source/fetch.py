@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cache import replay
+from harness.core import scratch
 from harness.flux.helm import sdk
 from harness.flux.source.chartcache import ChartCache, Pinned
 from harness.flux.source.charts import OciChart, RepoChart
@@ -68,7 +69,7 @@ class Fetcher:
         if not entries:
             raise FetchError(f"{loc.source}: chart {loc.chart!r} is not in {loc.url}/index.yaml")
         entry = _exact_entry(entries, loc.version)
-        with tempfile.TemporaryDirectory(prefix="harness-chart-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=scratch.prefix("chart")) as tmp:
             downloaded: Path | None = None
             if entry is None:
                 # a semver constraint: Helm resolves it against the same index
@@ -110,7 +111,7 @@ class Fetcher:
     # -- OCI registries ------------------------------------------------------------------
 
     def _oci(self, loc: OciChart) -> tuple[Path, Pinned]:
-        with tempfile.TemporaryDirectory(prefix="harness-chart-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=scratch.prefix("chart")) as tmp:
             downloaded: Path | None = None
             try:
                 if loc.digest:

@@ -332,8 +332,7 @@ def _unexplained(
         if len({repr(v) for v in vals.values()}) == 1:
             continue
         if any(
-            isinstance(v, str) and (v.startswith(REDACTED_PREFIX) or SOPS_MASK in v)
-            for v in vals.values()
+            isinstance(v, str) and (REDACTED_PREFIX in v or SOPS_MASK in v) for v in vals.values()
         ):
             continue
         if source is not None:

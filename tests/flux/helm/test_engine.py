@@ -11,8 +11,10 @@ public ones (shapes.py), part for part, in order, with sources.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -354,3 +356,58 @@ def test_binary_from_environment_and_missing(monkeypatch: pytest.MonkeyPatch) ->
         resolve(None, 60)
     with pytest.raises(RendererError, match="--helm-binary /nope/helm"):
         resolve("/nope/helm", 60)
+
+
+def test_sdk_render_that_never_ends_is_stopped_and_the_next_one_runs(tmp_path: Path) -> None:
+    """The SDK renders in a worker process: a chart looping ~1e9 times is killed at the
+    timeout (the in-process SDK had none), and a fresh worker serves the next release."""
+    files = chart_files("1.0.0", prefix="slow/")
+    files["slow/templates/loop.yaml"] = (
+        "{{- range until 100000 }}{{- range until 10000 }}{{- end }}{{- end }}\n"
+    )
+    slow = write_tree(tmp_path, files) / "slow"
+    fast = write_tree(tmp_path, chart_files("1.0.0", prefix="demo/")) / "demo"
+    engine = SdkEngine(timeout=2)
+    started = time.monotonic()
+    with pytest.raises(EngineError, match=r"did not finish within 2s \(render killed\)"):
+        engine.render(slow, RenderRequest("rel", "ns", VALUES))
+    assert time.monotonic() - started < 20
+    assert [p.obj["kind"] for p in engine.render(fast, RenderRequest("rel", "ns", VALUES))]
+
+
+def test_sdk_log_lines_come_back_attributed_without_timestamps(tmp_path: Path) -> None:
+    chart = write_tree(tmp_path, chart_files("1.0.0", prefix="demo/")) / "demo"
+    linked = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: linked\n"
+    outside = write_tree(tmp_path / "elsewhere", {"cm.yaml": linked})
+    (chart / "templates" / "linked.yaml").symlink_to(outside / "cm.yaml")
+    logs: list[str] = []
+    SdkEngine().render(chart, RenderRequest("rel", "ns", VALUES), logs)
+    assert any("found symbolic link in path" in line for line in logs), logs
+    assert not any(re.match(r"\d{4}/\d\d/\d\d ", line) for line in logs), logs
+
+
+HANGING_HELM = """#!/bin/sh
+# a `helm` whose plugin child outlives it unless its whole process group is killed
+sleep 300 &
+echo $! > {pid}
+wait
+"""
+
+
+def test_a_helm_timeout_kills_its_plugin_children(tmp_path: Path) -> None:
+    pid_file = tmp_path / "child.pid"
+    fake = tmp_path / "helm"
+    fake.write_text(HANGING_HELM.format(pid=pid_file))
+    fake.chmod(0o755)
+    chart = write_tree(tmp_path, chart_files("1.0.0", prefix="demo/")) / "demo"
+    with pytest.raises(EngineError, match="timed out after 1s"):
+        BinaryEngine(fake, 1).render(chart, RenderRequest("rel", "ns", VALUES))
+    child = int(pid_file.read_text())
+    for _ in range(50):  # SIGKILL is asynchronous: the child is reaped by init shortly
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"helm's child {child} survived the timeout")

@@ -223,8 +223,11 @@ def test_precedence_later_sources_win_inline_wins_over_all(
             ],
         },
     )
-    # substituted text is parsed again: an unquoted number stays a number, as in Flux
-    assert objs[0]["data"] == {"a": 1, "b": 2, "c": "inline"}
+    # substituted text is parsed again: an unquoted number stays a number, as in Flux; a
+    # Secret's variable is its value's marker, the one the Secret's own document shows
+    secret = sources[ObjectRef("Secret", "flux-system", "second")]
+    marker = documents.redaction_marker(documents.identity(secret), "data.B", secret["data"]["B"])
+    assert objs[0]["data"] == {"a": 1, "b": marker, "c": "inline"}
 
 
 def test_optional_source_may_be_missing(make_repo: Repo, ctx_for: Callable[..., Context]) -> None:

@@ -13,7 +13,9 @@ import pytest
 import yaml
 
 from harness.core import config as config_mod
+from harness.core import documents
 from harness.core.errors import ConfigError
+from harness.core.model import DocId
 from harness.flux.api import ObjectRef
 from harness.flux.source import outside
 from harness.pipeline import RenderOptions, render_repo
@@ -235,7 +237,10 @@ def test_rendered_object_wins_over_its_declaration(make_repo: Repo) -> None:
     )
     with_config(repo, declared(keys={"SECRET_DOMAIN": "placeholder-domain"}))
     result = rr(repo)["dev/flux-system/apps"]
-    assert by_id(result)["ConfigMap/web/web"]["data"]["domain"] == "web.real.example"
+    # the rendered Secret's value, as the marker that stands for it (never the placeholder)
+    secret = DocId("", "Secret", "flux-system", "cluster-secrets")
+    marker = documents.redaction_marker(secret, "stringData.SECRET_DOMAIN", "real.example")
+    assert by_id(result)["ConfigMap/web/web"]["data"]["domain"] == f"web.{marker}"
     assert not any("declared outside git" in n for n in result.notes)
 
 

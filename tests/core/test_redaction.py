@@ -1,0 +1,98 @@
+"""Secret-derived values as markers: SOPS-marked Secrets, last-applied annotations, keyed
+markers (HARNESS_MASK_KEY), and the cache keys apart per key."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+
+import pytest
+
+from harness.cache import store
+from harness.core import documents, redaction
+from harness.core.model import DocId
+
+SECRET_ID = DocId("", "Secret", "a", "s")
+
+
+def test_a_marker_changes_with_the_value_and_reveals_nothing() -> None:
+    one = redaction.marker(SECRET_ID, "data.k", "hunter2")
+    assert redaction.MARKER.fullmatch(one) and "hunter2" not in one
+    assert one != redaction.marker(SECRET_ID, "data.k", "hunter3")
+    assert one != redaction.marker(DocId("", "Secret", "b", "s"), "data.k", "hunter2")
+    digest = hashlib.sha256(f"{SECRET_ID}\0data.k\0hunter2".encode()).hexdigest()[:16]
+    assert one == f"<redacted sha256:{digest}>"  # what a guesser can recompute without a key
+
+
+def test_a_keyed_marker_cannot_be_confirmed_without_the_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    plain = redaction.marker(SECRET_ID, "data.k", "hunter2")
+    monkeypatch.setenv(redaction.ENV_KEY, "k3y")
+    keyed = redaction.marker(SECRET_ID, "data.k", "hunter2")
+    tag = hmac.new(b"k3y", f"{SECRET_ID}\0data.k\0hunter2".encode(), hashlib.sha256)
+    assert keyed == f"<redacted hmac-sha256:{tag.hexdigest()[:16]}>" != plain
+    assert redaction.is_marker(keyed) and redaction.contains_marker(f"x{keyed}y")
+    assert keyed != redaction.marker(SECRET_ID, "data.k", "hunter3")
+    assert "k3y" not in redaction.mode() and redaction.mode().startswith("hmac-sha256:")
+
+
+def test_cache_entries_are_keyed_apart_per_mask_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    plain = store.key("x")
+    monkeypatch.setenv(redaction.ENV_KEY, "one")
+    one = store.key("x")
+    monkeypatch.setenv(redaction.ENV_KEY, "two")
+    assert len({plain, one, store.key("x")}) == 3
+
+
+SOPS = (
+    "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: a\ndata:\n"
+    "  k: ENC[AES256_GCM,data:abc=,iv:eA==,tag:eQ==,type:str]\n"
+    "stringData:\n  api_unencrypted: plain-leak-1\n"
+    "sops:\n  mac: ENC[AES256_GCM,data:zzz,iv:eA==,tag:eQ==,type:str]\n  version: 3.9.0\n"
+)
+
+
+def test_a_sops_marked_secret_keeps_ciphertext_and_hides_plaintext() -> None:
+    doc = documents.parse_stream(SOPS)[0]
+    assert "plain-leak-1" not in doc.text
+    assert "k: ENC[AES256_GCM,data:abc=,iv:eA==,tag:eQ==,type:str]" in doc.text
+    assert "api_unencrypted: <redacted sha256:" in doc.text
+    decrypted = SOPS.replace("ENC[AES256_GCM,data:abc=,iv:eA==,tag:eQ==,type:str]", "cGxhaW4=")
+    assert "cGxhaW4=" not in documents.parse_stream(decrypted)[0].text  # decrypted in place
+
+
+LAST = redaction.LAST_APPLIED
+
+
+def _with_last_applied(kind: str, held: object) -> str:
+    text = held if isinstance(held, str) else json.dumps(held)
+    return (
+        f"apiVersion: v1\nkind: {kind}\nmetadata:\n  name: x\n  namespace: a\n"
+        f"  annotations:\n    {LAST}: {json.dumps(text)}\ndata:\n  k: dg==\n"
+    )
+
+
+def test_last_applied_is_redacted_like_the_object_it_holds() -> None:
+    held = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}}
+    held["stringData"] = {"password": "plain-leak-2"}  # type: ignore[assignment]
+    for kind in ("ConfigMap", "Secret"):
+        doc = documents.parse_stream(_with_last_applied(kind, held))[0]
+        assert "plain-leak-2" not in doc.text, kind
+        obj = documents.yamlload.load(doc.text)
+        shown = json.loads(obj["metadata"]["annotations"][LAST])
+        assert redaction.is_marker(shown["stringData"]["password"])
+        again = documents.parse_stream(doc.text)[0]
+        assert again.text == doc.text  # a golden is not redacted twice
+    config = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "x"},
+        "data": {"a": "1"},
+    }
+    text = _with_last_applied("ConfigMap", config)
+    assert documents.parse_stream(text)[0].text == text  # nothing secret: bytes kept
+    broken = _with_last_applied("Secret", '{"kind":"Secret","stringData":{"p":"plain-leak-3"')
+    doc = documents.parse_stream(broken)[0]
+    assert "plain-leak-3" not in doc.text and f"{LAST}: <redacted sha256:" in doc.text
