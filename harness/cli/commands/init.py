@@ -264,8 +264,8 @@ def starter_yaml(starter: Starter) -> str:
     if starter.clusters:
         lines += [
             "",
-            "# Clusters were found automatically (the directories `flux bootstrap --path`",
-            "# points at). Uncomment to pin the list:",
+            "# Clusters were found automatically (the directories their root Kustomization",
+            "# builds: flux bootstrap files, a FluxInstance's sync). Uncomment to pin the list:",
             "# clusters:",
             *(f"#   - {path}" for path in starter.clusters.values()),
         ]
