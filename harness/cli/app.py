@@ -108,7 +108,21 @@ StrictOpt = Annotated[
         help="Flux strict post-build substitution: unset variables are errors (default on).",
     ),
 ]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+QuietOpt = Annotated[
+    bool,
+    typer.Option(
+        "--quiet", "-q", help="No progress bar on a terminal, no progress lines in CI logs."
+    ),
+]
+VerboseOpt = Annotated[
+    bool,
+    typer.Option(
+        "--verbose",
+        "-v",
+        help="List what summary lines count: every skipped target, pre-existing error and "
+        "duplicate, every finding of a grouped cause, every target's documents.",
+    ),
+]
 HelmOpt = Annotated[
     bool | None,
     typer.Option(
@@ -162,6 +176,7 @@ COMMON_PARAMETERS = [
         ("timeout", TimeoutOpt, None),
         ("strict", StrictOpt, None),
         ("quiet", QuietOpt, False),
+        ("verbose", VerboseOpt, False),
         ("helm", HelmOpt, None),
         ("helm_binary", HelmBinaryOpt, None),
         ("offline", OfflineOpt, False),

@@ -19,6 +19,7 @@ from harness.core.model import Snapshot
 from harness.discover import find_repo_root
 from harness.pipeline import RenderOptions, render_repo
 from harness.report.console import render_progress, stderr
+from harness.report.text import skipped_lines
 
 if TYPE_CHECKING:
     from harness.hazards.engine import HazardReport
@@ -41,6 +42,7 @@ class Common:
     timeout: float | None = None
     strict: bool | None = None
     quiet: bool = False
+    verbose: bool = False
     helm: bool | None = None
     helm_binary: str | None = None
     offline: bool = False
@@ -98,9 +100,11 @@ def render_snapshot(
     *,
     cache: cache_mod.RenderCache | None = None,
     blob_index: Mapping[str, str] | None = None,
+    skips: bool = True,
 ) -> Snapshot:
     """Render through the cache: `cache` when the verb shares one between renders (diff),
-    else one opened (and pruned to its cap) for this render."""
+    else one opened (and pruned to its cap) for this render. `skips`: say which targets were
+    skipped (a verb rendering two sides says it once, for both)."""
     own = cache is None
     if own:
         cache = cache_mod.open_cache(cache_settings(common))
@@ -125,12 +129,17 @@ def render_snapshot(
             cache.close()
     if cache is not None and cache.uncacheable:
         replay.taint("a target reads remote inputs")
-    print_skipped(snapshot)
+    if skips:
+        print_skipped(common, snapshot)
     return snapshot
 
 
-def print_skipped(snapshot: Snapshot) -> None:
-    """One info line per flux target skipped on purpose (its source is external)."""
+def print_skipped(common: Common, *snapshots: Snapshot) -> None:
+    """The Flux targets skipped on purpose (their source is external), once per run however
+    many sides it rendered: one summary line, each of them with --verbose."""
+    skipped: dict[str, str] = {}
+    for snapshot in snapshots:
+        skipped.update(snapshot.skipped)
     err = stderr()
-    for name, reason in snapshot.skipped.items():
-        err.print(f"info: {escape(name)}: skipped, {escape(reason)}")
+    for line in skipped_lines(skipped, common.verbose):
+        err.print(escape(line))

@@ -51,7 +51,7 @@ def run(
         options = {"fail_on_hazard": fail_on_hazard}
         sides = {"base": base, "head": head}
         extra = {"shard": shard.block(plan, "check", sides, cfg.repo, options)}
-    return report(cfg, base, head, output, fail_on_hazard, started, extra, html)
+    return report(cfg, base, head, output, fail_on_hazard, started, extra, html, common.verbose)
 
 
 def report(
@@ -63,12 +63,15 @@ def report(
     started: float,
     extra: dict[str, Any] | None = None,
     html: Path | None = None,
+    verbose: bool = False,
 ) -> int:
     """Compare, analyse and print; `extra` keys join the JSON output (a shard's block)."""
     comparison = compare(base, head)
     hazards = hazard_engine.diff_for(cfg, base, head, cfg.repo)
     code = hazard_gate(exit_code(comparison), hazards, fail_on_hazard)
     elapsed = time.monotonic() - started
-    result = formats.CheckResult(cfg, base, head, comparison, hazards, code, elapsed, extra or {})
+    result = formats.CheckResult(
+        cfg, base, head, comparison, hazards, code, elapsed, extra or {}, verbose
+    )
     formats.report("check", output, result, html)
     return code

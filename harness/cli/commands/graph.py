@@ -18,6 +18,7 @@ from harness.cli.context import (
     EXIT_OK,
     Common,
     load_config,
+    print_skipped,
     render_snapshot,
     renderer_for,
 )
@@ -49,10 +50,10 @@ class GraphOptions:
 
 def _side(common: Common, cfg: Config, renderer: Renderer, ref: str | None) -> Snapshot:
     if ref is None:
-        return render_snapshot(common, cfg, renderer, label="working tree")
+        return render_snapshot(common, cfg, renderer, label="working tree", skips=False)
     with gitref.checkout(cfg.repo, ref) as checkout:
         at = config_at(cfg, checkout.repo)
-        return render_snapshot(common, at, renderer, label=checkout.label)
+        return render_snapshot(common, at, renderer, label=checkout.label, skips=False)
 
 
 def compute(common: Common, options: GraphOptions) -> tuple[Graph, bool]:
@@ -68,10 +69,12 @@ def compute(common: Common, options: GraphOptions) -> tuple[Graph, bool]:
     head_repo = cfg.repo if options.head is None else None
     if options.base is not None:
         base = _side(common, cfg, renderer, options.base)
+        print_skipped(common, base, head)
         graph = graph_mod.compare(base, head)
         failed = bool(base.errors() or head.errors())
         report = hazard_engine.diff_for(cfg, base, head, head_repo) if options.hazards else None
     else:
+        print_skipped(common, head)
         graph = graph_mod.build(head)
         failed = bool(head.errors())
         report = (

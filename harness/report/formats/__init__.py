@@ -45,6 +45,7 @@ class CheckResult:
     code: int
     elapsed: float
     extra: dict[str, Any] = field(default_factory=dict)  # JSON keys of a shard (its block)
+    verbose: bool = False  # --verbose: list what summary lines count
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class DiffResult:
     fail_on_diff: bool = False
     fail_on_preexisting_error: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    verbose: bool = False
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,7 @@ class LintResult:
     report: HazardReport
     fail_on: str
     code: int
+    verbose: bool = False
 
 
 Result = CheckResult | DiffResult | LintResult
