@@ -553,6 +553,12 @@ class GraphFormat(enum.StrEnum):
     json = "json"
 
 
+class GraphGroup(enum.StrEnum):
+    auto = "auto"
+    namespace = "namespace"
+    none = "none"
+
+
 class GraphLayout(enum.StrEnum):
     auto = "auto"
     graphviz = "graphviz"
@@ -606,6 +612,24 @@ def graph(
     out: Annotated[
         Path | None, typer.Option("--out", "-O", help="Write to this file instead of stdout.")
     ] = None,
+    edges: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--edges",
+            metavar="KINDS",
+            help="Edge kinds to draw: dependsOn, substituteFrom, crd, move or all, "
+            "comma-separated (default: all, but no crd edges in a cluster of more than 40 "
+            "Kustomizations). Repeatable.",
+        ),
+    ] = None,
+    group: Annotated[
+        GraphGroup,
+        typer.Option(
+            "--group",
+            help="auto: past 40 Kustomizations a cluster, draw the ones the change and its "
+            "hazards leave alone as one box per namespace; namespace: always; none: never.",
+        ),
+    ] = GraphGroup.auto,
 ) -> int:
     """Draw each cluster's Flux Kustomization graph: dependsOn, substituteFrom and CRD edges,
     the change against --base and hazards marked (exit 0 ok, 2 error)."""
@@ -621,6 +645,8 @@ def graph(
         hazards=not no_hazards,
         out=out,
         layout=layout.value,
+        edges=tuple(edges) if edges else None,
+        group=group.value,
     )
     return cmd.run(c, options)
 

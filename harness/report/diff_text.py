@@ -204,12 +204,15 @@ def move_group_line(g: ChangeGroup) -> str:
 
 
 def print_groups(out: Console, groups: Sequence[ChangeGroup]) -> None:
+    """Each group's lines; with `--unified N` its first target's text diff under them."""
     for g in groups:
         colour = {"changed": "yellow", "added": "green", "removed": "red"}[g.op]
         first, *rest = group_lines(g)
         out.print(f"[{colour}]{escape(first)}[/{colour}]")
         for line in rest:
             out.print(escape(line))
+        if g.change is not None and g.change.unified:
+            _print_unified(out, g.change.unified, "      ")
 
 
 def print_diff(

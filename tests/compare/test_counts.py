@@ -9,7 +9,13 @@ import pytest
 
 from harness.compare import gate
 from harness.compare.analyze import Analysis, Origin, analyze
-from harness.compare.counts import count, targets_line
+from harness.compare.counts import (
+    count,
+    objects_breakdown,
+    objects_phrase,
+    plural,
+    targets_line,
+)
 from harness.core.model import Snapshot
 from harness.report import diff_json, junit, markdown
 from harness.report.diff_text import verdict_line
@@ -24,8 +30,11 @@ def _ks_only() -> tuple[Snapshot, Snapshot]:
 
 
 def _errors() -> tuple[Snapshot, Snapshot]:
-    base = snapshot({"a": [cm("a")], "b": "kustomize: old", "c": "kustomize: same"})
-    head = snapshot({"a": [cm("a", v="2")], "b": "kustomize: new", "c": "kustomize: same"})
+    """`b` fails on both sides (2 errors, one target), `d` only in head, `c` pre-existing."""
+    base = snapshot({"a": [cm("a")], "b": "kustomize: old", "c": "kustomize: same", "d": [cm("d")]})
+    head = snapshot(
+        {"a": [cm("a", v="2")], "b": "kustomize: new", "c": "kustomize: same", "d": "boom"}
+    )
     return base, head
 
 
@@ -54,13 +63,16 @@ def test_outputs_share_the_counts(name: str) -> None:
     data = diff_json.payload(a, v, origin, origin)
     assert data["summary"]["counts"] == c.as_dict()
     assert data["verdict_line"] == verdict_line(a, v)
-    if v.verdict == "changed":
-        assert verdict_line(a, v).startswith(
-            f"changed: {c.changed} changed, {c.added} added, {c.removed} removed"
-        )
     head = markdown.headline(a, v)
     if v.verdict == "changed" and c.documents_changing:
-        assert f"({c.changed} changed, {c.added} added, {c.removed} removed" in head
+        phrase = f"{objects_phrase(c)}: {objects_breakdown(c)}"
+        assert verdict_line(a, v).startswith(f"changed: {phrase}")
+        assert phrase[1:] in head  # the comment capitalises it
+        assert c.objects <= c.documents_changing  # each object once, however many targets
+    if c.targets_error:  # the headline and the box count targets, not target x side
+        body = markdown.comment(a, markdown.comment_input(a, v, "a", "b")).bodies[0]
+        assert f"{plural(c.targets_error, 'render error')} (not compared)" in head
+        assert f"**{plural(c.targets_error, 'render error')}**" in body
     if c.kustomizations_changed and not c.documents_changing:
         assert "document" not in head.split(";")[-1]  # Kustomizations are never documents
         assert head.endswith(f"{c.kustomizations_changed} Flux Kustomization changes")
@@ -75,7 +87,36 @@ def test_outputs_share_the_counts(name: str) -> None:
 def test_errors_scenario_counts_targets_not_sides() -> None:
     a = _analysis("errors")
     c = count(a, gate.judge(a))
-    assert (c.targets_error, c.targets_preexisting_error) == (1, 1)
+    assert (c.targets_error, c.targets_preexisting_error) == (2, 1)
+    assert len(a.errors) == 3  # b on both sides, d in head
     assert targets_line(c) == (
-        "3 targets: 1 differs, 0 unchanged, 1 render error, 1 pre-existing error"
+        "4 targets: 1 differs, 0 unchanged, 2 render errors, 1 pre-existing error"
+    )
+
+
+def test_one_change_in_many_targets_is_one_object() -> None:
+    """A shared base's value in a path target, its parent and two clusters' Kustomizations."""
+    docs = {
+        "apps": [cm("cfg", v="1")],
+        "apps/web": [cm("cfg", v="1")],
+        "dev/flux-system/apps": [cm("cfg", v="1")],
+        "prod/flux-system/apps": [cm("cfg", v="1")],
+    }
+    base = snapshot(docs)
+    head = snapshot({name: [cm("cfg", v="2")] for name in docs})
+    a = analyze(base, head)
+    v = gate.judge(a)
+    c = count(a, v)
+    assert (c.changed, c.change_targets, c.objects, c.objects_changed, c.clusters) == (
+        4,
+        4,
+        1,
+        1,
+        2,
+    )
+    assert verdict_line(a, v) == (
+        "changed: 1 object changes in 2 clusters (4 targets): 1 changed, 0 added, 0 removed"
+    )
+    assert markdown.headline(a, v) == (
+        "1 object changes in 2 clusters (4 targets): 1 changed, 0 added, 0 removed"
     )

@@ -126,7 +126,7 @@ def test_cilium_split_headline_and_moves() -> None:
     assert "**expected pure-move: holds**" in body
     assert "- `ConfigMap/kube-system/ns`: `platform` -> `platform/cilium`, byte-identical" in body
     assert (
-        "- `ConfigMap/kube-system/ns`: `flux-system/platform` -> `flux-system/cilium` (dev), "
+        "- `ConfigMap/kube-system/ns`: dev: `flux-system/platform` -> `flux-system/cilium`, "
         "pure ownership (owner labels only)"
     ) in body
     assert "- platform: prune true -&gt; false" not in body
@@ -140,10 +140,18 @@ def test_changed_headline_names_counts_and_fields() -> None:
     info = md.comment_input(analysis, verdict, "HEAD~1", "working tree", expect="pure-move")
     (body,) = md.comment(analysis, info).bodies
     mdcheck.check(body)
-    assert re.match(r"### \d+ documents? changes? in \d+ targets? \(", body)
+    assert body.startswith(
+        "### 1 object changes in 1 cluster (3 targets): 1 changed, 0 added, 0 removed, "
+        "1 moved with changes\n"
+    )
     assert "**expected pure-move: FAILED**" in body
-    assert "**What changes**" in body
-    assert "data.k: v -&gt; 2" not in body and "data.k: v -> 2" in body
+    assert "**What changes** (3)" in body
+    assert "- `~ ConfigMap/kube-system/hr`: `data.k: v -> 2` in: `platform/cilium`\n" in body
+    assert (
+        "- `- ConfigMap/kube-system/hr`: moved to flux-system/cilium (with changes): "
+        "`data.k: v -> 2` in: dev: `flux-system/platform`\n"
+    ) in body
+    assert "data.k: v -&gt; 2" not in body
 
 
 def test_no_change_headline() -> None:
