@@ -130,6 +130,11 @@ class ClusterView:
     def node(self, key: Key) -> Node | None:
         return next((n for n in self.nodes if n.key == key), None)
 
+    @property
+    def kustomizations(self) -> int:
+        """How many Kustomizations it draws, a namespace box counting its members."""
+        return sum(len(n.members) or 1 for n in self.nodes)
+
 
 @dataclass(frozen=True)
 class Graph:
@@ -605,7 +610,7 @@ def for_picture(graph: Graph, edges: Sequence[str] | None = None, group: str = "
     """A graph as a picture should draw it: `edges` (edge kinds; default all, except CRD
     edges in a cluster of more than CRD_EDGES_ABOVE Kustomizations) and `group` (`auto`:
     namespaces boxed past GROUP_ABOVE Kustomizations a cluster; `namespace`: always; `none`)."""
-    largest = max((len(v.nodes) for v in graph.clusters), default=0)
+    largest = max((v.kustomizations for v in graph.clusters), default=0)
     if edges is None:
         kinds: list[str] = list(EDGE_KINDS)
         if largest > CRD_EDGES_ABOVE:

@@ -43,8 +43,18 @@ def print_lint(
     if report.findings or report.suppressed:
         out.print("")
     print_findings(out, report, verbose=verbose)
-    for target in report.unchecked:
-        out.print(f"[dim]note: {escape(target)}: source unknown, substitution not checked[/dim]")
+    unchecked = list(report.unchecked)
+    if verbose or len(unchecked) <= 3:
+        for target in unchecked:
+            out.print(
+                f"[dim]note: {escape(target)}: source unknown, substitution not checked[/dim]"
+            )
+    else:
+        shown = ", ".join(unchecked[:3])
+        out.print(
+            f"[dim]note: {len(unchecked)} Flux targets' sources are unknown, substitution not "
+            f"checked: {escape(shown)} and {len(unchecked) - 3} more (-v lists each)[/dim]"
+        )
     out.print(escape(summary_line(report, fail_on)))
     for gate in report.gates:
         out.print(escape(gate.line))
