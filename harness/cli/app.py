@@ -65,6 +65,16 @@ HtmlOpt = Annotated[
 ]
 
 
+CommentHtmlOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--html",
+        dir_okay=False,
+        help="Also write the self-contained HTML report of the same diff to this file.",
+    ),
+]
+
+
 CI_OUTPUT_HELP = (
     "text, json, junit (JUnit XML, one testcase per target), github (workflow annotations) or "
     "html (one self-contained page). "
@@ -279,8 +289,16 @@ FailOnHazardOpt = Annotated[
     Severity | None,
     typer.Option(
         "--fail-on-hazard",
-        help="Also exit 1 when a hazard finding (see `harness lint`) is at this severity or "
-        "worse; off by default, so --expect judges content alone.",
+        help="Also exit 1 when a hazard finding (see `harness lint`) is at this severity "
+        "(error, warning or info) or worse; off by default, so --expect judges content alone.",
+    ),
+]
+CheckFailOnHazardOpt = Annotated[
+    Severity | None,
+    typer.Option(
+        "--fail-on-hazard",
+        help="Also exit 1 when a hazard finding the change introduces (see `harness lint`) "
+        "is at this severity (error, warning or info) or worse; off by default.",
     ),
 ]
 FailOnPreexistingOpt = Annotated[
@@ -352,7 +370,7 @@ def _diff_options(
 def check(
     c: context.Common,
     output: CiOutputOpt = CiOutput.text,
-    fail_on_hazard: FailOnHazardOpt = None,
+    fail_on_hazard: CheckFailOnHazardOpt = None,
     html: HtmlOpt = None,
     shard: ShardOpt = None,
 ) -> int:
@@ -520,7 +538,7 @@ def comment(
         typer.Option("--marker", help="Hidden marker id (default: comment.id, harness:comment)."),
     ] = None,
     fail_on_preexisting_error: FailOnPreexistingOpt = False,
-    html: HtmlOpt = None,
+    html: CommentHtmlOpt = None,
 ) -> int:
     """Write the diff as a PR comment that fits GitHub's size limit (exit codes as diff)."""
     from harness.cli.commands import comment as cmd
@@ -785,6 +803,79 @@ def for_verb(args: Sequence[str]) -> typer.Typer:
     return trimmed
 
 
+# What --help shows for an option's value (README's CLI reference uses the same words); a
+# flag shows nothing (typer would print `<bool>`), and no metavar is long enough to be
+# broken across lines of an 80-column help table.
+METAVARS = {
+    "--repo": "DIR",
+    "--config": "FILE",
+    "--kubectl": "PATH",
+    "--kustomize": "PATH",
+    "--jobs": "N",
+    "--timeout": "SECONDS",
+    "--helm-binary": "PATH",
+    "--cache-dir": "DIR",
+    "--output": "FORMAT",
+    "--fail-on-hazard": "SEVERITY",
+    "--fail-on": "SEVERITY",
+    "--html": "FILE",
+    "--base": "REF",
+    "--head": "REF",
+    "--expect": "MODE",
+    "--unified": "N",
+    "--budget": "N",
+    "--max-parts": "N",
+    "--output-dir": "DIR",
+    "--marker": "ID",
+    "--format": "FORMAT",
+    "--focus": "NAME",
+    "--depth": "N",
+    "--cluster": "NAME",
+    "--layout": "LAYOUT",
+    "--out": "FILE",
+    "--group": "MODE",
+    "--max-size": "MIB",
+    "targets": "TARGET...",
+    "files": "FILE...",
+}
+
+
+def readable(command: Any) -> Any:
+    """Readable --help for `command` and its subcommands: flags without a value metavar,
+    values named as README names them (METAVARS)."""
+
+    def fix(param: Any) -> None:
+        if getattr(param, "is_flag", False) or getattr(param, "count", False):
+            param.metavar = ""
+            return
+        names = [o for o in getattr(param, "opts", ()) if o.startswith("--")] or [param.name]
+        for name in names:
+            if name in METAVARS and param.metavar is None:
+                param.metavar = METAVARS[name]
+                if getattr(param, "nargs", 1) == -1:  # an argument: `...` is in the name
+                    param.metavar = METAVARS[name].removesuffix("...")
+                return
+
+    def help_option(original: Any) -> Any:
+        def get_help_option(ctx: Any) -> Any:
+            option = original(ctx)
+            if option is not None:
+                option.metavar = ""
+            return option
+
+        return get_help_option
+
+    stack = [command]
+    while stack:
+        cmd = stack.pop()
+        stack.extend(getattr(cmd, "commands", {}).values())
+        for param in getattr(cmd, "params", ()):
+            fix(param)
+        if callable(getattr(cmd, "get_help_option", None)):
+            cmd.get_help_option = help_option(cmd.get_help_option)
+    return command
+
+
 def main() -> None:
     """Console-script entry; usage errors from click exit 2 as well.
 
@@ -792,7 +883,7 @@ def main() -> None:
     """
     from harness.cli import coercion
 
-    command = typer.main.get_command(for_verb(sys.argv[1:]))
+    command = readable(typer.main.get_command(for_verb(sys.argv[1:])))
     coercion.install(command)
     command(prog_name="harness")
 

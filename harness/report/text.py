@@ -166,10 +166,13 @@ def print_check(
         print_findings(out, hazards, heading="[bold]hazards[/bold]", verbose=verbose)
     out.print(escape(summary_line(comparison)))
     if not comparison.base.results and comparison.head.results:
-        out.print(
-            f"no goldens in {cfg.goldens}: for a new repo run `harness init` (writes "
-            "harness.yaml and the goldens); with a harness.yaml, `harness update`"
-        )
+        if cfg.source_file is None:
+            out.print(
+                f"no goldens in {cfg.goldens} and no harness.yaml: run `harness init` (it "
+                "writes a starter harness.yaml and the goldens)"
+            )
+        else:
+            out.print(f"no goldens in {cfg.goldens}: run `harness update` to create them")
 
 
 def print_update(snapshot: Snapshot, report: WriteReport, cfg: Config) -> None:
