@@ -35,7 +35,7 @@ def test_match_drift_and_revert(make_repo: Repo, cli: Cli) -> None:
     assert "a: 1 -> 1 documents (-0, +0, ~1)" in drift.stdout
     assert "~ ConfigMap/default/a" in drift.stdout
     assert drift.stdout.strip().splitlines()[-1] == (
-        "render-golden: 1/2 targets match (1 drifted: a: 1 changed)"
+        "render-golden: 1/2 targets match (1 drifted: 1 object changes in 1 target)"
     )
     (repo / "a/cm.yaml").write_text(configmap("a", v="1"))
     assert cli("check", "--repo", repo).code == 0
@@ -64,13 +64,50 @@ def test_render_error_is_exit_2_and_others_still_compared(make_repo: Repo, cli: 
     assert len(errors) == 1
     assert errors[0].startswith("error: a: a/kustomization.yaml: kustomize: ")
     assert "helmrelease.yaml" in errors[0]
-    assert "b: 1 changed" in res.stdout
+    assert "b: 1 -> 1 documents (-0, +0, ~1)" in res.stdout
+    assert "(1 drifted: 1 object changes in 1 target; 1 error: a)" in res.stdout
 
 
 def test_no_goldens_yet(make_repo: Repo, cli: Cli) -> None:
-    res = cli("check", "--repo", _repo(make_repo))
+    """A repo without harness.yaml is new: `init`; one with a config but no goldens: `update`."""
+    repo = _repo(make_repo)
+    res = cli("check", "--repo", repo)
     assert res.code == 1
-    assert "run `harness update`" in res.stdout
+    assert "no harness.yaml: run `harness init`" in res.stdout
+    (repo / "harness.yaml").write_text("goldens: goldens\n")
+    res = cli("check", "--repo", repo)
+    assert res.code == 1
+    assert "run `harness update` to create them" in res.stdout and "harness init" not in res.stdout
+
+
+def test_one_drift_in_a_base_and_its_parent_is_said_once(make_repo: Repo, cli: Cli) -> None:
+    """A ConfigMap of `base`, rendered by `base` and by `app` (which includes it), drifts:
+    the object and its field change are printed once, then the targets it drifts in."""
+    repo = make_repo(
+        {
+            "base/kustomization.yaml": kustomization("cm.yaml"),
+            "base/cm.yaml": configmap("shared", v="1"),
+            "app/kustomization.yaml": kustomization("../base"),
+        }
+    )
+    assert cli("update", "--repo", repo).code == 0
+    (repo / "base/cm.yaml").write_text(configmap("shared", v="2"))
+    res = cli("check", "--repo", repo)
+    assert res.code == 1
+    assert res.stdout.count("data.v: 1 -> 2") == 1
+    assert "~ ConfigMap/default/shared\n    data.v: 1 -> 2\n    in: app, base\n" in res.stdout
+    assert res.stdout.strip().splitlines()[-1] == (
+        "render-golden: 0/2 targets match (2 drifted: 1 object changes in 2 targets)"
+    )
+    data = json.loads(cli("check", "--repo", repo, "-o", "json").stdout)
+    (change,) = data["changes"]
+    assert (change["op"], change["id"], change["targets"]) == (
+        "changed",
+        "ConfigMap/default/shared",
+        ["app", "base"],
+    )
+    assert change["fields"][0]["path"] == "data.v"
+    assert [t["name"] for t in data["targets"] if t["status"] == "changed"] == ["app", "base"]
 
 
 def test_json_output(make_repo: Repo, cli: Cli) -> None:

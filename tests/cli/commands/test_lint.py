@@ -83,6 +83,7 @@ def test_findings_at_fail_on_exit_1_summary_first_and_json_lists_them(
         "kustomizations",
         "documents",
         "message",
+        "cause",
     }
     assert finding["kustomizations"] == ["apps", "apps-copy"]
     assert data["summary"]["exit_code"] == 1 and data["suppressed"] == []
