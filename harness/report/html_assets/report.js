@@ -134,7 +134,7 @@
       open.addEventListener("click", function () {
         if (body) { body.remove(); body = null; open.textContent = "diff"; return; }
         body = el("div", "body");
-        body.appendChild(docBody(doc));
+        body.appendChild(docBody(doc, c.fields.length > 0 && !c.more));
         li.appendChild(body);
         open.textContent = "hide diff";
       });
@@ -293,9 +293,9 @@
     });
     return table;
   }
-  function docBody(d) {
+  function docBody(d, noFields) {
     var frag = document.createDocumentFragment();
-    if (d.fields && d.fields.length) frag.appendChild(el("pre", "fields", d.fields.join("\n")));
+    if (d.fields && d.fields.length && !noFields) frag.appendChild(el("pre", "fields", d.fields.join("\n")));
     if (d.diff) frag.appendChild(sideBySide ? sideBySideTable(d.diff) : unified(d.diff));
     if (d.text) {
       var pre = el("pre", "diff");
