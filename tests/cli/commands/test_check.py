@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.conftest import Result, configmap, kustomization
+from tests.conftest import Result, configmap, kustomization, run_harness
 
 Repo = Callable[[dict[str, str | bytes]], Path]
 Cli = Callable[..., Result]
@@ -137,3 +138,31 @@ def test_missing_kubectl_is_exit_2(make_repo: Repo, cli: Cli) -> None:
     assert (
         res.stderr.strip() == "error: --kubectl: /nonexistent/kubectl: not found or not executable"
     )
+
+
+SLOW_KUBECTL = """#!/bin/sh
+if [ "$1" = "version" ]; then exec "{real}" "$@"; fi
+sleep 0.4
+exec "{real}" "$@"
+"""
+
+
+def test_a_long_render_prints_progress_lines_in_a_log(
+    make_repo: Repo, kubectl: Path, tmp_path: Path
+) -> None:
+    """Not a terminal (a CI log): `rendering: N/M targets, elapsed` every period, then a last
+    line; nothing with -q. The period is HARNESS_PROGRESS_EVERY (here 0.2 s, renders 0.4 s)."""
+    repo = _repo(make_repo)
+    slow = tmp_path / "slow-kubectl"
+    slow.write_text(SLOW_KUBECTL.format(real=kubectl))
+    slow.chmod(0o755)
+    args = ("check", "--repo", repo, "--no-cache", "-j", "1", "--kubectl", slow)
+    env = {"HARNESS_PROGRESS_EVERY": "0.2", "CI": "true"}
+    res = run_harness(*args, env=env)
+    assert res.code == 1  # no goldens
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("rendering: ")]
+    assert len(lines) >= 3, res.stderr
+    assert re.fullmatch(r"rendering: [0-2]/2 targets, 0:0\d elapsed", lines[0])
+    assert re.fullmatch(r"rendering: 2/2 targets done in 0:0\d", lines[-1])
+    quiet = run_harness(*args, "-q", env=env)
+    assert "rendering:" not in quiet.stderr
