@@ -329,6 +329,17 @@ def places_text(
     return "; ".join(parts)
 
 
+def by_change(groups: Iterable[ChangeGroup]) -> list[list[ChangeGroup]]:
+    """Groups of one object with the same field changes, whatever happened to it where (changed
+    in one target, moved with those changes in another): the change is said once, the first
+    member (a plain change when there is one) leading."""
+    out: dict[tuple[Any, ...], list[ChangeGroup]] = {}
+    for g in groups:
+        key = (g.id, fields_key(g.fields)) if g.fields else (g.id, g.op, g.note, id(g))
+        out.setdefault(key, []).append(g)
+    return [sorted(members, key=lambda g: g.op != "changed") for members in out.values()]
+
+
 def objects(groups: Iterable[ChangeGroup]) -> int:
     """Distinct objects that really change (Flux Kustomization objects apart, as counted)."""
     return len({g.id for g in groups if g.real and not g.kustomization})

@@ -15,7 +15,14 @@ from rich.markup import escape
 from harness.compare.analyze import Analysis, Origin, TargetChange
 from harness.compare.counts import count, objects_breakdown, objects_phrase, plural, targets_line
 from harness.compare.docdiff import DocChange, FieldChange, show_change
-from harness.compare.groups import ChangeGroup, group, places_text, target_order, verdict_reasons
+from harness.compare.groups import (
+    ChangeGroup,
+    by_change,
+    group,
+    places_text,
+    target_order,
+    verdict_reasons,
+)
 from harness.hazards.engine import HazardReport
 from harness.report.console import stdout
 from harness.report.findings import print_findings
@@ -203,16 +210,27 @@ def move_group_line(g: ChangeGroup) -> str:
     return f"{g.id}: {places_text(g.places)} -> {g.copy} ({g.how})"
 
 
+def also_line(g: ChangeGroup) -> str:
+    """`and in: dev, prod: flux-system/platform, moved to flux-system/cilium (with changes)`:
+    the same change of the same object, arrived another way."""
+    what = g.note if g.op != "changed" else "changed"
+    return f"    and in: {places_text(g.places)}, {what}"
+
+
 def print_groups(out: Console, groups: Sequence[ChangeGroup]) -> None:
-    """Each group's lines; with `--unified N` its first target's text diff under them."""
-    for g in groups:
-        colour = {"changed": "yellow", "added": "green", "removed": "red"}[g.op]
-        first, *rest = group_lines(g)
+    """Each change once (groups of one object with the same fields merged: `and in:`); with
+    `--unified N` its first target's text diff under it."""
+    for first_group, *others in by_change(groups):
+        colour = {"changed": "yellow", "added": "green", "removed": "red"}[first_group.op]
+        first, *rest = group_lines(first_group)
         out.print(f"[{colour}]{escape(first)}[/{colour}]")
         for line in rest:
             out.print(escape(line))
-        if g.change is not None and g.change.unified:
-            _print_unified(out, g.change.unified, "      ")
+        for g in others:
+            out.print(escape(also_line(g)))
+        change = first_group.change
+        if change is not None and change.unified:
+            _print_unified(out, change.unified, "      ")
 
 
 def print_diff(

@@ -21,7 +21,7 @@ from typing import Any
 from harness.compare import masking
 from harness.compare.analyze import Analysis, Location, TargetChange
 from harness.compare.docdiff import DocChange, FieldChange, show_change, show_pair, unified_diff
-from harness.compare.groups import ChangeGroup, places_text
+from harness.compare.groups import ChangeGroup, by_change, places_text
 from harness.core.model import Document, Snapshot
 from harness.graph import style as gs
 from harness.graph import svg as graph_svg
@@ -147,7 +147,7 @@ def change_data(
     """The groups as the page lists them: each object's change once, where it lands, and
     (`ref`) the target section and document holding its diff."""
     out = []
-    for g in groups:
+    for g, *others in by_change(groups):
         first = g.places[0].target
         out.append(
             {
@@ -161,6 +161,9 @@ def change_data(
                 "fields": [_field(f) for f in g.fields[:FIELDS_SHOWN]],
                 "more": max(0, len(g.fields) - FIELDS_SHOWN),
                 "ref": list(where.get((first, g.sign, str(g.id)), (-1, -1))),
+                "also": [
+                    {"places": places_text(o.places), "what": o.note or "changed"} for o in others
+                ],
             }
         )
     return out

@@ -21,6 +21,7 @@ from harness.compare.gate import Expectation, Verdict, judge
 from harness.compare.groups import (
     ChangeGroup,
     Place,
+    by_change,
     group,
     places_text,
     target_order,
@@ -440,7 +441,14 @@ def _reasons_head(analysis: Analysis, info: CommentInput, level: int) -> str:
     """Each changed object once, with its field changes and where; then duplicate owners."""
     if level == MINIMAL:
         return ""
-    lines = [change_bullet(g) for g in groups_of(analysis, info) if g.real]
+    lines = [
+        change_bullet(first)
+        + "".join(
+            f"; and in: {places_md(g.places)}, {mb.escape_text(g.note or 'changed')}"
+            for g in others
+        )
+        for first, *others in by_change(g for g in groups_of(analysis, info) if g.real)
+    ]
     lines += [f"- {mb.escape_text(shorten(r, LINE_CHARS))}" for r in info.reasons]
     return _list_block("What changes", lines, (REASONS_IN_HEAD, 3)[level], " (see the details)")
 

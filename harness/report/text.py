@@ -100,17 +100,15 @@ def target_header(t: TargetDiff) -> str:
 
 
 def drift_phrase(comparison: Comparison) -> str:
-    """`1 object changes in 2 clusters (4 targets)`: the drift's objects, said once (the same
-    identity drifting in several targets is one object; compare/groups.py groups them)."""
+    """`1 object changes in 2 clusters`: the drift's objects, said once (the same identity
+    drifting in several targets is one object; compare/groups.py groups them)."""
     drifted = [t for t in comparison.targets if t.status == "changed"]
     ids = {d.id for t in drifted for d in (*t.added, *t.removed)}
     ids |= {new.id for t in drifted for _old, new in t.changed}
     clusters = {t.cluster for t in drifted if t.cluster}
     verb = "changes" if len(ids) == 1 else "change"
-    where = _plural(len(drifted), "target")
-    if clusters:
-        where = f"{_plural(len(clusters), 'cluster')} ({where})"
-    return f"{_plural(len(ids), 'object')} {verb} in {where}"
+    where = f" in {_plural(len(clusters), 'cluster')}" if clusters else ""
+    return f"{_plural(len(ids), 'object')} {verb}{where}"
 
 
 def print_check(

@@ -120,6 +120,9 @@
     if (c.op !== "~" || !c.fields.length) head.appendChild(el("span", "muted", c.what));
     head.appendChild(el("span", "where", "in: " + c.places));
     li.appendChild(head);
+    (c.also || []).forEach(function (a) {  // the same change, arrived another way
+      li.appendChild(el("div", "where", "and in: " + a.places + ", " + a.what));
+    });
     if (c.fields.length) {
       var box = el("div", "fieldlines");
       c.fields.forEach(function (f) { box.appendChild(fieldLine(f)); });
