@@ -155,6 +155,7 @@ def node_tooltip(node: Node) -> str:
     if node.path:
         lines.append(f"path: {node.path}")
     if node.error:
-        lines.append(f"error: {node.error[:300]}")
+        error = node.error if len(node.error) <= 300 else node.error[:300] + "…"
+        lines.append(f"error: {error}")
     lines.extend(f"{m.severity}: {m.message}" for m in node.hazards)
     return "\n".join(lines)

@@ -185,3 +185,23 @@ def test_backticks_and_html_in_values_stay_inside_their_blocks() -> None:
     (body,) = md.comment(analysis, md.comment_input(analysis, verdict, "a", "b")).bodies
     parsed = mdcheck.check(body)
     assert parsed.details == 1
+
+
+def test_a_long_value_is_shortened_with_a_mark_and_whole_in_the_details() -> None:
+    """The bullet shortens a long value with `…(+N chars)`, keeps a digest whole, and the
+    details below hold the value whole."""
+    digest = "sha256:" + "a1b2c3d4" * 8
+    long_before = "x" * 400
+    base = snapshot({"app": [cm("c", img=f"ghcr.io/a/b@{digest}", blob=long_before)]})
+    head = snapshot(
+        {"app": [cm("c", img=f"ghcr.io/a/b@sha256:{'f' * 64}", blob=long_before + "y")]}
+    )
+    analysis = analyze(base, head, unified=3)
+    verdict = gate.judge(analysis)
+    (body,) = md.comment(analysis, md.comment_input(analysis, verdict, "a", "b")).bodies
+    mdcheck.check(body)
+    bullet = next(ln for ln in body.splitlines() if ln.startswith("- `~ ConfigMap/default/c`"))
+    assert "…(+" in bullet and long_before not in bullet
+    assert digest in bullet and f"sha256:{'f' * 64}" in bullet  # whole, not cut inside
+    details = body[body.index("<details>") :]
+    assert f"data.blob: {long_before} -> {long_before}y" in details
