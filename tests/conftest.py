@@ -6,7 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,15 +83,20 @@ def cli() -> Callable[..., Result]:
     return invoke
 
 
-def run_harness(*args: str | Path, cwd: Path | None = None, timeout: float = 300) -> Result:
-    """The installed console script in a subprocess, as a user runs it."""
+def run_harness(
+    *args: str | Path,
+    cwd: Path | None = None,
+    timeout: float = 300,
+    env: Mapping[str, str] | None = None,
+) -> Result:
+    """The installed console script in a subprocess, as a user runs it (`env` on top)."""
     proc = subprocess.run(
         [sys.executable, "-m", "harness", *[str(a) for a in args]],
         capture_output=True,
         text=True,
         cwd=cwd,
         timeout=timeout,
-        env={**os.environ, "NO_COLOR": "1"},
+        env={**os.environ, "NO_COLOR": "1", **(env or {})},
     )
     return Result(proc.returncode, proc.stdout, proc.stderr)
 

@@ -184,7 +184,7 @@ def test_action_comment_mode_posts_and_keeps_the_exit_code(
     assert report.read_text().startswith("<!doctype html>")
     [call] = _calls(fake_gh)
     assert call["args"][3:5] == ["POST", "repos/owner/repo/issues/7/comments"]
-    assert call["body"].startswith("### 1 document changes in 1 target")
+    assert call["body"].startswith("### 1 object changes in 1 target: 1 changed")
     assert "**expected no-change: FAILED**" in call["body"]
 
 

@@ -43,9 +43,27 @@ def test_one_changed_value_is_drift_naming_target_and_document(example_copy: Pat
     assert drift.code == 1, drift.stdout + drift.stderr
     assert "platform/cilium: 3 -> 3 documents (-0, +0, ~1)" in drift.stdout
     assert "~ helm.toolkit.fluxcd.io/HelmRelease/kube-system/cilium" in drift.stdout
-    assert "drifted: " in drift.stdout.splitlines()[-1]
+    # one change, one entry: the field once, then the 4 targets it lands in
+    assert drift.stdout.count("spec.values.k8sServicePort: 6443 -> 6444") == 1
+    assert "    in: platform, platform/cilium; dev, prod: flux-system/platform\n" in drift.stdout
+    assert drift.stdout.splitlines()[-1].endswith("(4 drifted: 1 object changes in 2 clusters)")
     release.write_text(original)
     assert run_harness("check", "--repo", example_copy).code == 0
+
+
+def test_a_shared_value_in_six_targets_is_said_once(example_copy: Path) -> None:
+    """whoami's values ConfigMap: 2 path targets, both clusters' apps-wave-2, and the
+    release both clusters' helm targets render: each field change is printed once."""
+    values = example_copy / "apps/wave-2/whoami/values.yaml"
+    original = values.read_text()
+    values.write_text(original.replace("cpu: 20m", "cpu: 25m"))
+    drift = run_harness("check", "--repo", example_copy)
+    assert drift.code == 1, drift.stdout + drift.stderr
+    out = drift.stdout
+    assert out.count("-    cpu: 20m") == 1 and out.count("resources.requests.cpu: 20m -> 25m") == 1
+    assert "    in: apps/wave-2, apps/wave-2/whoami; dev, prod: flux-system/apps-wave-2\n" in out
+    assert "    in: helm dev, prod: media/whoami\n" in out
+    assert out.splitlines()[-1].endswith("(6 drifted: 2 objects change in 2 clusters)")
 
 
 def test_no_secret_value_in_goldens_or_output() -> None:

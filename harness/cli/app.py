@@ -65,6 +65,16 @@ HtmlOpt = Annotated[
 ]
 
 
+CommentHtmlOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--html",
+        dir_okay=False,
+        help="Also write the self-contained HTML report of the same diff to this file.",
+    ),
+]
+
+
 CI_OUTPUT_HELP = (
     "text, json, junit (JUnit XML, one testcase per target), github (workflow annotations) or "
     "html (one self-contained page). "
@@ -108,7 +118,21 @@ StrictOpt = Annotated[
         help="Flux strict post-build substitution: unset variables are errors (default on).",
     ),
 ]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+QuietOpt = Annotated[
+    bool,
+    typer.Option(
+        "--quiet", "-q", help="No progress bar on a terminal, no progress lines in CI logs."
+    ),
+]
+VerboseOpt = Annotated[
+    bool,
+    typer.Option(
+        "--verbose",
+        "-v",
+        help="List what summary lines count: every skipped target, pre-existing error and "
+        "duplicate, every finding of a grouped cause, every target's documents.",
+    ),
+]
 HelmOpt = Annotated[
     bool | None,
     typer.Option(
@@ -171,6 +195,7 @@ COMMON_PARAMETERS = [
         ("timeout", TimeoutOpt, None),
         ("strict", StrictOpt, None),
         ("quiet", QuietOpt, False),
+        ("verbose", VerboseOpt, False),
         ("helm", HelmOpt, None),
         ("helm_binary", HelmBinaryOpt, None),
         ("offline", OfflineOpt, False),
@@ -303,8 +328,16 @@ FailOnHazardOpt = Annotated[
     Severity | None,
     typer.Option(
         "--fail-on-hazard",
-        help="Also exit 1 when a hazard finding (see `harness lint`) is at this severity or "
-        "worse; off by default, so --expect judges content alone.",
+        help="Also exit 1 when a hazard finding (see `harness lint`) is at this severity "
+        "(error, warning or info) or worse; off by default, so --expect judges content alone.",
+    ),
+]
+CheckFailOnHazardOpt = Annotated[
+    Severity | None,
+    typer.Option(
+        "--fail-on-hazard",
+        help="Also exit 1 when a hazard finding the change introduces (see `harness lint`) "
+        "is at this severity (error, warning or info) or worse; off by default.",
     ),
 ]
 FailOnPreexistingOpt = Annotated[
@@ -376,7 +409,7 @@ def _diff_options(
 def check(
     c: context.Common,
     output: CiOutputOpt = CiOutput.text,
-    fail_on_hazard: FailOnHazardOpt = None,
+    fail_on_hazard: CheckFailOnHazardOpt = None,
     html: HtmlOpt = None,
     shard: ShardOpt = None,
 ) -> int:
@@ -544,7 +577,7 @@ def comment(
         typer.Option("--marker", help="Hidden marker id (default: comment.id, harness:comment)."),
     ] = None,
     fail_on_preexisting_error: FailOnPreexistingOpt = False,
-    html: HtmlOpt = None,
+    html: CommentHtmlOpt = None,
 ) -> int:
     """Write the diff as a PR comment that fits GitHub's size limit (exit codes as diff)."""
     from harness.cli.commands import comment as cmd
@@ -575,6 +608,12 @@ class GraphFormat(enum.StrEnum):
     dot = "dot"
     svg = "svg"
     json = "json"
+
+
+class GraphGroup(enum.StrEnum):
+    auto = "auto"
+    namespace = "namespace"
+    none = "none"
 
 
 class GraphLayout(enum.StrEnum):
@@ -630,6 +669,24 @@ def graph(
     out: Annotated[
         Path | None, typer.Option("--out", "-O", help="Write to this file instead of stdout.")
     ] = None,
+    edges: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--edges",
+            metavar="KINDS",
+            help="Edge kinds to draw: dependsOn, substituteFrom, crd, move or all, "
+            "comma-separated (default: all, but no crd edges in a cluster of more than 40 "
+            "Kustomizations). Repeatable.",
+        ),
+    ] = None,
+    group: Annotated[
+        GraphGroup,
+        typer.Option(
+            "--group",
+            help="auto: past 40 Kustomizations a cluster, draw the ones the change and its "
+            "hazards leave alone as one box per namespace; namespace: always; none: never.",
+        ),
+    ] = GraphGroup.auto,
 ) -> int:
     """Draw each cluster's Flux Kustomization graph: dependsOn, substituteFrom and CRD edges,
     the change against --base and hazards marked (exit 0 ok, 2 error)."""
@@ -645,6 +702,8 @@ def graph(
         hazards=not no_hazards,
         out=out,
         layout=layout.value,
+        edges=tuple(edges) if edges else None,
+        group=group.value,
     )
     return cmd.run(c, options)
 
@@ -783,12 +842,85 @@ def for_verb(args: Sequence[str]) -> typer.Typer:
     return trimmed
 
 
+# What --help shows for an option's value (README's CLI reference uses the same words); a
+# flag shows nothing (typer would print `<bool>`), and no metavar is long enough to be
+# broken across lines of an 80-column help table.
+METAVARS = {
+    "--repo": "DIR",
+    "--config": "FILE",
+    "--kubectl": "PATH",
+    "--kustomize": "PATH",
+    "--jobs": "N",
+    "--timeout": "SECONDS",
+    "--helm-binary": "PATH",
+    "--cache-dir": "DIR",
+    "--output": "FORMAT",
+    "--fail-on-hazard": "SEVERITY",
+    "--fail-on": "SEVERITY",
+    "--html": "FILE",
+    "--base": "REF",
+    "--head": "REF",
+    "--expect": "MODE",
+    "--unified": "N",
+    "--budget": "N",
+    "--max-parts": "N",
+    "--output-dir": "DIR",
+    "--marker": "ID",
+    "--format": "FORMAT",
+    "--focus": "NAME",
+    "--depth": "N",
+    "--cluster": "NAME",
+    "--layout": "LAYOUT",
+    "--out": "FILE",
+    "--group": "MODE",
+    "--max-size": "MIB",
+    "targets": "TARGET...",
+    "files": "FILE...",
+}
+
+
+def readable(command: Any) -> Any:
+    """Readable --help for `command` and its subcommands: flags without a value metavar,
+    values named as README names them (METAVARS)."""
+
+    def fix(param: Any) -> None:
+        if getattr(param, "is_flag", False) or getattr(param, "count", False):
+            param.metavar = ""
+            return
+        names = [o for o in getattr(param, "opts", ()) if o.startswith("--")] or [param.name]
+        for name in names:
+            if name in METAVARS and param.metavar is None:
+                param.metavar = METAVARS[name]
+                if getattr(param, "nargs", 1) == -1:  # an argument: `...` is in the name
+                    param.metavar = METAVARS[name].removesuffix("...")
+                return
+
+    def help_option(original: Any) -> Any:
+        def get_help_option(ctx: Any) -> Any:
+            option = original(ctx)
+            if option is not None:
+                option.metavar = ""
+            return option
+
+        return get_help_option
+
+    stack = [command]
+    while stack:
+        cmd = stack.pop()
+        stack.extend(getattr(cmd, "commands", {}).values())
+        for param in getattr(cmd, "params", ()):
+            fix(param)
+        if callable(getattr(cmd, "get_help_option", None)):
+            cmd.get_help_option = help_option(cmd.get_help_option)
+    return command
+
+
 def main() -> None:
     """Console-script entry; usage errors exit 2 as well.
 
     Only typer's public API: option values are coerced by typer itself (through Pydantic,
     ~80 ms of CPU per run that is not replayed; a replayed check never imports typer)."""
-    command = typer.main.get_command(for_verb(sys.argv[1:]))
+    command = readable(typer.main.get_command(for_verb(sys.argv[1:])))
     command(prog_name="harness")
 
 

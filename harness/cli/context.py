@@ -18,6 +18,7 @@ from harness.core.model import Snapshot
 from harness.discover import find_repo_root
 from harness.pipeline import RenderOptions, render_repo
 from harness.report.console import escape, render_progress, stderr
+from harness.report.text import skipped_lines
 
 if TYPE_CHECKING:
     from harness.hazards.engine import HazardReport
@@ -40,6 +41,7 @@ class Common:
     timeout: float | None = None
     strict: bool | None = None
     quiet: bool = False
+    verbose: bool = False
     helm: bool | None = None
     helm_binary: str | None = None
     offline: bool = False
@@ -97,9 +99,11 @@ def render_snapshot(
     *,
     cache: cache_mod.RenderCache | None = None,
     blob_index: Mapping[str, str] | None = None,
+    skips: bool = True,
 ) -> Snapshot:
     """Render through the cache: `cache` when the verb shares one between renders (diff),
-    else one opened (and pruned to its cap) for this render."""
+    else one opened (and pruned to its cap) for this render. `skips`: say which targets were
+    skipped (a verb rendering two sides says it once, for both)."""
     own = cache is None
     if own:
         cache = cache_mod.open_cache(cache_settings(common))
@@ -127,7 +131,9 @@ def render_snapshot(
     warn_cache(cache)
     if cache is not None and cache.uncacheable:
         replay.taint("a target reads remote inputs")
-    print_skipped(_unseen_warnings(snapshot))
+    if skips:
+        print_skipped(common, snapshot)
+    print_warnings(_unseen_warnings(snapshot))
     return snapshot
 
 
@@ -173,11 +179,19 @@ def warn_cache(cache: cache_mod.RenderCache | None) -> None:
         stderr().print(f"warning: {escape(message)}")
 
 
-def print_skipped(snapshot: Snapshot) -> None:
-    """One info line per flux target skipped on purpose (its source is external), and the
-    run's warnings (a `helm:` glob that matches nothing)."""
+def print_skipped(common: Common, *snapshots: Snapshot) -> None:
+    """The Flux targets skipped on purpose (their source is external), once per run however
+    many sides it rendered: one summary line, each of them with --verbose."""
+    skipped: dict[str, str] = {}
+    for snapshot in snapshots:
+        skipped.update(snapshot.skipped)
     err = stderr()
-    for name, reason in snapshot.skipped.items():
-        err.print(f"info: {escape(name)}: skipped, {escape(reason)}")
+    for line in skipped_lines(skipped, common.verbose):
+        err.print(escape(line))
+
+
+def print_warnings(snapshot: Snapshot) -> None:
+    """The run's warnings (a `helm:` glob that matches nothing, clusters guessed)."""
+    err = stderr()
     for warning in snapshot.warnings:
         err.print(f"[yellow]warning: {escape(warning)}[/yellow]")

@@ -17,6 +17,11 @@ Stated in docs/json-schemas.md ("Counting"); every headline number is a field he
   objects whose change is real; `change_targets` are the targets those changes are in. A
   relocation or move with the same content is no change. Headlines never add documents and
   Kustomizations together.
+- **Objects** are those changes said once (compare/groups.py): one identity changing in
+  several targets (a shared base deployed by two clusters) is one object. `objects` counts
+  distinct identities with a real document change, `objects_changed`/`_added`/`_removed`/
+  `_moved_with_changes` the same per kind of change, and `clusters` the clusters whose
+  targets hold them: `1 object changes in 2 clusters (5 targets)`.
 """
 
 from __future__ import annotations
@@ -51,6 +56,12 @@ class Counts:
     duplicates: int
     change_targets: int
     targets_not_judged: int = 0
+    objects: int = 0
+    objects_changed: int = 0
+    objects_added: int = 0
+    objects_removed: int = 0
+    objects_moved_with_changes: int = 0
+    clusters: int = 0
 
     @property
     def documents_changing(self) -> int:
@@ -65,9 +76,18 @@ def count(analysis: Analysis, verdict: Verdict) -> Counts:
     preexisting = {p.target for p in analysis.preexisting}
     errors = {e.target for e in analysis.errors}
     tally = verdict.tally
-    document_targets = {
-        r.target for r in verdict.reasons if r.target is not None and r.counter in DOCUMENT_COUNTERS
+    documents = [
+        r
+        for r in verdict.reasons
+        if r.target is not None and r.id is not None and r.counter in DOCUMENT_COUNTERS
+    ]
+    document_targets = {r.target for r in documents}
+    by_counter = {
+        counter: len({r.id for r in documents if r.counter == counter})
+        for counter in DOCUMENT_COUNTERS
     }
+    cluster_of = {t.name: t.cluster for t in targets}
+    clusters = {cluster_of.get(r.target or "") for r in documents} - {None}
     changed = sum(1 for t in targets if t.differs)
     unchanged = sum(1 for t in targets if t.status == "match")
     return Counts(
@@ -88,11 +108,38 @@ def count(analysis: Analysis, verdict: Verdict) -> Counts:
         duplicates=tally.duplicates,
         change_targets=len(document_targets),
         targets_not_judged=sum(len(n.targets) for n in analysis.not_judged),
+        objects=len({r.id for r in documents}),
+        objects_changed=by_counter["changed"],
+        objects_added=by_counter["added"],
+        objects_removed=by_counter["removed"],
+        objects_moved_with_changes=by_counter["moved_with_changes"],
+        clusters=len(clusters),
     )
 
 
 def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def objects_phrase(c: Counts) -> str:
+    """`1 object changes in 2 clusters (5 targets)`, or `3 objects change in 3 targets`."""
+    verb = "changes" if c.objects == 1 else "change"
+    where = plural(c.change_targets, "target")
+    if c.clusters:
+        where = f"{plural(c.clusters, 'cluster')} ({where})"
+    return f"{plural(c.objects, 'object')} {verb} in {where}"
+
+
+def objects_breakdown(c: Counts) -> str:
+    """`1 changed, 0 added, 0 removed[, 2 moved with changes]`: objects per kind of change."""
+    parts = [
+        f"{c.objects_changed} changed",
+        f"{c.objects_added} added",
+        f"{c.objects_removed} removed",
+    ]
+    if c.objects_moved_with_changes:
+        parts.append(f"{c.objects_moved_with_changes} moved with changes")
+    return ", ".join(parts)
 
 
 def targets_line(c: Counts) -> str:

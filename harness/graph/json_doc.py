@@ -33,6 +33,8 @@ def _node(node: Node) -> dict[str, Any]:
         "moved_out": node.moved_out,
         "marks": list(node.marks),
         "hazards": _marks(node.hazards),
+        "group": node.group,
+        "members": list(node.members),
     }
 
 
@@ -56,6 +58,8 @@ def to_dict(graph: Graph) -> dict[str, Any]:
         "focus": list(graph.focus),
         "depth": graph.depth,
         "hidden_nodes": graph.hidden_nodes,
+        "hidden_edges": dict(graph.hidden_edges),
+        "grouped": graph.grouped,
         "counts": graph.counts(),
         "clusters": [
             {

@@ -14,6 +14,9 @@ from harness.hazards.finding import rank
 HAZARD = "#cf222e"
 WARNING = "#bf8700"
 FONT = "Helvetica, Arial, sans-serif"
+# Node labels: every glyph of a monospace font (bold too) is 0.6 em wide, so a box fits its
+# label by arithmetic (svg.py)
+MONO = "'DejaVu Sans Mono', Menlo, Consolas, 'Liberation Mono', monospace"
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,18 @@ EDGE_CAPTION = {
     "crd": "CRDs",
     "move": "moved",
 }
+EDGE_NAME = {
+    "dependsOn": "dependsOn",
+    "substituteFrom": "substituteFrom",
+    "crd": "CRD-provider",
+    "move": "move",
+}
+LEGEND_SHORT = (
+    ("dependsOn", "dependsOn: dependency -> dependent"),
+    ("substituteFrom", "substituteFrom: writer -> consumer"),
+    ("crd", "CRD provider -> user"),
+    ("move", "documents moved"),
+)
 LEGEND = (
     ("dependsOn", "solid grey: dependsOn (dependency -> dependent)"),
     ("substituteFrom", "dashed purple: substituteFrom (writer -> consumer)"),
@@ -132,10 +147,17 @@ def edge_tooltip(edge: Edge) -> str:
 
 
 def node_tooltip(node: Node) -> str:
+    if node.members:
+        shown = ", ".join(node.members[:40])
+        more = f" and {len(node.members) - 40} more" if len(node.members) > 40 else ""
+        lines = [f"namespace {node.name} ({node.cluster}): {shown}{more}", *node_lines(node)[1:]]
+        lines.extend(f"{m.severity}: {m.message}" for m in node.hazards)
+        return "\n".join(lines)
     lines = [node.target, *node_lines(node)[1:]]
     if node.path:
         lines.append(f"path: {node.path}")
     if node.error:
-        lines.append(f"error: {node.error[:300]}")
+        error = node.error if len(node.error) <= 300 else node.error[:300] + "…"
+        lines.append(f"error: {error}")
     lines.extend(f"{m.severity}: {m.message}" for m in node.hazards)
     return "\n".join(lines)

@@ -2,9 +2,15 @@
 
 The HTML report must never depend on Graphviz, so this draws the graph itself: per cluster,
 nodes in columns by longest dependency path (back edges of cycles ignored), rows ordered by
-the barycentre of their neighbours, edges as curves; clusters stacked top to bottom. Good
-enough for the tens of Kustomizations a cluster has; `harness graph --format svg` uses
-Graphviz for a tighter layout.
+the barycentre of their neighbours, edges as curves; clusters stacked top to bottom, a
+legend on top naming the edge kinds drawn (and those left out). Good enough for the tens of
+boxes a cluster has once a big one is grouped by namespace (view.for_picture); `harness graph
+--format svg` uses Graphviz for a tighter layout.
+
+Labels are set in a monospace font, so a box's width is exact arithmetic on characters (bold
+glyphs are as wide as regular ones): a label is clipped, with `…`, only when it is longer
+than the widest box, and `textLength` holds it to the computed width whatever monospace
+font the viewer has.
 """
 
 from __future__ import annotations
@@ -17,17 +23,21 @@ from harness.flux.ksgraph import Key
 from harness.graph import style as gs
 from harness.graph.view import ClusterView, Edge, Graph, Node
 
-CHAR_W = 6.6
+FONT_PX = 11.0
+CHAR_W = 6.7  # advance of an 11px monospace glyph (0.6 em; DejaVu Sans Mono 0.602), rounded up
 LINE_H = 15.0
 PAD = 8.0
 COL_GAP = 130.0
 ROW_GAP = 18.0
 CLUSTER_GAP = 28.0
 TITLE_H = 26.0
-MIN_W = 110.0
-MAX_W = 300.0
+MIN_CHARS = 14
+MAX_CHARS = 44
 MARGIN = 12.0
 PARALLEL_GAP = 12.0  # between edges joining the same two boxes
+LEGEND_H = 22.0
+MAX_ROWS = 14  # boxes stacked in one column before a layer wraps into another
+STACK_GAP = 28.0
 
 
 @dataclass
@@ -41,9 +51,18 @@ class _Box:
     y: float = 0.0
 
 
-def _clip(line: str, width: float) -> str:
-    room = int((width - 2 * PAD) / CHAR_W)
-    return line if len(line) <= room else line[: max(1, room - 1)] + "…"
+def _clip(line: str, chars: int) -> str:
+    """The line within `chars` characters: whole when it fits, else cut with `…`."""
+    return line if len(line) <= chars else line[: max(1, chars - 1)] + "…"
+
+
+def box_chars(lines: list[str]) -> int:
+    """A box's width in characters: its longest line, within MIN_CHARS..MAX_CHARS."""
+    return min(MAX_CHARS, max(MIN_CHARS, max((len(s) for s in lines), default=0)))
+
+
+def text_width(text: str) -> float:
+    return len(text) * CHAR_W
 
 
 def _layers(view: ClusterView) -> dict[Key, int]:
@@ -86,18 +105,27 @@ def _layout(view: ClusterView, top: float) -> tuple[dict[Key, _Box], float, floa
     boxes: dict[Key, _Box] = {}
     for node in view.nodes:
         lines = gs.node_lines(node)
-        w = min(MAX_W, max(MIN_W, max(len(s) for s in lines) * CHAR_W + 2 * PAD))
-        boxes[node.key] = _Box(node, [_clip(s, w) for s in lines], w, len(lines) * LINE_H + PAD)
+        chars = box_chars(lines)
+        w = chars * CHAR_W + 2 * PAD
+        boxes[node.key] = _Box(node, [_clip(s, chars) for s in lines], w, len(lines) * LINE_H + PAD)
     layers = _layers(view)
+    linked = {k for e in view.edges for k in (e.source, e.target)}
     columns: dict[int, list[_Box]] = defaultdict(list)
+    alone: list[_Box] = []  # no edge at all: stacked after the layers, crossing nothing
     for key, box in boxes.items():
         box.layer = layers.get(key, 0)
-        columns[box.layer].append(box)
+        if key in linked or len(boxes) <= MAX_ROWS:
+            columns[box.layer].append(box)
+        else:
+            alone.append(box)
+    if alone:
+        columns[max(columns, default=-1) + 1] = sorted(alone, key=lambda b: b.node.key)
     neighbours: dict[Key, list[Key]] = defaultdict(list)
     for e in view.edges:
         neighbours[e.target].append(e.source)
         neighbours[e.source].append(e.target)
     position: dict[Key, float] = {}
+    side = _sides(view, {k: b.layer for k, b in boxes.items()})
     for sweep in range(3):
         for col in sorted(columns):
             boxes_in = columns[col]
@@ -105,19 +133,35 @@ def _layout(view: ClusterView, top: float) -> tuple[dict[Key, _Box], float, floa
                 boxes_in.sort(key=lambda b: _barycentre(b, neighbours, position))
             else:
                 boxes_in.sort(key=lambda b: b.node.key)
+            if len(boxes_in) > MAX_ROWS:  # wrapped: edges leave from the stack nearest them
+                boxes_in.sort(key=lambda b: side.get(b.node.key, 0))
             for i, b in enumerate(boxes_in):
                 position[b.node.key] = float(i)
     x = MARGIN + PAD
     height = 0.0
     for col in sorted(columns):
-        width = max(b.w for b in columns[col])
-        y = top + TITLE_H
-        for b in columns[col]:
-            b.x, b.y = x, y
-            y += b.h + ROW_GAP
-        height = max(height, y - top)
-        x += width + COL_GAP
+        # a layer taller than MAX_ROWS wraps into side-by-side stacks: a page, not a pole
+        stacks = [columns[col][i : i + MAX_ROWS] for i in range(0, len(columns[col]), MAX_ROWS)]
+        for k, stack in enumerate(stacks):
+            width = max(b.w for b in stack)
+            y = top + TITLE_H
+            for b in stack:
+                b.x, b.y = x, y
+                y += b.h + ROW_GAP
+            height = max(height, y - top)
+            x += width + (COL_GAP if k == len(stacks) - 1 else STACK_GAP)
     return boxes, x - COL_GAP + PAD, height
+
+
+def _sides(view: ClusterView, layer: dict[Key, int]) -> dict[Key, int]:
+    """-1 for a box with edges from earlier layers only, 1 with edges to later ones only."""
+    back: set[Key] = set()
+    ahead: set[Key] = set()
+    for e in view.edges:
+        if layer.get(e.target, 0) > layer.get(e.source, 0):
+            ahead.add(e.source)
+            back.add(e.target)
+    return {k: (k in ahead) - (k in back) for k in back | ahead}
 
 
 def _barycentre(box: _Box, neighbours: dict[Key, list[Key]], position: dict[Key, float]) -> float:
@@ -125,12 +169,19 @@ def _barycentre(box: _Box, neighbours: dict[Key, list[Key]], position: dict[Key,
     return sum(near) / len(near) if near else position.get(box.node.key, 0.0)
 
 
-def render(graph: Graph, title: str = "Flux Kustomization graph") -> str:
-    """The whole graph as one `<svg>` element (no XML prolog, fit for inlining in HTML)."""
+def render(graph: Graph, title: str = "Flux Kustomization graph", *, legend: bool = True) -> str:
+    """The whole graph as one `<svg>` element (no XML prolog, fit for inlining in HTML);
+    `legend`: draw the edge legend on top (the HTML report has its own, with toggles)."""
     parts: list[str] = []
     colours: set[str] = set()
+    kinds: set[str] = {e.kind for e in graph.edges()}
     top = MARGIN
     width = 200.0
+    if legend:
+        drawn, legend_w = _legend(graph, kinds)
+        parts.append(drawn)
+        top += LEGEND_H
+        width = max(width, legend_w + 2 * MARGIN)
     for view in graph.clusters:
         boxes, w, h = _layout(view, top)
         width = max(width, w + MARGIN)
@@ -144,6 +195,7 @@ def render(graph: Graph, title: str = "Flux Kustomization graph") -> str:
         siblings: dict[frozenset[Key], list[Edge]] = defaultdict(list)
         for edge in view.edges:
             siblings[frozenset((edge.source, edge.target))].append(edge)
+        over: list[str] = []  # edges passing other boxes, again on top, faint: no false ends
         for edge in view.edges:
             a, b = boxes.get(edge.source), boxes.get(edge.target)
             if a is None or b is None:
@@ -152,9 +204,14 @@ def render(graph: Graph, title: str = "Flux Kustomization graph") -> str:
             colours.add(colour)
             group = siblings[frozenset((edge.source, edge.target))]
             offset = (group.index(edge) - (len(group) - 1) / 2) * PARALLEL_GAP
-            parts.append(_edge(edge, a, b, colour, offset))
+            drawn = _edge(edge, a, b, colour, offset)
+            parts.append(drawn)
+            if b.layer - a.layer != 1:
+                over.append(drawn.replace('<g class="edge"', '<g class="edge-over"', 1))
         for box in boxes.values():
             parts.append(_node(box))
+        if over:
+            parts.append('<g opacity="0.3" pointer-events="none">' + "".join(over) + "</g>")
         parts.append("</g>")
         top += h + CLUSTER_GAP
     height = top - CLUSTER_GAP + MARGIN if graph.clusters else 60.0
@@ -167,9 +224,10 @@ def render(graph: Graph, title: str = "Flux Kustomization graph") -> str:
         for c in sorted(colours)
     )
     style = (
-        f"text{{font-family:{gs.FONT};font-size:11px;fill:#1f2328}}"
-        ".cl{font-weight:bold;font-size:12px}.el{font-size:9.5px;paint-order:stroke;"
-        "stroke:#fff;stroke-width:3px}.nm{font-weight:bold}"
+        f"text{{font-family:{gs.MONO};font-size:{FONT_PX:g}px;fill:#1f2328}}"
+        f".cl{{font-family:{gs.FONT};font-weight:bold;font-size:12px}}"
+        f".lg{{font-family:{gs.FONT};font-size:11px;fill:#57606a}}"
+        ".el{font-size:9.5px;paint-order:stroke;stroke:#fff;stroke-width:3px}.nm{font-weight:bold}"
     )
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="harness-graph" role="img" '
@@ -184,6 +242,38 @@ def _mid(colour: str) -> str:
     return colour.lstrip("#")
 
 
+def _legend(graph: Graph, kinds: set[str]) -> tuple[str, float]:
+    """One line on top: a sample of each edge kind drawn, then what was left out."""
+    x = MARGIN
+    y = MARGIN + 10
+    out = ['<g class="legend">']
+    for kind, text in gs.LEGEND_SHORT:
+        if kind not in kinds:
+            continue
+        colour = gs.EDGE_COLOUR[kind]
+        dash = {"substituteFrom": ' stroke-dasharray="6 4"', "move": ' stroke-dasharray="2 3"'}
+        width = 2 if kind in ("crd", "move") else 1.3
+        out.append(
+            f'<g data-legend="{kind}"><line x1="{x:.0f}" y1="{y - 4:.0f}" x2="{x + 26:.0f}" '
+            f'y2="{y - 4:.0f}" stroke="{colour}" stroke-width="{width}"{dash.get(kind, "")}/>'
+            f'<text x="{x + 32:.0f}" y="{y:.0f}" class="lg">{escape(text)}</text></g>'
+        )
+        x += 32 + len(text) * 6.2 + 18
+    notes = []
+    if graph.hidden_edges:
+        hidden = ", ".join(f"{n} {gs.EDGE_NAME[k]}" for k, n in graph.hidden_edges)
+        notes.append(f"not drawn: {hidden} edges (--edges to choose)")
+    if graph.grouped:
+        notes.append(f"{graph.grouped} Kustomizations boxed by namespace")
+    if not kinds and not notes:
+        notes.append("no edges")
+    for note in notes:
+        out.append(f'<text x="{x:.0f}" y="{y:.0f}" class="lg">{escape(note)}</text>')
+        x += len(note) * 6.2 + 18
+    out.append("</g>")
+    return "".join(out), x
+
+
 def _node(box: _Box) -> str:
     node = box.node
     paint = gs.NODE_PAINT[gs.node_class(node)]
@@ -191,14 +281,25 @@ def _node(box: _Box) -> str:
     dash = ' stroke-dasharray="5 3"' if paint.dashed else ""
     text = "".join(
         f'<text x="{box.x + PAD:.1f}" y="{box.y + PAD / 2 + (i + 0.8) * LINE_H:.1f}"'
+        f' textLength="{text_width(line):.1f}" lengthAdjust="spacingAndGlyphs"'
         + (' class="nm"' if i == 0 else "")
         + (f' fill="{hazard}"' if hazard and line.startswith("!") else "")
         + f">{escape(line)}</text>"
         for i, line in enumerate(box.lines)
     )
+    if node.members:
+        stack = (
+            f'<rect x="{box.x + 3:.1f}" y="{box.y + 3:.1f}" width="{box.w:.1f}" '
+            f'height="{box.h:.1f}" rx="6" fill="{paint.fill}" stroke="{paint.stroke}" '
+            'stroke-width="1"/>'
+        )
+    else:
+        stack = ""
     return (
-        f'<g class="node" data-node="{escape(node.target)}" data-change="{node.change}">'
-        f"<title>{escape(gs.node_tooltip(node))}</title>"
+        f'<g class="node" data-node="{escape(node.target)}" data-change="{node.change}"'
+        + (f' data-members="{len(node.members)}"' if node.members else "")
+        + ">"
+        f"<title>{escape(gs.node_tooltip(node))}</title>{stack}"
         f'<rect x="{box.x:.1f}" y="{box.y:.1f}" width="{box.w:.1f}" height="{box.h:.1f}" rx="6" '
         f'fill="{paint.fill}" stroke="{hazard or paint.stroke}" '
         f'stroke-width="{3 if hazard else 1.2}"{dash}/>{text}</g>'

@@ -13,7 +13,11 @@ Nodes are the Kustomizations of a cluster (what its flux targets render, via
 
 `compare` marks the change against a base (added, removed, changed, moved-into, moved-out-of),
 `with_hazards` puts findings on the nodes and edges they name, and `focus` keeps the
-neighbourhood of some nodes so a large cluster stays readable. Everything is plain data.
+neighbourhood of some nodes so a large cluster stays readable. A picture of a big repo is
+made readable by `for_picture`: past GROUP_ABOVE Kustomizations in a cluster, the ones the
+change and its hazards leave alone are drawn one box per namespace (`collapse`), and past
+CRD_EDGES_ABOVE the CRD-provider edges (most of a homelab's edges) are left out unless asked
+for (`only_edges`); what was left out is counted, for the legend. Everything is plain data.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ Change = Literal["unchanged", "added", "removed", "changed"]
 EDGE_KINDS: tuple[EdgeKind, ...] = ("dependsOn", "substituteFrom", "crd", "move")
 EdgeId = tuple[EdgeKind, Key, Key, str]
 CHANGED = "changed"  # the focus name that means "every node the change touches"
+GROUP_ABOVE = 40  # Kustomizations in a cluster beyond which a picture groups by namespace
+CRD_EDGES_ABOVE = 40  # Kustomizations in a cluster beyond which CRD edges are off by default
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,8 @@ class Node:
     moved_in: int = 0
     moved_out: int = 0
     hazards: tuple[Mark, ...] = ()
+    group: str = ""  # its namespace for grouping (the object's, else its targetNamespace)
+    members: tuple[str, ...] = ()  # a group box (`collapse`): the Kustomizations it stands for
 
     @property
     def key(self) -> Key:
@@ -67,6 +75,9 @@ class Node:
 
     @property
     def display(self) -> str:
+        if self.members:
+            n = len(self.members)
+            return f"{self.name} ({n} Kustomization{'' if n == 1 else 's'})"
         return display(self.key)
 
     @property
@@ -121,6 +132,11 @@ class ClusterView:
     def node(self, key: Key) -> Node | None:
         return next((n for n in self.nodes if n.key == key), None)
 
+    @property
+    def kustomizations(self) -> int:
+        """How many Kustomizations it draws, a namespace box counting its members."""
+        return sum(len(n.members) or 1 for n in self.nodes)
+
 
 @dataclass(frozen=True)
 class Graph:
@@ -130,6 +146,8 @@ class Graph:
     focus: tuple[str, ...] = ()
     depth: int = 0
     hidden_nodes: int = 0  # left out by `focus`
+    hidden_edges: tuple[tuple[str, int], ...] = ()  # (kind, count) left out by `only_edges`
+    grouped: int = 0  # Kustomizations drawn inside namespace boxes by `collapse`
 
     @property
     def compared(self) -> bool:
@@ -197,7 +215,16 @@ def _node(cg: ClusterGraph, key: Key, ks: KsNode) -> Node:
         prune=ks.prune,
         path=ks.path,
         error=error or ks.spec_error,
+        group=group_of(ks),
     )
+
+
+def group_of(ks: KsNode) -> str:
+    """The namespace a Kustomization is about: its own, unless it sits in flux-system with
+    everything else (then its targetNamespace, else flux-system)."""
+    if ks.namespace != "flux-system" or not ks.target_namespace:
+        return ks.namespace
+    return ks.target_namespace
 
 
 def _edges(cg: ClusterGraph) -> list[Edge]:
@@ -497,3 +524,125 @@ def merge_alike(graph: Graph) -> Graph:
 def _bare(marks: tuple[Mark, ...]) -> tuple[tuple[str, str], ...]:
     """Hazard marks without their cluster-specific ids and messages."""
     return tuple(sorted({(m.rule, m.severity) for m in marks}))
+
+
+# -- pictures of big graphs --------------------------------------------------------------------
+
+
+def only_edges(graph: Graph, kinds: Iterable[str]) -> Graph:
+    """The graph with edges of `kinds` only; the others are counted in `hidden_edges`."""
+    keep = set(kinds)
+    hidden: dict[str, int] = dict(graph.hidden_edges)
+    views = []
+    for view in graph.clusters:
+        for e in view.edges:
+            if e.kind not in keep:
+                hidden[e.kind] = hidden.get(e.kind, 0) + 1
+        views.append(replace(view, edges=tuple(e for e in view.edges if e.kind in keep)))
+    order: dict[str, int] = {k: i for i, k in enumerate(EDGE_KINDS)}
+    counted = tuple(sorted(hidden.items(), key=lambda kv: order.get(kv[0], 99)))
+    return replace(graph, clusters=tuple(views), hidden_edges=counted)
+
+
+def collapse(graph: Graph, above: int = GROUP_ABOVE) -> Graph:
+    """In each cluster with more than `above` Kustomizations, those the change leaves alone
+    are drawn one box per namespace (`Node.members` lists them; the box carries their
+    hazards, so a red box says which namespace to open); edges between boxes are merged per
+    kind (label: how many). Touched and missing Kustomizations stay boxes of their own, so
+    the change reads as before (unless they alone are more than `above`)."""
+    views = []
+    grouped = graph.grouped
+    for view in graph.clusters:
+        if len(view.nodes) <= above:
+            views.append(view)
+            continue
+        keep = {n.key for n in view.nodes if n.touched or n.missing}
+        if len(keep) > above:
+            keep = {n.key for n in view.nodes if n.missing}
+        groups: dict[str, list[Node]] = defaultdict(list)
+        for n in view.nodes:
+            if n.key not in keep:
+                groups[n.group or n.namespace].append(n)
+        # as much detail as fits: the smallest namespaces stay open while the boxes drawn
+        # stay within `above`
+        boxes = len(keep) + len(groups)
+        opened: set[str] = set()
+        for name, members in sorted(groups.items(), key=lambda kv: (len(kv[1]), kv[0])):
+            if boxes + len(members) - 1 > max(above, 1) and len(members) > 1:
+                break
+            opened.add(name)
+            boxes += len(members) - 1
+        where: dict[Key, Key] = {}
+        nodes: list[Node] = [n for n in view.nodes if n.key in keep]
+        for name, members in sorted(groups.items()):
+            if name in opened:
+                nodes.extend(members)
+                continue
+            box = Node(
+                cluster=view.cluster,
+                namespace="",
+                name=name,
+                documents=sum(m.documents or 0 for m in members),
+                prune=all(m.prune for m in members),
+                error=next((m.error for m in members if m.error), None),
+                group=name,
+                members=tuple(sorted(m.display for m in members)),
+                hazards=tuple(h for m in members for h in m.hazards),
+            )
+            nodes.append(box)
+            grouped += len(members)
+            for m in members:
+                where[m.key] = box.key
+        merged: dict[tuple[EdgeKind, Key, Key], list[Edge]] = defaultdict(list)
+        for e in view.edges:
+            src, dst = where.get(e.source, e.source), where.get(e.target, e.target)
+            if src != dst:
+                merged[(e.kind, src, dst)].append(e)
+        edges = []
+        for (kind, src, dst), members_ in merged.items():
+            first = members_[0]
+            if len(members_) == 1 and (src, dst) == (first.source, first.target):
+                edges.append(first)
+                continue
+            changes = {e.change for e in members_}
+            edges.append(
+                Edge(
+                    view.cluster,
+                    src,
+                    dst,
+                    kind,
+                    label=f"{len(members_)} {kind}" if len(members_) > 1 else first.label,
+                    documents=tuple(d for e in members_ for d in e.documents),
+                    change=first.change if len(changes) == 1 else "changed",
+                    hazards=tuple(h for e in members_ for h in e.hazards),
+                )
+            )
+        nodes.sort(key=lambda n: (n.namespace == "", n.key))
+        views.append(
+            ClusterView(
+                view.cluster,
+                tuple(nodes),
+                tuple(sorted(edges, key=lambda e: (e.source, e.target, EDGE_KINDS.index(e.kind)))),
+            )
+        )
+    return replace(graph, clusters=tuple(views), grouped=grouped)
+
+
+def for_picture(graph: Graph, edges: Sequence[str] | None = None, group: str = "auto") -> Graph:
+    """A graph as a picture should draw it: `edges` (edge kinds; default all, except CRD
+    edges in a cluster of more than CRD_EDGES_ABOVE Kustomizations) and `group` (`auto`:
+    namespaces boxed past GROUP_ABOVE Kustomizations a cluster; `namespace`: always; `none`)."""
+    largest = max((v.kustomizations for v in graph.clusters), default=0)
+    if edges is None:
+        kinds: list[str] = list(EDGE_KINDS)
+        if largest > CRD_EDGES_ABOVE:
+            kinds.remove("crd")
+    else:
+        kinds = list(edges)
+    if set(kinds) != set(EDGE_KINDS):
+        graph = only_edges(graph, kinds)
+    if group == "namespace":
+        return collapse(graph, 0)
+    if group == "auto":
+        return collapse(graph, GROUP_ABOVE)
+    return graph

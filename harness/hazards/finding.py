@@ -25,7 +25,9 @@ class Finding:
 
     `cluster` is None for findings about source directories rather than one cluster;
     `kustomizations` are Flux Kustomization names (`ns/name` outside flux-system);
-    `documents` are document ids (`[group/]Kind[/namespace]/name`).
+    `documents` are document ids (`[group/]Kind[/namespace]/name`). `cause` is what several
+    findings of one rule can share, said without the Kustomization they are about ("add
+    dependsOn storage/kopiur"): reports list the findings of one cause as one entry.
     """
 
     id: str
@@ -35,6 +37,7 @@ class Finding:
     kustomizations: tuple[str, ...]
     documents: tuple[str, ...]
     message: str
+    cause: str = ""
 
     def sort_key(self) -> tuple[int, str, str, str]:
         return (rank(self.severity), self.rule, self.cluster or "", self.id)

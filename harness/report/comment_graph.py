@@ -19,7 +19,7 @@ from harness.report import markdown_budget as mb
 
 MAX_NODES = 24  # beyond this a depth-1 neighbourhood shrinks to the touched nodes alone
 MAX_NODES_BARE = 60  # beyond this there is no readable picture: none is drawn
-DETAILS_TITLE = "**Details per target**"
+DETAILS_TITLE = "**Details**"
 
 
 def neighbourhood(analysis: Analysis, hazards: HazardReport | None) -> graph_mod.Graph | None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -54,13 +56,88 @@ def progress_wanted(quiet: bool = False) -> bool:
     return not quiet and sys.stderr.isatty() and not os.environ.get("CI")
 
 
+PROGRESS_FIRST = 10.0  # seconds before a log gets its first progress line
+PROGRESS_EVERY = 30.0  # seconds between progress lines after that
+ENV_EVERY = "HARNESS_PROGRESS_EVERY"  # seconds, for both (a CI that wants more or fewer)
+
+
+def _every() -> tuple[float, float]:
+    try:
+        every = float(os.environ.get(ENV_EVERY, ""))
+    except ValueError:
+        return PROGRESS_FIRST, PROGRESS_EVERY
+    return (min(PROGRESS_FIRST, every), every) if every > 0 else (PROGRESS_FIRST, PROGRESS_EVERY)
+
+
+class ProgressLines:
+    """Progress for a log (CI, a pipe): `rendering: 120/510 targets, 0:34 elapsed` on stderr
+    every PROGRESS_EVERY seconds once a render has run PROGRESS_FIRST, and a last line when
+    it printed any; nothing for a quick run. A ticker thread prints, so a long render that
+    finishes nothing for a while still says it is alive."""
+
+    def __init__(self, what: str = "rendering") -> None:
+        self.what = what
+        self.first, self.every = _every()
+        self.total = 0
+        self.done = 0
+        self.lines = 0
+        self.started = time.monotonic()
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._tick, name="harness-progress", daemon=True)
+
+    def on_plan(self, count: int) -> None:
+        with self.lock:
+            self.total += count
+
+    def on_done(self, _result: TargetResult) -> None:
+        with self.lock:
+            self.done += 1
+
+    def line(self, final: bool = False) -> str:
+        with self.lock:
+            done, total = self.done, self.total
+        elapsed = int(time.monotonic() - self.started)
+        clock = f"{elapsed // 60}:{elapsed % 60:02d}"
+        if final:
+            return f"{self.what}: {done}/{total} targets done in {clock}"
+        return f"{self.what}: {done}/{total} targets, {clock} elapsed"
+
+    def _print(self, text: str) -> None:
+        with replay.paused():  # time-dependent: never part of a replayed answer
+            sys.stderr.write(text + "\n")
+            sys.stderr.flush()
+        self.lines += 1
+
+    def _tick(self) -> None:
+        wait = self.first
+        while not self.stop.wait(wait):
+            self._print(self.line())
+            wait = self.every
+
+    def __enter__(self) -> ProgressLines:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+        if self.lines:
+            self._print(self.line(final=True))
+
+
 @contextmanager
 def render_progress(
-    quiet: bool = False,
+    quiet: bool = False, what: str = "rendering"
 ) -> Iterator[tuple[Callable[[int], None], Callable[[TargetResult], None]]]:
-    """(on_plan, on_done) callbacks for the pipeline; no-ops when nobody is watching."""
-    if not progress_wanted(quiet):
+    """(on_plan, on_done) callbacks for the pipeline: a bar for a person at a terminal,
+    periodic lines for a log (CI, a pipe), nothing with --quiet."""
+    if quiet:
         yield (lambda _n: None), (lambda _r: None)
+        return
+    if not progress_wanted(quiet):
+        with ProgressLines(what) as lines:
+            yield lines.on_plan, lines.on_done
         return
     # imported here: a quiet or CI run never draws a bar (rich.progress is ~30 ms of start-up)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn

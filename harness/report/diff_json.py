@@ -5,13 +5,14 @@ from __future__ import annotations
 import datetime
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from harness.compare.analyze import Analysis, Location, Origin, TargetChange, summarize
 from harness.compare.counts import count
 from harness.compare.docdiff import DocChange, FieldChange
 from harness.compare.gate import Expectation, Verdict
+from harness.compare.groups import ChangeGroup, group, verdict_reasons
 from harness.core.model import RendererInfo, Snapshot
 from harness.coverage import BlindSpots
 from harness.hazards.engine import HazardReport
@@ -73,6 +74,34 @@ def _change(c: DocChange) -> dict[str, Any]:
     if c.unified is not None:
         out["unified"] = c.unified
     return out
+
+
+def change_groups(groups: Sequence[ChangeGroup]) -> list[dict[str, Any]]:
+    """Each object's change once (compare/groups.py), with every target it happens in; the
+    per-target detail stays in `targets[]`."""
+    return [
+        {
+            "op": g.op,
+            "id": str(g.id),
+            "real": g.real,
+            "moved": g.moved,
+            "reformat_only": g.reformat_only,
+            "ignored_only": g.ignored_only,
+            "note": g.note,
+            "fields": [_field(f) for f in g.fields],
+            "targets": list(g.targets),
+            "clusters": list(g.clusters),
+        }
+        for g in groups
+    ]
+
+
+def skipped_list(*snapshots: Snapshot) -> list[dict[str, str]]:
+    """Flux targets skipped on purpose (their source is external), once for both sides."""
+    skipped: dict[str, str] = {}
+    for snapshot in snapshots:
+        skipped.update(snapshot.skipped)
+    return [{"target": name, "reason": reason} for name, reason in sorted(skipped.items())]
 
 
 def _location(loc: Location) -> dict[str, Any]:
@@ -167,6 +196,8 @@ def payload(
         ],
         "notes": list(verdict.notes),
         "targets": [_target(t) for t in analysis.targets],
+        "changes": change_groups(group(analysis, verdict_reasons(verdict))),
+        "skipped": skipped_list(analysis.base, analysis.head),
         "moves": [
             {
                 "id": str(m.id),

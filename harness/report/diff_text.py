@@ -11,9 +11,17 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from harness.compare.analyze import Analysis, Move, Origin, Repair, TargetChange
-from harness.compare.counts import count, targets_line
-from harness.compare.docdiff import DocChange, FieldChange, show_change, without_owner_labels
+from harness.compare.analyze import Analysis, Origin, Repair, TargetChange
+from harness.compare.counts import count, objects_breakdown, objects_phrase, plural, targets_line
+from harness.compare.docdiff import DocChange, FieldChange, show_change
+from harness.compare.groups import (
+    ChangeGroup,
+    by_change,
+    group,
+    places_text,
+    target_order,
+    verdict_reasons,
+)
 from harness.hazards.engine import HazardReport
 from harness.report.console import escape, stdout
 from harness.report.findings import print_findings
@@ -43,16 +51,17 @@ def verdict_line(analysis: Analysis, verdict: Verdict) -> str:
         return line + (f" ({'; '.join(verdict.notes)})" if verdict.notes else "")
     if verdict.verdict == "pure-move":
         return _pure_move_line(verdict)
-    parts = [f"{c.changed} changed", f"{c.added} added", f"{c.removed} removed"]
-    if c.moved_with_changes:
-        parts.append(f"{c.moved_with_changes} moved with changes")
+    parts = []
+    if c.objects or not (c.kustomizations_changed or c.duplicates or c.targets_error):
+        parts.append(f"{objects_phrase(c)}: {objects_breakdown(c)}")
     if c.kustomizations_changed:
-        parts.append(f"{c.kustomizations_changed} Flux Kustomization changes")
+        n = c.kustomizations_changed
+        parts.append(f"{plural(n, 'Flux Kustomization')} {'changes' if n == 1 else 'change'}")
     if c.duplicates:
-        parts.append(_plural(c.duplicates, "duplicate owner"))
+        parts.append(_plural(c.duplicates, "new duplicate owner"))
     if c.targets_error:
         parts.append(_plural(c.targets_error, "render error"))
-    return "changed: " + ", ".join(parts)
+    return "changed: " + "; ".join(parts)
 
 
 def respecified_phrase(verdict: Verdict, limit: int = 3) -> str:
@@ -181,14 +190,47 @@ def print_target(out: Console, t: TargetChange) -> None:
             _print_unified(out, c.unified, "      ")
 
 
-def move_line(m: Move) -> str:
-    if m.identical:
-        how = "identical"
-    elif m.pure_ownership:
-        how = "pure ownership"
-    else:
-        how = "with changes"
-    return f"{m.source} -> {m.dest}: {m.id} ({how})"
+def group_lines(g: ChangeGroup, indent: str = "") -> list[str]:
+    """One grouped change: `~ id` (with the add/remove note), its field changes once, then
+    `in: <places>`."""
+    head = f"{indent}{g.sign} {g.id}"
+    if g.op != "changed":
+        head += f"  {g.note}"
+    elif g.reformat_only or g.ignored_only:
+        head += f"  {g.what}"
+    lines = [head]
+    lines.extend(field_lines(g.fields, indent + "    "))
+    lines.append(f"{indent}    in: {places_text(g.places)}")
+    return lines
+
+
+def move_group_line(g: ChangeGroup) -> str:
+    """`Namespace/kube-system: dev, prod: flux-system/platform -> flux-system/cilium (pure
+    ownership)`: a relocation or move, once for every target (and cluster) it happened in."""
+    return f"{g.id}: {places_text(g.places)} -> {g.copy} ({g.how})"
+
+
+def also_line(g: ChangeGroup) -> str:
+    """`and in: dev, prod: flux-system/platform, moved to flux-system/cilium (with changes)`:
+    the same change of the same object, arrived another way."""
+    what = g.note if g.op != "changed" else "changed"
+    return f"    and in: {places_text(g.places)}, {what}"
+
+
+def print_groups(out: Console, groups: Sequence[ChangeGroup]) -> None:
+    """Each change once (groups of one object with the same fields merged: `and in:`); with
+    `--unified N` its first target's text diff under it."""
+    for first_group, *others in by_change(groups):
+        colour = {"changed": "yellow", "added": "green", "removed": "red"}[first_group.op]
+        first, *rest = group_lines(first_group)
+        out.print(f"[{colour}]{escape(first)}[/{colour}]")
+        for line in rest:
+            out.print(escape(line))
+        for g in others:
+            out.print(escape(also_line(g)))
+        change = first_group.change
+        if change is not None and change.unified:
+            _print_unified(out, change.unified, "      ")
 
 
 MAX_BLIND_FILES = 10
@@ -252,7 +294,11 @@ def print_diff(
     expect: Expectation | None = None,
     hazards: HazardReport | None = None,
     blind: BlindSpots | None = None,
+    verbose: bool = False,
 ) -> None:
+    """The verdict, each real change once (the object, its fields, where), the moves, the
+    targets' counts, then what breaks or surrounds the verdict; `verbose` adds every target's
+    documents and the pre-existing facts one by one."""
     out = stdout()
     line = verdict_line(analysis, verdict) + blind_suffix(blind)
     colour = {"no-change": "green", "pure-move": "green", "changed": "yellow"}[verdict.verdict]
@@ -261,28 +307,31 @@ def print_diff(
         held = verdict.holds(expect)
         state = "[green]holds[/green]" if held else "[red]FAILED[/red]"
         out.print(f"expected {expect}: {state}")
-    for reason in verdict.reasons[:MAX_REASONS]:
-        out.print(f"  {escape(str(reason))}")
-    if len(verdict.reasons) > MAX_REASONS:
-        out.print(f"  ... and {len(verdict.reasons) - MAX_REASONS} more")
     if verdict.verdict != "no-change":  # a no-change line already carries its notes
         for note in verdict.notes:
             out.print(f"note: {escape(note)}")
     for line in blind_lines(blind):
         out.print(f"[yellow]{escape(line)}[/yellow]")
     out.print(f"base: {escape(base.label)}  head: {escape(head.label)}", style="dim")
-    for t in sorted(analysis.targets, key=lambda t: (t.kind != "path", t.name)):
-        if t.differs:
-            out.print()
-            print_target(out, t)
-    if analysis.moves:
+    groups = group(analysis, verdict_reasons(verdict))
+    real = [g for g in groups if g.real]
+    if real:
         out.print()
-        out.print("[bold]moves[/bold]")
-        for m in analysis.moves:
-            out.print(f"  {escape(move_line(m))}")
-            if not m.change.same_content:
-                for line in field_lines(without_owner_labels(m.change.fields), "      "):
-                    out.print(escape(line))
+        print_groups(out, real)
+    moved = [g for g in groups if g.moved and not g.real and g.op == "removed"]
+    if moved:
+        out.print()
+        out.print(f"[bold]moves and relocations[/bold] ({len(moved)})")
+        for g in moved:
+            out.print(f"  {escape(move_group_line(g))}")
+    differing = sorted(analysis.differing, key=target_order)
+    if differing:
+        out.print()
+        for t in differing:
+            if verbose:
+                print_target(out, t)
+            else:
+                out.print(escape(header(t)))
     if verdict.orchestration:
         out.print()
         out.print("[bold]Flux Kustomization orchestration[/bold]")
@@ -293,10 +342,12 @@ def print_diff(
         out.print("[bold]Flux Kustomization spec changes with the same output[/bold]")
         for r in verdict.respecified:
             out.print(f"  {escape(str(r))}")
-    if analysis.duplicates:
+    new_duplicates = [d for d in analysis.duplicates if not d.in_base]
+    old_duplicates = [d for d in analysis.duplicates if d.in_base]
+    if new_duplicates or (verbose and old_duplicates):
         out.print()
         out.print("[bold]duplicates[/bold]")
-        for d in analysis.duplicates:
+        for d in new_duplicates + (old_duplicates if verbose else []):
             known = " (already in base)" if d.in_base else ""
             where = f"{d.cluster}: " if d.cluster else ""
             out.print(f"  {escape(where + str(d.id))}: {escape(', '.join(d.targets))}{known}")
@@ -308,13 +359,19 @@ def print_diff(
         out.print()
         for repair in analysis.repairs:
             out.print(f"[green]{escape(repair_line(repair))}[/green]")
-    if analysis.preexisting:
+    pre = analysis.preexisting
+    if pre or (old_duplicates and not verbose):
         out.print()
-        for p in analysis.preexisting:
+    if pre and verbose:
+        for p in pre:
             out.print(
                 f"[yellow]pre-existing error: {escape(p.target)} (base and head, inputs "
                 f"unchanged): {escape(p.message)}[/yellow]"
             )
+    elif pre:
+        out.print(f"[yellow]{escape(preexisting_line([p.target for p in pre]))}[/yellow]")
+    if old_duplicates and not verbose:
+        out.print(escape(preexisting_duplicates_line(len(old_duplicates))))
     if analysis.not_judged:
         out.print()
         for n in analysis.not_judged:
@@ -326,7 +383,7 @@ def print_diff(
             )
     if hazards is not None and (hazards.findings or hazards.suppressed):
         out.print()
-        print_findings(out, hazards, heading="[bold]hazards[/bold]")
+        print_findings(out, hazards, heading="[bold]hazards[/bold]", verbose=verbose)
     out.print()
     out.print(escape(targets_line(count(analysis, verdict))), style="dim")
 
@@ -334,3 +391,23 @@ def print_diff(
 def _sources(sources: tuple[str, ...]) -> str:
     """The source objects of one unreachable chart: all of a few, else a count."""
     return ", ".join(sources) if len(sources) <= 2 else f"{sources[0]} and {len(sources) - 1} more"
+
+
+def names_list(names: Sequence[str], limit: int = 3) -> str:
+    """`a, b, c and 4 more`: a few names, never silently fewer than there are."""
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def preexisting_line(targets: Sequence[str]) -> str:
+    """One line for every pre-existing error: how many, which, and where the rest is."""
+    return (
+        f"{plural(len(targets), 'pre-existing render error')} (failing the same way on both "
+        f"sides, inputs unchanged; not judged): {names_list(targets)}; -v shows the messages"
+    )
+
+
+def preexisting_duplicates_line(n: int) -> str:
+    return (
+        f"{plural(n, 'duplicate owner')} already in base (not a change of this diff; -v lists them)"
+    )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -46,6 +47,7 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "kustomizations": list(f.kustomizations),
         "documents": list(f.documents),
         "message": f.message,
+        "cause": f.cause,
     }
 
 
@@ -178,11 +180,93 @@ def _ids(ids: list[str]) -> str:
     return ids[0] if len(ids) == 1 else f"{ids[0]} (+{len(ids) - 1} alike)"
 
 
+CAUSE_MIN = 3  # findings of one rule and one cause from which reports list them as one entry
+NAMES_SHOWN = 8
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What a report lists: one finding (clusters that say the same merged), or every
+    finding of one cause (`crd-order`: 72 Kustomizations lacking one dependsOn) as one."""
+
+    first: Finding
+    message: str
+    ids: tuple[str, ...]
+    subjects: tuple[str, ...] = ()  # a cause's Kustomizations (cluster-qualified if mixed)
+    members: tuple[tuple[Finding, str, tuple[str, ...]], ...] = ()
+
+    @property
+    def severity(self) -> str:
+        return self.first.severity
+
+    @property
+    def headline(self) -> str:
+        """`72 Kustomizations: add dependsOn storage/kopiur (...)` for a cause."""
+        noun = "Kustomization" if len(self.subjects) == 1 else "Kustomizations"
+        return f"{len(self.subjects)} {noun}: {self.first.cause}"
+
+    def names(self, limit: int = NAMES_SHOWN) -> str:
+        return and_list(list(self.subjects), limit)
+
+
+def entries(findings: Sequence[Finding]) -> list[Entry]:
+    """Findings as reports list them: alike clusters merged (`grouped`), then findings of one
+    rule, severity and cause merged when there are at least CAUSE_MIN of them."""
+    merged = grouped(findings)
+    causes: dict[tuple[str, str, str], list[int]] = {}
+    for i, (f, _message, _ids) in enumerate(merged):
+        if f.cause:
+            causes.setdefault((f.rule, f.severity, f.cause), []).append(i)
+    big = {i: key for key, members in causes.items() if len(members) >= CAUSE_MIN for i in members}
+    out: list[Entry] = []
+    done: set[tuple[str, str, str]] = set()
+    for i, (f, message, ids) in enumerate(merged):
+        key = big.get(i)
+        if key is None:
+            out.append(Entry(f, message, tuple(ids)))
+            continue
+        if key in done:
+            continue
+        done.add(key)
+        members = [merged[k] for k in causes[key]]
+        clusters = {m[0].cluster for m in members}
+        subjects = tuple(
+            (m[0].kustomizations[0] if m[0].kustomizations else m[0].id)
+            if len(clusters) == 1
+            else f"{m[0].cluster}/{m[0].kustomizations[0] if m[0].kustomizations else m[0].id}"
+            for m in members
+        )
+        all_ids = tuple(x for m in members for x in m[2])
+        packed = tuple((m[0], m[1], tuple(m[2])) for m in members)
+        out.append(Entry(f, message, all_ids, subjects, packed))
+    return out
+
+
+def entries_dict(findings: Sequence[Finding]) -> list[dict[str, Any]]:
+    """The cause groups as JSON: `{"rule", "severity", "cause", "count", "kustomizations",
+    "ids"}` (lint's `groups[]`)."""
+    return [
+        {
+            "rule": e.first.rule,
+            "severity": e.severity,
+            "cause": e.first.cause,
+            "count": len(e.subjects),
+            "kustomizations": list(e.subjects),
+            "ids": list(e.ids),
+        }
+        for e in entries(findings)
+        if e.subjects
+    ]
+
+
 # -- text --------------------------------------------------------------------------------------
 
 
-def print_findings(out: Console, report: HazardReport, *, heading: str = "") -> None:
-    """Findings grouped by rule, each one line (severity and id) plus its message."""
+def print_findings(
+    out: Console, report: HazardReport, *, heading: str = "", verbose: bool = False
+) -> None:
+    """Findings grouped by rule, each one line (severity and id) plus its message; the
+    findings of one cause as one entry listing their Kustomizations (each with `verbose`)."""
     if heading and (report.findings or report.suppressed):
         out.print(heading)
     by_rule: dict[str, list[Finding]] = {}
@@ -193,10 +277,20 @@ def print_findings(out: Console, report: HazardReport, *, heading: str = "") -> 
             _plural(n, s) for s in SEVERITIES if (n := sum(1 for f in findings if f.severity == s))
         )
         out.print(f"[bold]{escape(rule)}[/bold] ({tally})")
-        for f, message, ids in grouped(findings):
-            style = STYLE.get(f.severity, "")
-            out.print(f"  [{style}]{f.severity:<7}[/{style}] {escape(_ids(ids))}")
-            out.print(f"          {escape(message)}")
+        for entry in entries(findings):
+            style = STYLE.get(entry.severity, "")
+            tag = f"  [{style}]{entry.severity:<7}[/{style}] "
+            if not entry.subjects:
+                out.print(f"{tag}{escape(_ids(list(entry.ids)))}")
+                out.print(f"          {escape(entry.message)}")
+                continue
+            out.print(f"{tag}{escape(entry.headline)}")
+            if verbose:
+                for _f, message, ids in entry.members:
+                    out.print(f"          {escape(_ids(list(ids)))}")
+                    out.print(f"            {escape(message)}")
+            else:
+                out.print(f"          {escape(entry.names())} (-v lists each finding)")
     for s in report.suppressed:
         out.print(
             f"[dim]  suppressed {escape(s.finding.id)} ({s.finding.severity}): "
@@ -237,12 +331,16 @@ def alert_blocks(
             continue
         title = f"**{_plural(len(findings), 'hazard ' + WORD[severity])}**"
         lines = [f"> [!{ALERT[severity]}]", f"> {title}"]
-        groups = grouped(findings)
+        groups = entries(findings)
         shown = groups if limit is None else groups[:limit]
-        for f, message, ids in shown:
-            lines.append(f"> - **{f.rule}**: {_md(message)} `{_ids(ids).replace('`', '')}`")
+        for e in shown:
+            if e.subjects:
+                lines.append(f"> - **{e.first.rule}**: {_md(e.headline)}: {_md(e.names(12))}")
+            else:
+                ids = _ids(list(e.ids)).replace("`", "")
+                lines.append(f"> - **{e.first.rule}**: {_md(e.message)} `{ids}`")
         if len(shown) < len(groups):
-            hidden = sum(len(ids) for _f, _m, ids in groups[len(shown) :])
+            hidden = sum(len(e.ids) for e in groups[len(shown) :])
             lines.append(f"> - ... and {hidden} more (see `harness lint`)")
         blocks.append("\n".join(lines))
     if report.suppressed and suppressed_note:

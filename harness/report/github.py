@@ -22,6 +22,7 @@ from harness.report import markdown_budget as mb
 from harness.report.diff_text import verdict_line
 from harness.report.junit import Case, check_cases, diff_cases
 from harness.report.text import summary_line
+from harness.report.values import shorten
 from harness.report.visible import visible
 
 MAX_MESSAGE = 4000
@@ -176,7 +177,9 @@ def check_summary(comparison: Comparison) -> str:
         if len(rows) > SUMMARY_ROWS:
             out.append(f"\n_... and {len(rows) - SUMMARY_ROWS} more targets._")
     for t in comparison.errors[:SUMMARY_ROWS]:
-        out.append(f"\n- **error** {mb.code(t.name)}: {mb.code((t.error or '')[:500])}")
+        out.append(f"\n- **error** {mb.code(t.name)}: {mb.code(shorten(t.error or '', 500))}")
+    if len(comparison.errors) > SUMMARY_ROWS:
+        out.append(f"\n_... and {len(comparison.errors) - SUMMARY_ROWS} more errors._")
     return "\n".join(out) + "\n"
 
 
@@ -209,9 +212,18 @@ def diff_summary(analysis: Analysis, verdict: Verdict, body: str | None = None) 
         if len(rows) > SUMMARY_ROWS:
             out.append(f"\n_... and {len(rows) - SUMMARY_ROWS} more targets._")
     for e in analysis.errors[:SUMMARY_ROWS]:
-        out.append(f"\n- **error** {mb.code(e.target)} ({e.side}): {mb.code(e.message[:500])}")
-    for p in analysis.preexisting[:SUMMARY_ROWS]:
-        out.append(f"\n- **pre-existing error** {mb.code(p.target)}: {mb.code(p.message[:500])}")
+        message = mb.code(shorten(e.message, 500))
+        out.append(f"\n- **error** {mb.code(e.target)} ({e.side}): {message}")
+    if len(analysis.errors) > SUMMARY_ROWS:
+        out.append(f"\n_... and {len(analysis.errors) - SUMMARY_ROWS} more errors._")
+    if analysis.preexisting:  # not judged: one line, with the count
+        names = ", ".join(mb.code(p.target) for p in analysis.preexisting[:3])
+        more = len(analysis.preexisting) - 3
+        out.append(
+            f"\n- **{len(analysis.preexisting)} pre-existing render error"
+            f"{'' if len(analysis.preexisting) == 1 else 's'}** (not judged): {names}"
+            + (f" and {more} more" if more > 0 else "")
+        )
     return "\n".join(out) + "\n"
 
 

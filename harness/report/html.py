@@ -21,17 +21,20 @@ from typing import Any
 
 from harness.compare import masking
 from harness.compare.analyze import Analysis, Location, TargetChange
-from harness.compare.docdiff import DocChange, unified_diff
+from harness.compare.docdiff import DocChange, FieldChange, show_change, show_pair, unified_diff
+from harness.compare.groups import ChangeGroup, by_change, places_text
 from harness.core.model import Document, Snapshot
+from harness.graph import style as gs
 from harness.graph import svg as graph_svg
-from harness.graph.view import Graph
+from harness.graph.view import CRD_EDGES_ABOVE, Graph
 from harness.hazards.engine import HazardReport
 from harness.report.diff_text import field_lines
-from harness.report.findings import counts_line
+from harness.report.findings import counts_line, entries
 
 SCHEMA = "harness.html/v1"  # the embedded data's shape, for anyone scraping the page
 CONTEXT = 3
 MAX_TEXT = 20000  # characters of an added/removed document's text kept in the page
+FIELDS_SHOWN = 8  # field changes per object on the first screen (all of them when opened)
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,8 @@ class Report:
     graph: Graph | None = None
     hazards: HazardReport | None = None
     targets: tuple[dict[str, Any], ...] = field(default=())
+    changes: tuple[dict[str, Any], ...] = field(default=())  # the first screen: each change once
+    whole: Graph | None = None  # the whole graph, behind "show the whole graph"
 
 
 def _asset(name: str) -> str:
@@ -121,6 +126,50 @@ def target_data(t: TargetChange, labels: tuple[str, str]) -> dict[str, Any]:
     }
 
 
+def _field(f: FieldChange) -> dict[str, Any]:
+    """A field change for the first screen: path, the two values as shown everywhere, or a
+    multi-line string's changed lines."""
+    if f.op == "reordered":
+        return {"path": f.path, "text": show_change(f).split(": ", 1)[-1]}
+    if (
+        f.op == "changed"
+        and isinstance(f.before, str)
+        and isinstance(f.after, str)
+        and ("\n" in f.before or "\n" in f.after)
+    ):
+        return {"path": f.path, "lines": field_lines([f], "")[1:]}
+    before, after = show_pair(f)
+    return {"path": f.path, "before": before, "after": after}
+
+
+def change_data(
+    groups: Sequence[ChangeGroup], where: dict[tuple[str, str, str], tuple[int, int]]
+) -> list[dict[str, Any]]:
+    """The groups as the page lists them: each object's change once, where it lands, and
+    (`ref`) the target section and document holding its diff."""
+    out = []
+    for g, *others in by_change(groups):
+        first = g.places[0].target
+        out.append(
+            {
+                "op": g.sign,
+                "id": str(g.id),
+                "real": g.real,
+                "moved": g.moved,
+                "what": g.what,
+                "places": places_text(g.places),
+                "targets": list(g.targets),
+                "fields": [_field(f) for f in g.fields[:FIELDS_SHOWN]],
+                "more": max(0, len(g.fields) - FIELDS_SHOWN),
+                "ref": list(where.get((first, g.sign, str(g.id)), (-1, -1))),
+                "also": [
+                    {"places": places_text(o.places), "what": o.note or "changed"} for o in others
+                ],
+            }
+        )
+    return out
+
+
 def diff_report(
     analysis: Analysis,
     verdict: str,
@@ -131,17 +180,36 @@ def diff_report(
     hazards: HazardReport | None = None,
     graph: Graph | None = None,
     notes: Sequence[str] = (),
+    groups: Sequence[ChangeGroup] = (),
+    whole: Graph | None = None,
 ) -> Report:
     labels = (analysis.base.label or "base", analysis.head.label or "head")
     shown = [t for t in analysis.targets if t.differs or t.status == "error"]
     targets = []
-    for t in shown:
+    where: dict[tuple[str, str, str], tuple[int, int]] = {}
+    for ti, t in enumerate(shown):
         data = target_data(t, labels)
         if t.status == "error":
             errors = [e.message for e in analysis.errors if e.target == t.name]
             data["error"] = "; ".join(errors)
+        for di, doc in enumerate(data["docs"]):
+            where.setdefault((t.name, doc["op"], doc["id"]), (ti, di))
         targets.append(data)
-    return Report(command, verdict, status, context, tuple(notes), graph, hazards, tuple(targets))
+    listed = [g for g in groups if g.real] + [
+        g for g in groups if g.moved and not g.real and g.op == "removed"
+    ]
+    return Report(
+        command,
+        verdict,
+        status,
+        context,
+        tuple(notes),
+        graph,
+        hazards,
+        tuple(targets),
+        tuple(change_data(listed, where)),
+        whole,
+    )
 
 
 def lint_report(
@@ -165,25 +233,85 @@ def lint_report(
     return Report("harness lint", verdict, status, context, (), graph, hazards, tuple(targets))
 
 
-def _findings(hazards: HazardReport | None) -> list[dict[str, str]]:
+def _findings(hazards: HazardReport | None) -> list[dict[str, Any]]:
+    """Findings as the page lists them: one per finding, or one per cause (findings.entries)
+    with its Kustomizations behind a toggle."""
     if hazards is None:
         return []
-    return [
-        {
+    out: list[dict[str, Any]] = []
+    for e in entries(hazards.findings):
+        f = e.first
+        item: dict[str, Any] = {
             "severity": f.severity,
             "rule": f.rule,
             "cluster": f.cluster or "",
-            "id": f.id,
-            "message": f.message,
+            "id": e.ids[0],
+            "message": e.message if not e.subjects else e.headline,
         }
-        for f in hazards.findings
-    ]
+        if e.subjects:
+            item["members"] = [{"id": ids[0], "message": message} for _f, message, ids in e.members]
+        out.append(item)
+    return out
 
 
 def _json_for_script(data: Any) -> str:
     """JSON that cannot end its `<script>` element early."""
     text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _toggles(graph: Graph, hidden: set[str]) -> str:
+    """One checkbox per edge kind in the picture (the page hides a kind by a class)."""
+    counts: dict[str, int] = {}
+    for e in graph.edges():
+        counts[e.kind] = counts.get(e.kind, 0) + 1
+    boxes = []
+    for kind, text in gs.LEGEND:
+        if kind not in counts:
+            continue
+        checked = "" if kind in hidden else " checked"
+        colour = gs.EDGE_COLOUR[kind]
+        boxes.append(
+            f'<label class="edge-kind"><input type="checkbox" data-kind="{kind}"{checked}>'
+            f'<span class="swatch {kind}" style="border-color:{colour}"></span>'
+            f"{escape(text)} ({counts[kind]})</label>"
+        )
+    return "".join(boxes)
+
+
+def graph_section(graph: Graph | None, whole: Graph | None) -> str:
+    """The picture at its actual size (a box that scrolls; never shrunk into illegibility),
+    edge kinds as toggles (CRD edges off past a size), and, when the picture is the change's
+    neighbourhood, the whole graph one click away."""
+    if graph is None or not any(True for _ in graph.nodes()):
+        return ""
+    largest = max((v.kustomizations for v in (whole or graph).clusters), default=0)
+    hidden = {"crd"} if largest > CRD_EDGES_ABOVE else set()
+    svg = graph_svg.render(graph, legend=False)
+    note = (
+        "Edges point from what comes first; red and amber mark hazards. Hover a box or an "
+        "edge for details"
+        + (
+            f"; {graph.grouped} Kustomizations are boxed by namespace (hover a box for its members)"
+            if graph.grouped
+            else ""
+        )
+        + "."
+    )
+    classes = "graph-box" + "".join(f" hide-{k}" for k in sorted(hidden))
+    more = ""
+    if whole is not None:
+        more = (
+            '<p><button type="button" class="more" id="whole-graph">show the whole graph '
+            f"({sum(1 for _ in whole.nodes())} boxes)</button></p>"
+            f'<template id="whole-graph-svg">{graph_svg.render(whole, legend=False)}</template>'
+        )
+    title = "Kustomization graph" if not graph.focus else "Kustomization graph: the change"
+    return (
+        f'<section id="graph"><h2>{escape(title)}</h2><p class="muted">{escape(note)}</p>'
+        f'<div class="edge-toggles">{_toggles(whole or graph, hidden)}</div>'
+        f'<div class="{classes}">{svg}</div>{more}</section>'
+    )
 
 
 def render(report: Report) -> str:
@@ -193,22 +321,10 @@ def render(report: Report) -> str:
         "verdict": report.verdict,
         "status": report.status,
         "findings": _findings(report.hazards),
+        "changes": list(report.changes),
         "targets": list(report.targets),
     }
-    graph = report.graph
-    if graph is not None and any(True for _ in graph.nodes()):
-        svg = graph_svg.render(graph)
-        legend = (
-            "Edges point from what comes first: grey dependsOn, dashed purple substituteFrom, "
-            "thick orange CRD provider, dotted blue moved documents; red and amber mark "
-            "hazards. Hover a box or an edge for details; click the picture for its actual size."
-        )
-        graph_html = (
-            '<section id="graph"><h2>Kustomization graph</h2>'
-            f'<p class="muted">{escape(legend)}</p><div class="graph-box">{svg}</div></section>'
-        )
-    else:
-        graph_html = ""
+    graph_html = graph_section(report.graph, report.whole)
     notes = "".join(f'<p class="note">{escape(n)}</p>' for n in report.notes)
     if report.hazards is not None and report.hazards.findings:
         line = f"Hazards: {counts_line(report.hazards)}"

@@ -95,7 +95,15 @@ def _target_diff(t: TargetDiff) -> dict[str, Any]:
 def check_payload(
     comparison: Comparison, cfg: Config, hazards: HazardReport | None = None
 ) -> dict[str, Any]:
+    from harness.compare.analyze import analyze, ignore_patterns
+    from harness.compare.groups import group
+    from harness.report.diff_json import change_groups, skipped_list
+
     targets = comparison.targets
+    changes: list[dict[str, Any]] = []
+    if comparison.differing:
+        analysis = analyze(comparison.base, comparison.head, ignore=ignore_patterns(cfg))
+        changes = change_groups(group(analysis))
     return {
         "schema": CHECK_SCHEMA,
         "goldens": str(cfg.goldens),
@@ -111,6 +119,9 @@ def check_payload(
             "line": summary_line(comparison),
         },
         "targets": [_target_diff(t) for t in targets],
+        # each drifted object once, with the targets it drifts in (compare/groups.py)
+        "changes": changes,
+        "skipped": skipped_list(comparison.head),
         "errors": [
             {"target": t.name, "side": t.error_side, "message": t.error} for t in comparison.errors
         ],

@@ -10,6 +10,7 @@ from harness.report.console import escape, stdout
 from harness.report.findings import (
     LINT_SCHEMA,
     counts_line,
+    entries_dict,
     print_findings,
     print_preinstalled,
     print_rule_summary,
@@ -30,16 +31,28 @@ def summary_line(report: HazardReport, fail_on: str) -> str:
     return f"lint: {counts_line(report)} (fail on {fail_on})"
 
 
-def print_lint(snapshot: Snapshot, report: HazardReport, fail_on: str) -> None:
+def print_lint(
+    snapshot: Snapshot, report: HazardReport, fail_on: str, verbose: bool = False
+) -> None:
     print_errors(snapshot.results.values())
     out = stdout()
     print_rule_summary(out, report, LINT_RULES)
     print_preinstalled(out, report.preinstalled)
     if report.findings or report.suppressed:
         out.print("")
-    print_findings(out, report)
-    for target in report.unchecked:
-        out.print(f"[dim]note: {escape(target)}: source unknown, substitution not checked[/dim]")
+    print_findings(out, report, verbose=verbose)
+    unchecked = list(report.unchecked)
+    if verbose or len(unchecked) <= 3:
+        for target in unchecked:
+            out.print(
+                f"[dim]note: {escape(target)}: source unknown, substitution not checked[/dim]"
+            )
+    else:
+        shown = ", ".join(unchecked[:3])
+        out.print(
+            f"[dim]note: {len(unchecked)} Flux targets' sources are unknown, substitution not "
+            f"checked: {escape(shown)} and {len(unchecked) - 3} more (-v lists each)[/dim]"
+        )
     out.print(escape(summary_line(report, fail_on)))
     for gate in report.gates:
         out.print(escape(gate.line))
@@ -76,9 +89,13 @@ def lint_payload(
             for rule, summary, counts, silenced in rule_tallies(report, LINT_RULES)
         ],
         **report_dict(report),
+        "groups": entries_dict(report.findings),
         "preinstalled": [provision_dict(p) for p in report.preinstalled],
         "unchecked": list(report.unchecked),
         "errors": [{"target": r.name, "message": r.error} for r in snapshot.errors()],
+        "skipped": [
+            {"target": name, "reason": reason} for name, reason in sorted(snapshot.skipped.items())
+        ],
     }
 
 

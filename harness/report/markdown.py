@@ -11,25 +11,32 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness.compare.analyze import (
-    AddedDoc,
     Analysis,
-    Location,
-    RemovedDoc,
     Repair,
     TargetChange,
 )
-from harness.compare.counts import Counts, count
-from harness.compare.docdiff import DocChange, FieldChange
+from harness.compare.counts import Counts, count, objects_breakdown, objects_phrase
+from harness.compare.docdiff import FieldChange
 from harness.compare.gate import Expectation, Verdict, judge
+from harness.compare.groups import (
+    ChangeGroup,
+    Place,
+    by_change,
+    group,
+    places_text,
+    target_order,
+    verdict_reasons,
+)
 from harness.coverage import BlindSpots
 from harness.hazards.engine import HazardReport
 from harness.report import markdown_budget as mb
 from harness.report.diff_text import blind_lines, field_lines, respecified_phrase
 from harness.report.findings import alert_blocks
+from harness.report.values import short_fields, shorten
 
 MOVE_LINES_IN_HEAD = 25
 ERRORS_IN_HEAD = 20
@@ -37,6 +44,7 @@ TABLE_ROWS_SHORT = 40
 FIELD_LIMITS = (60, 60, 30, 10)  # fields shown per rendering level
 DIFF_LINES = (None, 800, 200, 40)  # unified-diff lines per rendering level (None = all)
 LINE_CHARS = 300
+FIELD_LINE_CHARS = 2000  # a field line in the details fence is whole up to this
 REASONS_IN_HEAD = 10
 ERROR_CHARS = 600
 PATHS_GROUP = "paths"
@@ -62,6 +70,8 @@ class CommentInput:
     counts: Counts | None = None
     respecified: tuple[str, ...] = ()
     not_judged: tuple[str, ...] = ()  # report/diff_text.blind_lines: never left out
+    # the analysis's changes grouped (compare/groups.py); None: group them when laid out
+    groups: tuple[ChangeGroup, ...] | None = None
 
 
 def headline(analysis: Analysis, verdict: Verdict) -> str:
@@ -103,20 +113,14 @@ def headline(analysis: Analysis, verdict: Verdict) -> str:
     parts = []
     if c.targets_error:
         parts.append(f"{_plural(c.targets_error, 'render error')} (not compared)")
-    documents = c.documents_changing
-    if documents or not (c.targets_error or c.kustomizations_changed or c.duplicates):
-        verb = "changes" if documents == 1 else "change"
-        parts.append(
-            f"{_plural(documents, 'document')} {verb} in {_plural(c.change_targets, 'target')} "
-            f"({c.changed} changed, {c.added} added, {c.removed} removed"
-            + (f", {c.moved_with_changes} moved with changes" if c.moved_with_changes else "")
-            + ")"
-        )
+    if c.objects or not (c.targets_error or c.kustomizations_changed or c.duplicates):
+        phrase = objects_phrase(c)
+        parts.append(f"{phrase[0].upper()}{phrase[1:]}: {objects_breakdown(c)}")
     if c.kustomizations_changed:
         n = c.kustomizations_changed
         parts.append(f"{_plural(n, 'Flux Kustomization')} {'changes' if n == 1 else 'change'}")
     if c.duplicates:
-        parts.append(_plural(c.duplicates, "duplicate owner"))
+        parts.append(_plural(c.duplicates, "new duplicate owner"))
     return "; ".join(parts)
 
 
@@ -145,7 +149,8 @@ def comment_input(
             for n in verdict.notes
             if "pre-existing render error" not in n and " repaired: failed on the base" not in n
         ),
-        reasons=tuple(r.message for r in verdict.reasons if r.id is not None or r.target is None),
+        # what the grouped changes do not say: duplicate owners (errors have their own box)
+        reasons=tuple(r.message for r in verdict.reasons if r.counter == "duplicates"),
         orchestration=tuple(str(o) for o in verdict.orchestration),
         expectation=expectation,
         hazards=hazard_variants(hazards),
@@ -153,6 +158,7 @@ def comment_input(
         counts=count(analysis, verdict),
         respecified=tuple(str(r) for r in verdict.respecified),
         not_judged=tuple(blind_lines(blind)),
+        groups=group(analysis, verdict_reasons(verdict)),
     )
 
 
@@ -233,24 +239,72 @@ def target_counts(t: TargetChange) -> str:
 
 
 def _errors_block(analysis: Analysis, limit: int | None) -> str:
+    """One line per failed target (the count the headline gives), its sides together when
+    they failed alike."""
+    by_target: dict[str, list[tuple[str, str]]] = {}
+    for e in analysis.errors:
+        by_target.setdefault(e.target, []).append((e.side, e.message))
+    items: list[tuple[str, str]] = []
+    for target, sides in by_target.items():
+        if len(sides) == 2 and sides[0][1] == sides[1][1]:
+            sides = [("base and head", sides[0][1])]
+        items.extend((f"{mb.code(target)} ({side})", message) for side, message in sides)
     return _alert_box(
         "CAUTION",
-        f"**{_plural(len(analysis.errors), 'render error')}**: these targets were not compared, "
+        f"**{_plural(len(by_target), 'render error')}**: these targets were not compared, "
         "so none of their documents count as added or removed.",
-        [(f"{mb.code(e.target)} ({e.side})", e.message) for e in analysis.errors],
+        items,
         limit,
     )
 
 
+def not_judged(analysis: Analysis) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The facts this change neither caused nor touched, as (title, [(name, detail)]):
+    pre-existing render errors, Flux Kustomizations skipped on purpose, duplicate owners
+    already in base. Said once each, with a count; listed in a collapsed section."""
+    out: list[tuple[str, list[tuple[str, str]]]] = []
+    if analysis.preexisting:
+        out.append(
+            (
+                _plural(len(analysis.preexisting), "pre-existing render error"),
+                [(p.target, p.message) for p in analysis.preexisting],
+            )
+        )
+    skipped = {**analysis.base.skipped, **analysis.head.skipped}
+    if skipped:
+        noun = "Flux Kustomization" if len(skipped) == 1 else "Flux Kustomizations"
+        out.append((f"{len(skipped)} {noun} skipped", sorted(skipped.items())))
+    old = [d for d in analysis.duplicates if d.in_base]
+    if old:
+        out.append(
+            (
+                _plural(len(old), "duplicate owner") + " already in base",
+                [
+                    (f"{d.cluster + ': ' if d.cluster else ''}{d.id}", ", ".join(d.targets))
+                    for d in old
+                ],
+            )
+        )
+    return out
+
+
 def _preexisting_block(analysis: Analysis, limit: int | None) -> str:
-    """Failures the change did not cause or touch: shown once, not judged."""
-    return _alert_box(
-        "WARNING",
-        f"**{_plural(len(analysis.preexisting), 'pre-existing render error')}**: failing the "
-        "same way on both sides with unchanged inputs; not compared and not judged "
-        "(`--fail-on-preexisting-error` makes them exit 2).",
-        [(mb.code(p.target), p.message) for p in analysis.preexisting],
-        limit,
+    """One line for everything not judged (pre-existing errors, skips, old duplicates), with
+    their counts; the lists are in the collapsed section at the end."""
+    facts = not_judged(analysis)
+    if not facts:
+        return ""
+    kind = "WARNING" if analysis.preexisting else "NOTE"
+    what = ", ".join(title for title, _items in facts)
+    return (
+        f"> [!{kind}]\n> **Not judged**: {mb.escape_text(what)} (not caused or touched by this "
+        "change; listed at the end"
+        + (
+            "; `--fail-on-preexisting-error` makes pre-existing errors exit 2"
+            if analysis.preexisting
+            else ""
+        )
+        + ").\n\n"
     )
 
 
@@ -330,57 +384,17 @@ def _table(targets: Sequence[TargetChange], limit: int | None) -> str:
     return out + "\n"
 
 
-def _move_kind(change: DocChange, short: bool = False) -> str:
-    if change.identical:
-        return "byte-identical"
-    if change.reformat_only:
-        return "reformatted only"
-    if change.ignored_only:
-        return "only ignored fields differ"
-    if change.pure_ownership:
-        return "pure ownership" if short else "pure ownership (owner labels only)"
-    return f"with changes: {_plural(len(change.fields), 'field')}"
-
-
-def move_lines(analysis: Analysis) -> list[str]:
-    """Relocations between path targets and moves between Flux Kustomizations, one line each."""
-    lines: list[str] = []
-    for t in _ordered(analysis.targets):
-        if t.kind == "flux":
-            continue
-        for r in t.removed:
-            if r.still_rendered_by:
-                loc = _best(r)
-                lines.append(
-                    f"- {mb.code(str(r.doc.id))}: {mb.code(t.name)} -> {mb.code(loc.target)}, "
-                    f"{_move_kind(loc.change)}"
-                )
-    grouped: dict[tuple[str, str, str, str], list[str]] = {}
-    for m in analysis.moves:
-        key = (
-            str(m.id),
-            _local(m.source, m.cluster),
-            _local(m.dest, m.cluster),
-            _move_kind(m.change),
-        )
-        grouped.setdefault(key, []).append(m.cluster or "")
-    for (doc, source, dest, how), clusters in grouped.items():
-        where = f" ({', '.join(c for c in clusters if c)})" if any(clusters) else ""
-        lines.append(f"- {mb.code(doc)}: {mb.code(source)} -> {mb.code(dest)}{where}, {how}")
-    return lines
-
-
-def _local(target: str, cluster: str | None) -> str:
-    """`dev/flux-system/platform` -> `flux-system/platform`: one line covers every cluster."""
-    return target.removeprefix(f"{cluster}/") if cluster else target
-
-
-def _best(r: RemovedDoc) -> Location:
-    """Where it went: same content first, then a target it arrived in (not an aggregating
-    parent that rendered it all along)."""
-    return sorted(
-        r.still_rendered_by, key=lambda loc: (not loc.same_content, not loc.paired, loc.target)
-    )[0]
+def move_lines(analysis: Analysis, groups: Sequence[ChangeGroup] | None = None) -> list[str]:
+    """Relocations between path targets and moves between Flux Kustomizations, one line per
+    document, once for all the targets (and clusters) it moved alike in."""
+    if groups is None:
+        groups = group(analysis, verdict_reasons(judge(analysis)))
+    return [
+        f"- {mb.code(str(g.id))}: {places_md(g.places)} -> {mb.code(g.copy)}, "
+        + ("pure ownership (owner labels only)" if g.how == "pure ownership" else _how(g.how))
+        for g in groups
+        if g.op == "removed" and g.moved and not g.real
+    ]
 
 
 def _moves_block(lines: Sequence[str], limit: int | None) -> str:
@@ -415,13 +429,42 @@ def _notes(info: CommentInput) -> str:
 
 
 def _bullets(title: str, items: Sequence[str], limit: int | None) -> str:
-    if not items:
+    """Plain-text items as a list; a long one is shortened with a mark (values.shorten)."""
+    return _list_block(
+        title, [f"- {mb.escape_text(shorten(item, LINE_CHARS))}" for item in items], limit
+    )
+
+
+def _list_block(title: str, lines: Sequence[str], limit: int | None, more: str = "") -> str:
+    if not lines:
         return ""
-    shown = items if limit is None else items[:limit]
-    lines = [f"- {mb.escape_text(item[:LINE_CHARS])}" for item in shown]
-    if len(shown) < len(items):
-        lines.append(f"- ... and {len(items) - len(shown)} more")
-    return f"**{title}** ({len(items)})\n\n" + "\n".join(lines) + "\n\n"
+    shown = list(lines if limit is None else lines[:limit])
+    if len(shown) < len(lines):
+        shown.append(f"- ... and {len(lines) - len(shown)} more{more}")
+    return f"**{title}** ({len(lines)})\n\n" + "\n".join(shown) + "\n\n"
+
+
+def places_md(places: Sequence[Place]) -> str:
+    """`` `platform`, `platform/cilium`; dev, prod: `flux-system/platform` ``."""
+    return places_text(places, mb.code, mb.escape_text)
+
+
+def change_bullet(g: ChangeGroup) -> str:
+    """One object's change, once: what changes (values shortened with a mark, never inside a
+    hash; the details below and `--output json` have them whole), then where."""
+    if g.op == "changed":
+        what = mb.code(short_fields(g.fields)) if g.fields else mb.escape_text(g.what)
+    else:
+        what = mb.escape_text(g.note)
+        if g.fields:
+            what += f": {mb.code(short_fields(g.fields))}"
+    return f"- {mb.code(g.sign + ' ' + str(g.id))}: {what} in: {places_md(g.places)}"
+
+
+def groups_of(analysis: Analysis, info: CommentInput) -> tuple[ChangeGroup, ...]:
+    if info.groups is not None:
+        return info.groups
+    return group(analysis, verdict_reasons(judge(analysis)))
 
 
 # The head is a sequence of blocks, each rendered at three levels (0 full, 1 short,
@@ -460,9 +503,19 @@ def _repairs_head(analysis: Analysis, info: CommentInput, level: int) -> str:
 
 
 def _reasons_head(analysis: Analysis, info: CommentInput, level: int) -> str:
+    """Each changed object once, with its field changes and where; then duplicate owners."""
     if level == MINIMAL:
         return ""
-    return _bullets("What changes", info.reasons, (REASONS_IN_HEAD, 3)[level])
+    lines = [
+        change_bullet(first)
+        + "".join(
+            f"; and in: {places_md(g.places)}, {mb.escape_text(g.note or 'changed')}"
+            for g in others
+        )
+        for first, *others in by_change(g for g in groups_of(analysis, info) if g.real)
+    ]
+    lines += [f"- {mb.escape_text(shorten(r, LINE_CHARS))}" for r in info.reasons]
+    return _list_block("What changes", lines, (REASONS_IN_HEAD, 3)[level], " (see the details)")
 
 
 def _table_head(analysis: Analysis, info: CommentInput, level: int) -> str:
@@ -474,7 +527,9 @@ def _table_head(analysis: Analysis, info: CommentInput, level: int) -> str:
 def _moves_head(analysis: Analysis, info: CommentInput, level: int) -> str:
     if level == MINIMAL:
         return ""
-    return _moves_block(move_lines(analysis), (MOVE_LINES_IN_HEAD, 5)[level])
+    return _moves_block(
+        move_lines(analysis, groups_of(analysis, info)), (MOVE_LINES_IN_HEAD, 5)[level]
+    )
 
 
 def _orchestration_head(analysis: Analysis, info: CommentInput, level: int) -> str:
@@ -518,13 +573,14 @@ def head_variants(analysis: Analysis, info: CommentInput) -> tuple[str, ...]:
     return tuple(out)
 
 
-# -- per-target details -----------------------------------------------------------------------
+# -- details: each set of targets that change alike --------------------------------------------
 
 
 def _fields_block(fields: Sequence[FieldChange], limit: int) -> str:
-    """dyff-style lines as `diff` prints them, in a plain fence (values need no escaping)."""
+    """dyff-style lines as `diff` prints them, in a plain fence (values need no escaping);
+    whole up to FIELD_LINE_CHARS, then shortened with a mark (never inside a hash)."""
     lines = field_lines(fields[:limit], "")
-    lines = [ln if len(ln) <= LINE_CHARS else ln[: LINE_CHARS - 3] + "..." for ln in lines]
+    lines = [shorten(ln, FIELD_LINE_CHARS) for ln in lines]
     if len(fields) > limit:
         lines.append(f"... and {_plural(len(fields) - limit, 'more field')}")
     return mb.fence("\n".join(lines)) if lines else ""
@@ -542,38 +598,53 @@ def _diff_block(unified: str | None, max_lines: int | None) -> str:
     return block
 
 
-def _changed_title(c: DocChange) -> str:
-    if c.reformat_only:
-        what = "reformatted only (content equal)"
-    elif c.ignored_only:
-        what = "only ignored fields differ"
-    elif c.pure_ownership:
-        what = "owner labels only"
-    else:
-        what = _plural(len(c.fields), "field")
-    return f"~ {mb.code(str(c.id))}: {what}"
+def _title(g: ChangeGroup) -> str:
+    """`~ `id`: 2 fields`, `` `- id` still rendered by `platform/cilium` (byte-identical) ``."""
+    if g.op == "changed":
+        return f"~ {mb.code(str(g.id))}: {mb.escape_text(g.what)}"
+    line = mb.code(f"{g.sign} {g.id}")
+    if g.copy:
+        verb = g.note.split(f" {g.copy}", 1)[0]
+        return f"{line} {mb.escape_text(verb)} {mb.code(g.copy)} ({mb.escape_text(_how(g.how))})"
+    return f"{line} {mb.escape_text(g.note)}"
 
 
-def changed_entry(c: DocChange) -> mb.Entry:
-    return rich_entry(_changed_title(c), c)
+def _how(how: str) -> str:
+    return {"identical": "byte-identical"}.get(how, how)
 
 
-def rich_entry(title: str, c: DocChange) -> mb.Entry:
+def group_entry(g: ChangeGroup, shared: bool = False) -> mb.Entry:
+    """A changed document: its fields and diff (`rich_entry`); an added or removed one: one
+    line, with the fields when its copy elsewhere differs. `shared`: the diff shown is the
+    first target's, the others change the same fields."""
+    title = _title(g)
+    if g.op != "changed" and not g.fields:
+        return mb.Entry((f"- {title}\n",))
+    unified = g.change.unified if g.change is not None else None
+    note = ""
+    if shared and unified and len(g.places) > 1:
+        note = f"_Diff as {mb.code(g.places[0].target)} renders it._\n\n"
+    return rich_entry(title, g.fields, unified, note)
+
+
+def rich_entry(
+    title: str, fields: Sequence[FieldChange], unified: str | None, note: str = ""
+) -> mb.Entry:
     """Full fields and diff; fewer fields and a truncated diff; fields only; the title line."""
     variants = []
-    for fields, lines in zip(FIELD_LIMITS, DIFF_LINES, strict=True):
+    for limit, lines in zip(FIELD_LIMITS, DIFF_LINES, strict=True):
         parts = [f"\n**{title}**\n\n"]
-        block = _fields_block(c.fields, fields)
+        block = _fields_block(fields, limit)
         if block:
             parts.append(block + "\n")
-        diff = _diff_block(c.unified, lines)
+        diff = _diff_block(unified, lines)
         if diff:
-            parts.append(diff + "\n")
+            parts.append(note + diff + "\n")
         variants.append("".join(parts))
     fields_only = f"\n**{title}**\n\n"
-    if c.fields:
-        fields_only += _fields_block(c.fields, FIELD_LIMITS[-1]) + "\n"
-    if c.unified:
+    if fields:
+        fields_only += _fields_block(fields, FIELD_LIMITS[-1]) + "\n"
+    if unified:
         fields_only += "_Diff omitted to fit the comment._\n\n"
     variants.append(fields_only)
     variants.append(f"- {title}\n")
@@ -589,95 +660,65 @@ def _dedupe(variants: Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _where(locations: Sequence[Location]) -> str:
-    shown = ", ".join(
-        f"{mb.code(loc.target)} ({_move_kind(loc.change, short=True)})" for loc in locations[:3]
-    )
-    more = len(locations) - 3
-    return shown + (f" and {more} more" if more > 0 else "")
-
-
-def removed_entry(r: RemovedDoc) -> mb.Entry:
-    """One line; the field changes too when the copy that is still rendered differs."""
-    line = f"{mb.code('- ' + str(r.doc.id))}"
-    if not r.still_rendered_by:
-        return mb.Entry((f"- {line}\n",))
-    line += f" still rendered by {_where(r.still_rendered_by)}"
-    best = _best(r)
-    if best.same_content:
-        return mb.Entry((f"- {line}\n",))
-    return rich_entry(line, best.change)
-
-
-def added_entry(a: AddedDoc) -> mb.Entry:
-    line = f"{mb.code('+ ' + str(a.doc.id))}"
-    if not a.previously_rendered_by:
-        return mb.Entry((f"- {line}\n",))
-    line += f" previously rendered by {_where(a.previously_rendered_by)}"
-    best = sorted(
-        a.previously_rendered_by, key=lambda loc: (not loc.same_content, not loc.paired, loc.target)
-    )[0]
-    if best.same_content:
-        return mb.Entry((f"- {line}\n",))
-    return rich_entry(line, best.change)
-
-
 def _list_end() -> mb.Entry:
     """A blank line so the next block does not continue a list."""
     return mb.Entry(("\n",))
 
 
-def target_section(t: TargetChange) -> mb.Section:
-    summary = f"{t.name}: {target_counts(t)}"
-    entries: list[mb.Entry] = [changed_entry(c) for c in t.changed]
-    if t.removed:
-        entries.extend(removed_entry(r) for r in t.removed)
-        entries.append(_list_end())
-    if t.added:
-        entries.extend(added_entry(a) for a in t.added)
-        entries.append(_list_end())
-    collapsed = (
-        f"- {mb.code(t.name)}: {mb.escape_text(target_counts(t))}; "
-        "details omitted to fit the comment\n\n"
-    )
-    return mb.Section(
-        key=t.name,
-        open=mb.details_open(summary),
-        entries=tuple(entries),
-        close=mb.DETAILS_CLOSE,
-        collapsed=collapsed,
-        open_continued=mb.details_open(f"{t.name} (continued)"),
-    )
+def _tally(groups: Sequence[ChangeGroup]) -> str:
+    n = {op: sum(1 for g in groups if g.op == op) for op in ("removed", "added", "changed")}
+    return f"-{n['removed']}, +{n['added']}, ~{n['changed']}"
 
 
-# -- helm targets: their own section, grouped by cluster --------------------------------------
+def place_sections(analysis: Analysis, groups: Sequence[ChangeGroup]) -> list[mb.Section]:
+    """One collapsed section per set of targets that share their changes: a target of its
+    own in the usual case (`name: counts`, as the table has it), or every target a shared
+    base's change lands in, said once (`platform, platform/cilium; dev, prod: ...`)."""
+    by_places: dict[tuple[Place, ...], list[ChangeGroup]] = {}
+    for g in groups:
+        by_places.setdefault(g.places, []).append(g)
+    targets = {t.name: t for t in analysis.targets}
+    entries_of: dict[str, int] = {}
+    for g in groups:
+        for p in g.places:
+            entries_of[p.target] = entries_of.get(p.target, 0) + 1
+    out = []
+    for places, members in sorted(by_places.items(), key=lambda kv: target_order(kv[0][0])):
+        order = {"changed": 0, "removed": 1, "added": 2}
+        members.sort(key=lambda g: order[g.op])
+        entries: list[mb.Entry] = []
+        for op in ("changed", "removed", "added"):
+            of_op = [group_entry(g, shared=True) for g in members if g.op == op]
+            entries.extend(of_op)
+            if of_op and op != "changed":
+                entries.append(_list_end())
+        first = targets.get(places[0].target)
+        if len(places) == 1 and first is not None:
+            counts = target_counts(first)
+            if entries_of[first.name] > len(members):
+                counts += f"; {entries_of[first.name] - len(members)} shared with other targets"
+            key, shown = first.name, mb.code(first.name)
+        else:
+            counts = f"{_tally(members)} each"
+            key, shown = places_text(places), places_md(places)
+        summary = f"{key}: {counts}"
+        collapsed = f"- {shown}: {mb.escape_text(counts)}; details omitted to fit the comment\n\n"
+        out.append(
+            mb.Section(
+                key=key,
+                open=mb.details_open(summary),
+                entries=tuple(entries),
+                close=mb.DETAILS_CLOSE,
+                collapsed=collapsed,
+                open_continued=mb.details_open(f"{key} (continued)"),
+            )
+        )
+    return out
 
 
 def helm_group(t: TargetChange) -> str:
     """The table's group of a helm target: `helm: <cluster>`, after every Flux cluster."""
     return f"helm: {t.cluster or ''}"
-
-
-def helm_sections(targets: Sequence[TargetChange]) -> list[mb.Section]:
-    """Per cluster, a `Helm releases in <cluster>` heading, then one section per release."""
-    out: list[mb.Section] = []
-    cluster: str | None = None
-    for t in targets:
-        if t.cluster != cluster:
-            cluster = t.cluster
-            title = f"**Helm releases in {mb.escape_text(cluster or '')}**\n\n"
-            out.append(
-                mb.Section(
-                    key=f"(helm {cluster})",
-                    open=title,
-                    entries=(),
-                    close="",
-                    collapsed=title,
-                    open_continued=title,
-                )
-            )
-        out.append(target_section(t))
-    return out
 
 
 def moves_section(lines: Sequence[str]) -> mb.Section:
@@ -693,26 +734,52 @@ def moves_section(lines: Sequence[str]) -> mb.Section:
     )
 
 
+def not_judged_section(analysis: Analysis) -> list[mb.Section]:
+    """The pre-existing facts, listed: what the head's one `Not judged` line counts."""
+    facts = not_judged(analysis)
+    if not facts:
+        return []
+    entries: list[mb.Entry] = []
+    for title, items in facts:
+        entries.append(mb.Entry((f"\n**{mb.escape_text(title)}**\n\n",)))
+        entries.extend(
+            mb.Entry((f"- {mb.code(name)}: {mb.code(shorten(detail, ERROR_CHARS))}\n",))
+            for name, detail in items
+        )
+        entries.append(_list_end())
+    what = ", ".join(title for title, _items in facts)
+    return [
+        mb.Section(
+            key="(not judged)",
+            open=mb.details_open(f"Not judged: {what}"),
+            entries=tuple(entries),
+            close=mb.DETAILS_CLOSE,
+            collapsed=f"_Not judged: {mb.escape_text(what)}; the list is omitted to fit._\n\n",
+            open_continued=mb.details_open("Not judged (continued)"),
+        )
+    ]
+
+
 def _target_sections(analysis: Analysis, info: CommentInput) -> list[mb.Section]:
-    shown = [t for t in _shown_targets(analysis) if t.status != "error"]
-    return [target_section(t) for t in shown if t.kind != "helm"]
-
-
-def _helm_sections(analysis: Analysis, info: CommentInput) -> list[mb.Section]:
-    shown = [t for t in _shown_targets(analysis) if t.status != "error"]
-    return helm_sections([t for t in shown if t.kind == "helm"])
+    shown = {t.name for t in _shown_targets(analysis) if t.status != "error"}
+    groups = [g for g in groups_of(analysis, info) if any(p.target in shown for p in g.places)]
+    return place_sections(analysis, groups)
 
 
 def _moves_sections(analysis: Analysis, info: CommentInput) -> list[mb.Section]:
-    moves = move_lines(analysis)
+    moves = move_lines(analysis, groups_of(analysis, info))
     return [moves_section(moves)] if len(moves) > MOVE_LINES_IN_HEAD else []
+
+
+def _not_judged_sections(analysis: Analysis, info: CommentInput) -> list[mb.Section]:
+    return not_judged_section(analysis)
 
 
 # Collapsed detail sections after the head, in order (see HEAD_BLOCKS).
 DETAIL_SECTIONS: list[Callable[[Analysis, CommentInput], list[mb.Section]]] = [
     _target_sections,
-    _helm_sections,
     _moves_sections,
+    _not_judged_sections,
 ]
 
 
@@ -720,8 +787,10 @@ def layout(
     analysis: Analysis, info: CommentInput, marker_id: str = mb.DEFAULT_MARKER_ID
 ) -> mb.Layout:
     """The whole comment as budget pieces; `markdown_budget.fit`/`split` turn it into text."""
+    if info.groups is None:
+        info = replace(info, groups=groups_of(analysis, info))
     sections = [s for build in DETAIL_SECTIONS for s in build(analysis, info)]
-    title = "**Details per target**\n\n" if sections else ""
+    title = "**Details**\n\n" if sections else ""
     head = tuple(h + title for h in head_variants(analysis, info))
     return mb.Layout(
         head=head,

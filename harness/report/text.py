@@ -11,16 +11,36 @@ from harness.report.console import escape, escape_block, stderr, stdout
 from harness.report.visible import visible
 
 if TYPE_CHECKING:  # annotations only: `lint` prints errors without loading the comparison
-    from harness.compare.docdiff import DocChange
+    from harness.compare.analyze import Analysis
     from harness.compare.snapshots import Comparison, TargetDiff
     from harness.goldens import WriteReport
     from harness.hazards.engine import HazardReport
 
 KIND_ORDER = ("path", "flux", "helm")
+EXTERNAL = " is external (harness.yaml outside_git)"  # flux/targets.py's reason for a skip
 
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def skipped_lines(skipped: Mapping[str, str], verbose: bool = False) -> list[str]:
+    """`info: 6 Flux Kustomizations not rendered, their source is external (harness.yaml
+    outside_git): a, b, c and 3 more (-v lists each)`; every one of them when verbose."""
+    if not skipped:
+        return []
+    if verbose or len(skipped) == 1:
+        return [f"info: {name}: skipped, {reason}" for name, reason in skipped.items()]
+    names = sorted(skipped)
+    external = [r for r in skipped.values() if r.endswith(EXTERNAL)]
+    why = (
+        "their source is external (harness.yaml outside_git)"
+        if len(external) == len(skipped)
+        else "skipped on purpose"
+    )
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    noun = "Flux Kustomization" if len(names) == 1 else "Flux Kustomizations"
+    return [f"info: {len(names)} {noun} not rendered, {why}: {shown} (-v lists each)"]
 
 
 def error_line(name: str, message: str | None) -> str:
@@ -49,11 +69,7 @@ def summary_line(comparison: Comparison, hidden: int = 0) -> str:
     problems = []
     drifted = [t for t in comparison.targets if t.status == "changed"]
     if drifted:
-        problems.append(
-            f"{len(drifted)} drifted: "
-            + "; ".join(f"{t.name}: {t.counts()}" for t in drifted[:5])
-            + ("; ..." if len(drifted) > 5 else "")
-        )
+        problems.append(f"{len(drifted)} drifted: {drift_phrase(comparison)}")
     new = [t.name for t in comparison.targets if t.status == "added"]
     if new:
         problems.append(f"{len(new)} without golden: {_names(new)}")
@@ -85,16 +101,30 @@ def target_header(t: TargetDiff) -> str:
     )
 
 
+def drift_phrase(comparison: Comparison) -> str:
+    """`1 object changes in 2 clusters`: the drift's objects, said once (the same identity
+    drifting in several targets is one object; compare/groups.py groups them)."""
+    drifted = [t for t in comparison.targets if t.status == "changed"]
+    ids = {d.id for t in drifted for d in (*t.added, *t.removed)}
+    ids |= {new.id for t in drifted for _old, new in t.changed}
+    clusters = {t.cluster for t in drifted if t.cluster}
+    verb = "changes" if len(ids) == 1 else "change"
+    where = f" in {_plural(len(clusters), 'cluster')}" if clusters else ""
+    return f"{_plural(len(ids), 'object')} {verb}{where}"
+
+
 def print_check(
     comparison: Comparison,
     cfg: Config,
-    changes: Mapping[str, Sequence[DocChange]] | None = None,
+    analysis: Analysis | None = None,
     hazards: HazardReport | None = None,
+    verbose: bool = False,
     hidden: int = 0,
 ) -> None:
-    """Drift per target; `changes` (target -> field-level diffs, aligned with `changed`)
-    adds dyff-style lines under each changed document; `hazards` (issue 6) come last,
-    before the summary line; `hidden` counts Kustomizations failed targets hide."""
+    """Drift said once: each changed object with its field changes and the targets it drifts
+    in (`analysis`, goldens -> working tree), then one counts line per drifted target (with
+    every document under it when `verbose`); `hazards` (issue 6) come last, before the
+    summary line; `hidden` counts the Kustomizations failed targets hide."""
     from harness.report.findings import print_findings
 
     out = stdout()
@@ -104,30 +134,23 @@ def print_check(
             f"note: goldens were rendered by {base_renderer.name} {base_renderer.version}, "
             f"this run uses {head_renderer.name} {head_renderer.version}"
         )
-    for t in comparison.targets:
-        if t.status == "changed":
-            out.print(escape(target_header(t)))
-            details = list((changes or {}).get(t.name, ()))
-            for index, (old, new) in enumerate(t.changed):
-                out.print(f"  [yellow]~ {escape(str(new.id))}[/yellow]")
-                detail = details[index] if index < len(details) else None
-                if detail is None:
-                    if old.api_version != new.api_version:
-                        out.print(f"      apiVersion: {old.api_version} -> {new.api_version}")
-                elif detail.reformat_only:
-                    out.print("      reformat only (parsed content equal)")
-                elif detail.ignored_only:
-                    out.print("      only ignore_fields differ")
-                else:
-                    from harness.report.diff_text import field_lines  # its module: diffs only
+    drifted = {t.name for t in comparison.targets if t.status == "changed"}
+    if analysis is not None and drifted:
+        from harness.compare.groups import group
+        from harness.report.diff_text import print_groups, print_target
 
-                    for line in field_lines(detail.fields, "      "):
-                        out.print(escape(line))
-            for doc in t.removed:
-                out.print(f"  [red]- {escape(str(doc.id))}[/red]")
-            for doc in t.added:
-                out.print(f"  [green]+ {escape(str(doc.id))}[/green]")
-        elif t.status == "added":
+        changes = [g for g in group(analysis) if any(p.target in drifted for p in g.places)]
+        print_groups(out, changes)
+        by_name = {t.name: t for t in analysis.targets}
+        for t in comparison.targets:
+            if t.status != "changed":
+                continue
+            if verbose and t.name in by_name:
+                print_target(out, by_name[t.name])
+            else:
+                out.print(escape(target_header(t)))
+    for t in comparison.targets:
+        if t.status == "added":
             out.print(
                 f"{escape(t.name)}: new {t.kind} target without golden "
                 f"({_plural(t.documents_after or 0, 'document')}); run harness update"
@@ -141,10 +164,16 @@ def print_check(
         where = "goldens" if t.error_side == "base" else t.name
         err.print(f"[red]{escape(error_line(where if where != t.name else t.name, t.error))}[/red]")
     if hazards is not None and (hazards.findings or hazards.suppressed):
-        print_findings(out, hazards, heading="[bold]hazards[/bold]")
+        print_findings(out, hazards, heading="[bold]hazards[/bold]", verbose=verbose)
     out.print(escape(summary_line(comparison, hidden)))
     if not comparison.base.results and comparison.head.results:
-        out.print(f"no goldens in {cfg.goldens}: run `harness update` to create them")
+        if cfg.source_file is None:
+            out.print(
+                f"no goldens in {cfg.goldens} and no harness.yaml: run `harness init` (it "
+                "writes a starter harness.yaml and the goldens)"
+            )
+        else:
+            out.print(f"no goldens in {cfg.goldens}: run `harness update` to create them")
 
 
 def print_update(snapshot: Snapshot, report: WriteReport, cfg: Config) -> None:

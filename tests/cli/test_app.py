@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
+from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
@@ -12,6 +15,7 @@ import typer
 from harness import gitref
 from harness.cli import app as cli
 from harness.core.errors import HarnessError
+from tests.conftest import run_harness
 
 
 def _exit(exc: BaseException, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
@@ -113,3 +117,96 @@ def test_a_verb_alone_reads_as_in_the_whole_app(args: list[str]) -> None:
 @pytest.mark.parametrize("args", [[], ["--help"], ["--version", "diff"], ["chek"], ["-q"]])
 def test_no_verb_first_builds_the_whole_app(args: list[str]) -> None:
     assert cli.for_verb(args) is cli.app
+
+
+# -- help == README ------------------------------------------------------------------------
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+_CODE = re.compile(r"`([^`]+)`(?: \(([^)]*)\))?")
+
+
+def _commands() -> dict[str, Any]:
+    """Every command as the console script builds it (readable metavars), by its full name."""
+    root = cli.readable(typer.main.get_command(cli.app))
+    out: dict[str, Any] = {}
+    stack = [("", root)]
+    while stack:
+        prefix, cmd = stack.pop()
+        for name, sub in cmd.commands.items():
+            full = f"{prefix} {name}".strip()
+            if hasattr(sub, "commands"):
+                stack.append((full, sub))
+            else:
+                out[full] = sub
+    return out
+
+
+def _shown(param: Any) -> tuple[str, str]:
+    """(`-o, --output FORMAT`, `text|json`): a parameter as README writes it."""
+    if param.param_type_name == "argument":
+        return (f"{param.metavar}..." if param.nargs == -1 else param.metavar), ""
+    longs = [o for o in param.opts if o.startswith("--")]
+    text = ", ".join([*(o for o in param.opts if not o.startswith("--")), *longs])
+    if param.secondary_opts:
+        text += " / " + ", ".join(param.secondary_opts)
+    if param.metavar:
+        text += f" {param.metavar}"
+    desc = param.type_descriptor
+    choices = ""
+    if desc.is_choice:
+        choices = "|".join(str(getattr(c, "value", c)) for c in desc.choices or ())
+    return text, choices
+
+
+def _readme_rows(start: str) -> list[list[str]]:
+    """The rows of the first table after the line starting with `start`."""
+    lines = README.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith(start))
+    rows = []
+    for line in lines[at + 1 :]:
+        if line.startswith("|"):
+            if not line.startswith("| ---"):
+                rows.append([c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]])
+        elif rows:
+            break
+    return rows[1:]  # the header row
+
+
+def _documented(cell: str) -> dict[str, str]:
+    return {m.group(1): (m.group(2) or "").replace("\\|", "|") for m in _CODE.finditer(cell)}
+
+
+def test_every_documented_option_is_in_help_and_every_option_is_documented() -> None:
+    """README's option tables and each command's --help list the same options, with the
+    same short aliases, value names and choices."""
+    commands = _commands()
+    common_names = {p.name for p in cli.COMMON_PARAMETERS}
+    common = {
+        key: ""
+        for row in _readme_rows("Every command except `cache` takes these options")
+        for key in _documented(row[0])
+    }
+    own = {
+        row[0].strip("`"): _documented(row[1]) for row in _readme_rows("Each command's own options")
+    }
+    assert set(own) == set(commands), "README lists other commands than the CLI has"
+    for name, command in commands.items():
+        shared = not name.startswith("cache ")
+        params = [p for p in command.params]
+        actual_common = {_shown(p)[0] for p in params if shared and p.name in common_names}
+        actual_own = dict(_shown(p) for p in params if not (shared and p.name in common_names))
+        if shared:
+            assert actual_common == set(common), name
+        assert actual_own == own[name], name
+
+
+@pytest.mark.parametrize("verb", [*VERBS, "cache info", "cache prune"])
+def test_help_reads_at_80_columns(verb: str) -> None:
+    """No `<bool>` after a flag, and no value name broken across lines."""
+    res = run_harness(*verb.split(), "--help", env={"COLUMNS": "80"})
+    assert res.code == 0, res.stderr
+    assert "<bool>" not in res.stdout
+    command = _commands()[verb]
+    for param in command.params:
+        if param.param_type_name == "option" and param.metavar:
+            assert param.metavar in res.stdout, (verb, param.metavar)

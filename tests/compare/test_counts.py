@@ -9,7 +9,13 @@ import pytest
 
 from harness.compare import gate
 from harness.compare.analyze import Analysis, Origin, analyze
-from harness.compare.counts import count, targets_line
+from harness.compare.counts import (
+    count,
+    objects_breakdown,
+    objects_phrase,
+    plural,
+    targets_line,
+)
 from harness.core.model import Snapshot
 from harness.report import diff_json, junit, markdown
 from harness.report.diff_text import verdict_line
@@ -24,8 +30,11 @@ def _ks_only() -> tuple[Snapshot, Snapshot]:
 
 
 def _errors() -> tuple[Snapshot, Snapshot]:
-    base = snapshot({"a": [cm("a")], "b": "kustomize: old", "c": "kustomize: same"})
-    head = snapshot({"a": [cm("a", v="2")], "b": "kustomize: new", "c": "kustomize: same"})
+    """`b` fails on both sides (2 errors, one target), `d` only in head, `c` pre-existing."""
+    base = snapshot({"a": [cm("a")], "b": "kustomize: old", "c": "kustomize: same", "d": [cm("d")]})
+    head = snapshot(
+        {"a": [cm("a", v="2")], "b": "kustomize: new", "c": "kustomize: same", "d": "boom"}
+    )
     return base, head
 
 
@@ -42,16 +51,26 @@ def _analysis(name: str) -> Analysis:
     return analyze(base, head, same_inputs={"c"})
 
 
-def _counts(targets: tuple[int, ...], docs: tuple[int, ...], extra: tuple[int, ...]) -> dict:
+def _counts(
+    targets: tuple[int, ...],
+    docs: tuple[int, ...],
+    extra: tuple[int, ...],
+    objects: tuple[int, ...],
+) -> dict:
     keys = ("targets", "targets_compared", "targets_changed", "targets_unchanged")
     keys += ("targets_error", "targets_preexisting_error")
     doc_keys = ("documents_before", "documents_after", "changed", "added", "removed")
     doc_keys += ("moved_with_changes",)
     extra_keys = ("kustomizations_changed", "duplicates", "change_targets", "documents_changing")
+    object_keys = ("objects", "objects_changed", "objects_added", "objects_removed")
+    object_keys += ("objects_moved_with_changes", "clusters")
     return {
         **dict(zip(keys, targets, strict=True)),
         **dict(zip(doc_keys, docs, strict=True)),
         **dict(zip(extra_keys, extra, strict=True)),
+        **dict(zip(object_keys, objects, strict=True)),
+        "targets_repaired": 0,
+        "targets_not_judged": 0,
     }
 
 
@@ -59,26 +78,28 @@ def _counts(targets: tuple[int, ...], docs: tuple[int, ...], extra: tuple[int, .
 # under test): (counts, verdict line, comment headline, targets line).
 EXPECTED = {
     "changed": (
-        _counts((6, 6, 6, 0, 0, 0), (10, 10, 1, 0, 0, 2), (0, 0, 3, 3)),
-        "changed: 1 changed, 0 added, 0 removed, 2 moved with changes",
-        "3 documents change in 3 targets (1 changed, 0 added, 0 removed, 2 moved with changes)",
+        _counts((6, 6, 6, 0, 0, 0), (10, 10, 1, 0, 0, 2), (0, 0, 3, 3), (1, 1, 0, 0, 1, 1)),
+        "changed: 1 object changes in 1 cluster (3 targets): 1 changed, 0 added, 0 removed, "
+        "1 moved with changes",
+        "1 object changes in 1 cluster (3 targets): 1 changed, 0 added, 0 removed, "
+        "1 moved with changes",
         "6 targets: 6 differ, 0 unchanged, 0 render errors",
     ),
     "errors": (
-        _counts((3, 1, 1, 0, 1, 1), (1, 1, 1, 0, 0, 0), (0, 0, 1, 1)),
-        "changed: 1 changed, 0 added, 0 removed, 1 render error",
-        "1 render error (not compared); 1 document changes in 1 target "
-        "(1 changed, 0 added, 0 removed)",
-        "3 targets: 1 differs, 0 unchanged, 1 render error, 1 pre-existing error",
+        _counts((4, 1, 1, 0, 2, 1), (2, 1, 1, 0, 0, 0), (0, 0, 1, 1), (1, 1, 0, 0, 0, 0)),
+        "changed: 1 object changes in 1 target: 1 changed, 0 added, 0 removed; 2 render errors",
+        "2 render errors (not compared); 1 object changes in 1 target: 1 changed, 0 added, "
+        "0 removed",
+        "4 targets: 1 differs, 0 unchanged, 2 render errors, 1 pre-existing error",
     ),
     "ks-only": (
-        _counts((1, 1, 1, 0, 0, 0), (1, 1, 0, 0, 0, 0), (1, 0, 0, 0)),
-        "changed: 0 changed, 0 added, 0 removed, 1 Flux Kustomization changes",
+        _counts((1, 1, 1, 0, 0, 0), (1, 1, 0, 0, 0, 0), (1, 0, 0, 0), (0, 0, 0, 0, 0, 0)),
+        "changed: 1 Flux Kustomization changes",
         "1 Flux Kustomization changes",
         "1 target: 1 differs, 0 unchanged, 0 render errors",
     ),
     "pure": (
-        _counts((6, 6, 5, 1, 0, 0), (10, 10, 0, 0, 0, 0), (0, 0, 0, 0)),
+        _counts((6, 6, 5, 1, 0, 0), (10, 10, 0, 0, 0, 0), (0, 0, 0, 0), (0, 0, 0, 0, 0, 0)),
         "pure ownership move: 2 documents platform -> cilium, byte-identical modulo owner "
         "labels; 0 changed",
         "Pure ownership move: 2 documents platform -> cilium (byte-identical modulo owner "
@@ -100,6 +121,21 @@ def test_outputs_share_the_counts(name: str) -> None:
     assert data["summary"]["counts"] == counts
     assert data["verdict_line"] == verdict_line(a, v) == verdict
     assert markdown.headline(a, v) == headline
+    assert data["summary"]["counts"] == c.as_dict()
+    assert data["verdict_line"] == verdict_line(a, v)
+    head = markdown.headline(a, v)
+    if v.verdict == "changed" and c.documents_changing:
+        phrase = f"{objects_phrase(c)}: {objects_breakdown(c)}"
+        assert verdict_line(a, v).startswith(f"changed: {phrase}")
+        assert phrase[1:] in head  # the comment capitalises it
+        assert c.objects <= c.documents_changing  # each object once, however many targets
+    if c.targets_error:  # the headline and the box count targets, not target x side
+        body = markdown.comment(a, markdown.comment_input(a, v, "a", "b")).bodies[0]
+        assert f"{plural(c.targets_error, 'render error')} (not compared)" in head
+        assert f"**{plural(c.targets_error, 'render error')}**" in body
+    if c.kustomizations_changed and not c.documents_changing:
+        assert "document" not in head.split(";")[-1]  # Kustomizations are never documents
+        assert head.endswith(f"{c.kustomizations_changed} Flux Kustomization changes")
     xml = ET.fromstring(junit.document("harness diff", junit.diff_cases(a, v)))
     assert int(xml.get("tests") or 0) == counts["targets"]
     assert int(xml.get("errors") or 0) == counts["targets_error"]
@@ -110,7 +146,36 @@ def test_outputs_share_the_counts(name: str) -> None:
 def test_errors_scenario_counts_targets_not_sides() -> None:
     a = _analysis("errors")
     c = count(a, gate.judge(a))
-    assert (c.targets_error, c.targets_preexisting_error) == (1, 1)
+    assert (c.targets_error, c.targets_preexisting_error) == (2, 1)
+    assert len(a.errors) == 3  # b on both sides, d in head
     assert targets_line(c) == (
-        "3 targets: 1 differs, 0 unchanged, 1 render error, 1 pre-existing error"
+        "4 targets: 1 differs, 0 unchanged, 2 render errors, 1 pre-existing error"
+    )
+
+
+def test_one_change_in_many_targets_is_one_object() -> None:
+    """A shared base's value in a path target, its parent and two clusters' Kustomizations."""
+    docs = {
+        "apps": [cm("cfg", v="1")],
+        "apps/web": [cm("cfg", v="1")],
+        "dev/flux-system/apps": [cm("cfg", v="1")],
+        "prod/flux-system/apps": [cm("cfg", v="1")],
+    }
+    base = snapshot(docs)
+    head = snapshot({name: [cm("cfg", v="2")] for name in docs})
+    a = analyze(base, head)
+    v = gate.judge(a)
+    c = count(a, v)
+    assert (c.changed, c.change_targets, c.objects, c.objects_changed, c.clusters) == (
+        4,
+        4,
+        1,
+        1,
+        2,
+    )
+    assert verdict_line(a, v) == (
+        "changed: 1 object changes in 2 clusters (4 targets): 1 changed, 0 added, 0 removed"
+    )
+    assert markdown.headline(a, v) == (
+        "1 object changes in 2 clusters (4 targets): 1 changed, 0 added, 0 removed"
     )

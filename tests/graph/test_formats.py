@@ -122,3 +122,31 @@ def test_json_is_versioned_and_complete() -> None:
     assert move["from"] == "dev/flux-system/platform" and move["to"] == "dev/flux-system/cilium"
     assert move["hazards"][0]["rule"] == "prune-delete"
     assert data["counts"]["hazard_edges"] == 1
+
+
+@pytest.mark.parametrize("length", [14, 19, 24, 29, 38, 44])
+def test_builtin_svg_fits_labels_exactly(length: int) -> None:
+    """A label as long as the widest box allows is drawn whole (no clip one character
+    early), in a box exactly its width in monospace characters; longer ones end in `…`."""
+    name = "k" * length
+    assert graph_svg._clip(name, graph_svg.box_chars([name])) == name
+    longer = "k" * (graph_svg.MAX_CHARS + 5)
+    clipped = graph_svg._clip(longer, graph_svg.box_chars([longer]))
+    assert len(clipped) == graph_svg.MAX_CHARS and clipped.endswith("…")
+    node = graph.Node("dev", "flux-system", name, documents=3)
+    renamed = graph.Graph((graph.ClusterView("dev", (node,), ()),))
+    svg = graph_svg.render(renamed)
+    assert f">{name}</text>" in svg
+    width = re.search(rf'textLength="([\d.]+)"[^>]*>{name}</text>', svg)
+    assert width and float(width.group(1)) == pytest.approx(length * graph_svg.CHAR_W, abs=0.1)
+
+
+def test_builtin_svg_legend_names_the_edges_drawn_and_left_out() -> None:
+    g = graph.only_edges(_graph(), ["dependsOn"])
+    svg = graph_svg.render(g)
+    legend = ET.fromstring(svg).find("{http://www.w3.org/2000/svg}g")
+    assert legend is not None and legend.get("class") == "legend"
+    text = "".join(legend.itertext())
+    assert "dependsOn: dependency -> dependent" in text and "documents moved" not in text
+    assert "not drawn: 1 move edges (--edges to choose)" in text
+    assert "legend" not in graph_svg.render(g, legend=False)

@@ -180,3 +180,65 @@ def _renamed(g: graph.Graph, cluster: str) -> tuple[tuple[graph.Node, ...], tupl
         tuple(replace(n, cluster=cluster, path="elsewhere") for n in view.nodes),
         tuple(replace(e, cluster=cluster) for e in view.edges),
     )
+
+
+def _big(apps: int = 50, namespaces: int = 5) -> graph.Graph:
+    """`infra` (a CRD) and `apps` Kustomizations in `namespaces` target namespaces, each
+    dependsOn infra and rendering a Widget."""
+    kss = [ks("infra", "./infra", owner="flux-system")]
+    spec: dict[str, list[str]] = {"dev/flux-system/infra": [CRD]}
+    for i in range(apps):
+        ns = f"team-{i % namespaces}"
+        extra = f"  targetNamespace: {ns}\n"
+        kss.append(
+            ks(f"app-{i:02d}", f"./apps/{i}", depends=["infra"], owner="flux-system", extra=extra)
+        )
+        spec[f"dev/flux-system/app-{i:02d}"] = [WIDGET.replace("default", ns)]
+    spec["dev/flux-system/flux-system"] = kss
+    return graph.build(snapshot(spec))
+
+
+def test_only_edges_counts_what_it_leaves_out() -> None:
+    g = _big()
+    kinds = {e.kind for e in g.edges()}
+    assert kinds == {"dependsOn", "crd"}
+    trimmed = graph.only_edges(g, ["dependsOn"])
+    assert {e.kind for e in trimmed.edges()} == {"dependsOn"}
+    assert trimmed.hidden_edges == (("crd", 50),)
+
+
+def test_collapse_boxes_namespaces_keeps_the_change_and_merges_edges() -> None:
+    g = _big()
+    (view,) = g.clusters
+    touched = replace(
+        g,
+        clusters=(
+            replace(
+                view,
+                nodes=tuple(
+                    replace(n, change="changed") if n.name == "app-07" else n for n in view.nodes
+                ),
+            ),
+        ),
+    )
+    boxed = graph.collapse(touched, above=10)
+    (cv,) = boxed.clusters
+    names = {n.display for n in cv.nodes}
+    assert "app-07" in names  # the change stays a box of its own
+    box = next(n for n in cv.nodes if n.name == "team-2")
+    assert len(box.members) == 9 and box.display == "team-2 (9 Kustomizations)"
+    assert cv.kustomizations == 52  # flux-system, infra and 50 apps, boxes counted whole
+    assert boxed.grouped == sum(len(n.members) for n in cv.nodes)
+    merged = [e for e in cv.edges if e.target == box.key and e.kind == "dependsOn"]
+    assert len(merged) == 1 and merged[0].label == "9 dependsOn"
+    assert len(cv.nodes) <= 10 + 1  # within the budget (plus the kept change)
+
+
+def test_for_picture_defaults_scale_with_the_cluster() -> None:
+    small = graph.for_picture(_big(apps=6))
+    assert {e.kind for e in small.edges()} == {"dependsOn", "crd"} and not small.grouped
+    big = graph.for_picture(_big(apps=120, namespaces=6))
+    assert "crd" not in {e.kind for e in big.edges()}
+    assert dict(big.hidden_edges)["crd"] == 120 and big.grouped >= 100
+    asked = graph.for_picture(_big(apps=120, namespaces=6), edges=["crd"], group="none")
+    assert {e.kind for e in asked.edges()} == {"crd"} and not asked.grouped

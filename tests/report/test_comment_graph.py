@@ -44,7 +44,7 @@ def test_picture_is_collapsed_mermaid_with_the_hazard_edge_before_the_details() 
     assert "<summary>Kustomization graph: 3 touched by this change" in block
     assert "```mermaid\nflowchart LR\n" in block
     assert '"! prune-delete moved 2"' in block and "stroke:#cf222e" in block
-    assert body.index("Kustomization graph") < body.index("**Details per target**")
+    assert body.index("Kustomization graph") < body.index("**Details**")
     assert body.replace(block + "</details>\n\n", "") == plain.bodies[0]
 
 

@@ -26,7 +26,8 @@ def test_verdict_lines() -> None:
     )
     assert (
         _line(*cilium_split(value="x"))
-        == "changed: 1 changed, 0 added, 0 removed, 2 moved with changes"
+        == "changed: 1 object changes in 1 cluster (3 targets): 1 changed, 0 added, 0 removed, "
+        "1 moved with changes"
     )
     same = snapshot({"a": [cm("x"), cm("y")], "b": [cm("z")]})
     assert _line(same, same) == "no change: 2 targets, 3 documents unchanged"
@@ -96,8 +97,19 @@ def test_print_diff_orders_sections(
     assert out[1] == "expected pure-move: holds"
     assert out[2] == "base: HEAD~1 (abc)  head: working tree"
     sections = [
-        i for i, line in enumerate(out) if line in ("moves", "Flux Kustomization orchestration")
+        i
+        for i, line in enumerate(out)
+        if line in ("moves and relocations (4)", "Flux Kustomization orchestration")
     ]
     first_target = next(i for i, line in enumerate(out) if line.startswith("clusters/base: "))
-    assert first_target < sections[0] < sections[1]
+    assert sections[0] < first_target < sections[1]
+    # the same move in the path targets and in the cluster: one line each, not one per target
+    assert out[sections[0] + 1 : sections[0] + 5] == [
+        "  ConfigMap/kube-system/hr: platform -> platform/cilium (identical)",
+        "  ConfigMap/kube-system/ns: platform -> platform/cilium (identical)",
+        "  ConfigMap/kube-system/hr: dev: flux-system/platform -> flux-system/cilium "
+        "(pure ownership)",
+        "  ConfigMap/kube-system/ns: dev: flux-system/platform -> flux-system/cilium "
+        "(pure ownership)",
+    ]
     assert out[-1] == "6 targets: 5 differ, 1 unchanged, 0 render errors"

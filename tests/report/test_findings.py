@@ -95,3 +95,45 @@ def test_cluster_names_inside_other_words_are_not_grouped_away() -> None:
     [(_first, message, ids)] = findings.grouped([a, b])
     assert message == "dev-tools in dev and prod break devices"
     assert ids == ["r:dev:x", "r:prod:x"]
+
+
+def _crd(ks: str, cluster: str = "main", cause: str = "add dependsOn storage/kopiur") -> Finding:
+    return Finding(
+        f"crd-order:{cluster}:{ks}:storage/kopiur",
+        "crd-order",
+        "info",
+        cluster,
+        (ks, "storage/kopiur"),
+        (f"kopiur.home-operations.com/Restore/{ks}",),
+        f"{ks} applies ...; add dependsOn storage/kopiur for a clean bootstrap.",
+        cause,
+    )
+
+
+def test_findings_of_one_cause_are_one_entry_from_three() -> None:
+    apps = [f"downloads/app-{i}" for i in range(5)]
+    report = HazardReport((*(_crd(a) for a in apps), _crd("x", cause="add dependsOn other")))
+    entries = findings.entries(report.findings)
+    assert [(len(e.subjects), e.first.cause) for e in entries] == [
+        (5, "add dependsOn storage/kopiur"),
+        (0, "add dependsOn other"),  # a cause alone stays a finding of its own
+    ]
+    assert entries[0].headline == "5 Kustomizations: add dependsOn storage/kopiur"
+    assert entries[0].names(3) == "downloads/app-0, downloads/app-1, downloads/app-2 and 2 more"
+    buf = io.StringIO()
+    findings.print_findings(Console(file=buf, no_color=True, width=300), report)
+    out = buf.getvalue()
+    assert out.count("5 Kustomizations: add dependsOn storage/kopiur") == 1
+    assert "crd-order:main:downloads/app-3" not in out and "(-v lists each finding)" in out
+    buf = io.StringIO()
+    findings.print_findings(Console(file=buf, no_color=True, width=300), report, verbose=True)
+    assert buf.getvalue().count("crd-order:main:downloads/app-") == 5
+    block = findings.alert_blocks(report)
+    assert "5 Kustomizations: add dependsOn storage/kopiur" in block
+    (group,) = findings.entries_dict(report.findings)
+    assert group["count"] == 5 and len(group["ids"]) == 5
+
+
+def test_two_findings_of_one_cause_stay_apart() -> None:
+    report = HazardReport((_crd("a"), _crd("b")))
+    assert [e.subjects for e in findings.entries(report.findings)] == [(), ()]

@@ -48,7 +48,8 @@ def test_check_lines_point_at_the_kustomization(tmp_path: Path) -> None:
     assert lines[0].startswith("::error ")
     assert "title=harness check%3A a::a: 1 -> 1 documents (-0, +0, ~1)%0A~ ConfigMap" in lines[0]
     assert lines[1] == (
-        "::error title=harness check::render-golden: 1/2 targets match (1 drifted: a: 1 changed)"
+        "::error title=harness check::render-golden: 1/2 targets match "
+        "(1 drifted: 1 object changes)"
     )
 
 

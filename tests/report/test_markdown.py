@@ -126,7 +126,7 @@ def test_cilium_split_headline_and_moves() -> None:
     assert "**expected pure-move: holds**" in body
     assert "- `ConfigMap/kube-system/ns`: `platform` -> `platform/cilium`, byte-identical" in body
     assert (
-        "- `ConfigMap/kube-system/ns`: `flux-system/platform` -> `flux-system/cilium` (dev), "
+        "- `ConfigMap/kube-system/ns`: dev: `flux-system/platform` -> `flux-system/cilium`, "
         "pure ownership (owner labels only)"
     ) in body
     assert "- platform: prune true -&gt; false" not in body
@@ -140,10 +140,18 @@ def test_changed_headline_names_counts_and_fields() -> None:
     info = md.comment_input(analysis, verdict, "HEAD~1", "working tree", expect="pure-move")
     (body,) = md.comment(analysis, info).bodies
     mdcheck.check(body)
-    assert re.match(r"### \d+ documents? changes? in \d+ targets? \(", body)
+    assert body.startswith(
+        "### 1 object changes in 1 cluster (3 targets): 1 changed, 0 added, 0 removed, "
+        "1 moved with changes\n"
+    )
     assert "**expected pure-move: FAILED**" in body
-    assert "**What changes**" in body
-    assert "data.k: v -&gt; 2" not in body and "data.k: v -> 2" in body
+    assert "**What changes** (1)" in body  # one object, its change said once
+    assert (
+        "- `~ ConfigMap/kube-system/hr`: `data.k: v -> 2` in: `platform/cilium`; and in: "
+        "`platform`, still rendered by platform/cilium (with changes); and in: dev: "
+        "`flux-system/platform`, moved to flux-system/cilium (with changes)\n"
+    ) in body
+    assert "data.k: v -&gt; 2" not in body
 
 
 def test_no_change_headline() -> None:
@@ -177,3 +185,23 @@ def test_backticks_and_html_in_values_stay_inside_their_blocks() -> None:
     (body,) = md.comment(analysis, md.comment_input(analysis, verdict, "a", "b")).bodies
     parsed = mdcheck.check(body)
     assert parsed.details == 1
+
+
+def test_a_long_value_is_shortened_with_a_mark_and_whole_in_the_details() -> None:
+    """The bullet shortens a long value with `…(+N chars)`, keeps a digest whole, and the
+    details below hold the value whole."""
+    digest = "sha256:" + "a1b2c3d4" * 8
+    long_before = "x" * 400
+    base = snapshot({"app": [cm("c", img=f"ghcr.io/a/b@{digest}", blob=long_before)]})
+    head = snapshot(
+        {"app": [cm("c", img=f"ghcr.io/a/b@sha256:{'f' * 64}", blob=long_before + "y")]}
+    )
+    analysis = analyze(base, head, unified=3)
+    verdict = gate.judge(analysis)
+    (body,) = md.comment(analysis, md.comment_input(analysis, verdict, "a", "b")).bodies
+    mdcheck.check(body)
+    bullet = next(ln for ln in body.splitlines() if ln.startswith("- `~ ConfigMap/default/c`"))
+    assert "…(+" in bullet and long_before not in bullet
+    assert digest in bullet and f"sha256:{'f' * 64}" in bullet  # whole, not cut inside
+    details = body[body.index("<details>") :]
+    assert f"data.blob: {long_before} -> {long_before}y" in details

@@ -52,7 +52,7 @@ def run(
         options = {"fail_on_hazard": fail_on_hazard}
         sides = {"base": base, "head": head}
         extra = {"shard": shard.block(plan, "check", sides, cfg.repo, options)}
-    return report(cfg, base, head, output, fail_on_hazard, started, extra, html)
+    return report(cfg, base, head, output, fail_on_hazard, started, extra, html, common.verbose)
 
 
 def report(
@@ -64,6 +64,7 @@ def report(
     started: float,
     extra: dict[str, Any] | None = None,
     html: Path | None = None,
+    verbose: bool = False,
 ) -> int:
     """Compare, analyse and print; `extra` keys join the JSON output (a shard's block)."""
     comparison = compare(base, head)
@@ -72,7 +73,7 @@ def report(
     elapsed = time.monotonic() - started
     hidden = sum(under_failed(cfg.repo, head).values())
     result = formats.CheckResult(
-        cfg, base, head, comparison, hazards, code, elapsed, extra or {}, hidden
+        cfg, base, head, comparison, hazards, code, elapsed, extra or {}, hidden, verbose
     )
     formats.report("check", output, result, html)
     return code

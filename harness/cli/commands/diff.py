@@ -19,6 +19,7 @@ from harness.cli.context import (
     cache_settings,
     hazard_gate,
     load_config,
+    print_skipped,
     render_snapshot,
     renderer_for,
     warn_cache,
@@ -83,7 +84,9 @@ def _side(
     """
     if ref is None:
         origin = Origin("worktree", "working tree", path=str(cfg.repo))
-        snapshot = render_snapshot(common, cfg, renderer, label=origin.label, cache=cache)
+        snapshot = render_snapshot(
+            common, cfg, renderer, label=origin.label, cache=cache, skips=False
+        )
         return _finish(cfg, snapshot, origin, changed)
     blobs = cache is not None
     with gitref.checkout_ahead(
@@ -105,7 +108,13 @@ def _ref_side(
     origin = Origin("git", checkout.label, ref=checkout.ref, sha=checkout.sha)
     at = config_at(cfg, checkout.repo)
     snapshot = render_snapshot(
-        common, at, renderer, label=origin.label, cache=cache, blob_index=exported.blobs
+        common,
+        at,
+        renderer,
+        label=origin.label,
+        cache=cache,
+        blob_index=exported.blobs,
+        skips=False,
     )
     return _finish(at, snapshot, origin, changed)
 
@@ -175,10 +184,10 @@ class DiffRun:
 
 
 def run(common: Common, options: DiffOptions) -> int:
-    return report(compute(common, options), options)
+    return report(compute(common, options), options, common.verbose)
 
 
-def report(result: DiffRun, options: DiffOptions) -> int:
+def report(result: DiffRun, options: DiffOptions, verbose: bool = False) -> int:
     """Print one diff in the chosen output; the exit code. A shard's block joins the JSON."""
     view = formats.DiffResult(
         result.analysis,
@@ -193,6 +202,7 @@ def report(result: DiffRun, options: DiffOptions) -> int:
         fail_on_preexisting_error=options.fail_on_preexisting_error,
         extra=result.extra,
         blind=result.blind,
+        verbose=verbose,
     )
     formats.report("diff", options.output, view, options.html)
     return result.code
@@ -264,6 +274,7 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
             }
             sides = {"base": base, "head": head}
             extra = {"shard": shard.block(plan, "diff", sides, cfg.repo, recorded, same_inputs)}
+        print_skipped(common, base, head)
         result = conclude(cfg, options, base, head, base_origin, head_origin, started, same_inputs)
         return replace(result, extra=extra, blind=blind)
 

@@ -8,7 +8,7 @@ diff's hazard findings sit on the nodes and edges they name.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness import gitref
@@ -18,6 +18,7 @@ from harness.cli.context import (
     EXIT_OK,
     Common,
     load_config,
+    print_skipped,
     render_snapshot,
     renderer_for,
 )
@@ -32,6 +33,7 @@ from harness.hazards import engine as hazard_engine
 from harness.render import Renderer
 
 FORMATS = ("mermaid", "dot", "svg", "json")
+GROUPS = ("auto", "namespace", "none")
 
 
 @dataclass(frozen=True)
@@ -45,14 +47,16 @@ class GraphOptions:
     hazards: bool = True
     out: Path | None = None
     layout: str = "auto"  # svg: graphviz, builtin, or auto (graphviz when installed)
+    edges: tuple[str, ...] | None = None  # edge kinds to draw (None: view.for_picture's default)
+    group: str = "auto"  # auto, namespace or none (view.for_picture)
 
 
 def _side(common: Common, cfg: Config, renderer: Renderer, ref: str | None) -> Snapshot:
     if ref is None:
-        return render_snapshot(common, cfg, renderer, label="working tree")
+        return render_snapshot(common, cfg, renderer, label="working tree", skips=False)
     with gitref.checkout(cfg.repo, ref) as checkout:
         at = config_at(cfg, checkout.repo)
-        return render_snapshot(common, at, renderer, label=checkout.label)
+        return render_snapshot(common, at, renderer, label=checkout.label, skips=False)
 
 
 def compute(common: Common, options: GraphOptions) -> tuple[Graph, bool]:
@@ -68,10 +72,12 @@ def compute(common: Common, options: GraphOptions) -> tuple[Graph, bool]:
     head_repo = cfg.repo if options.head is None else None
     if options.base is not None:
         base = _side(common, cfg, renderer, options.base)
+        print_skipped(common, base, head)
         graph = graph_mod.compare(base, head)
         failed = bool(base.errors() or head.errors())
         report = hazard_engine.diff_for(cfg, base, head, head_repo) if options.hazards else None
     else:
+        print_skipped(common, head)
         graph = graph_mod.build(head)
         failed = bool(head.errors())
         report = (
@@ -88,7 +94,31 @@ def compute(common: Common, options: GraphOptions) -> tuple[Graph, bool]:
         )
     if report is not None:
         graph = graph_mod.with_hazards(graph, report.findings)
-    return select(graph, options), failed
+    graph = select(graph, options)
+    if options.format != "json":  # a picture: grouped and trimmed to stay readable
+        return graph_mod.for_picture(graph, options.edges, options.group), failed
+    if options.edges is not None:  # data: only what was asked for is left out
+        graph = graph_mod.only_edges(graph, options.edges)
+    if options.group == "namespace":
+        graph = graph_mod.collapse(graph, 0)
+    return graph, failed
+
+
+def edge_kinds(values: tuple[str, ...]) -> tuple[str, ...]:
+    """`--edges dependsOn,crd` (repeatable; `all`): the kinds, checked."""
+    kinds: list[str] = []
+    for value in values:
+        for kind in (v.strip() for v in value.split(",")):
+            if kind == "all":
+                kinds.extend(graph_mod.EDGE_KINDS)
+            elif kind in graph_mod.EDGE_KINDS:
+                kinds.append(kind)
+            elif kind:
+                raise HarnessError(
+                    f"--edges {kind}: use {', '.join(graph_mod.EDGE_KINDS)} or all "
+                    "(comma-separated)"
+                )
+    return tuple(dict.fromkeys(kinds))
 
 
 def select(graph: Graph, options: GraphOptions) -> Graph:
@@ -136,6 +166,10 @@ def run(common: Common, options: GraphOptions) -> int:
         raise HarnessError(f"--format {options.format}: use one of {', '.join(FORMATS)}")
     if options.depth < 0:
         raise HarnessError("--depth must be >= 0")
+    if options.edges is not None:
+        options = replace(options, edges=edge_kinds(options.edges))
+    if options.group not in GROUPS:
+        raise HarnessError(f"--group {options.group}: use one of {', '.join(GROUPS)}")
     if options.format == "svg" and options.layout == "graphviz" and not dot.dot_available():
         raise HarnessError(dot.MISSING_DOT)
     if options.format == "svg" and options.layout == "auto" and not dot.dot_available():

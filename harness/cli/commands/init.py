@@ -30,7 +30,7 @@ from harness.flux.includes import Includes
 from harness.flux.source import outside
 from harness.flux.targets import render_flux
 from harness.report import text
-from harness.report.console import escape, stderr, stdout
+from harness.report.console import escape, render_progress, stderr, stdout
 
 CONFIG_NAME = "harness.yaml"
 MAX_ROUNDS = 10
@@ -104,9 +104,16 @@ def run(common: Common, force: bool = False) -> int:
     err = stderr()
     for round_ in range(1, MAX_ROUNDS + 1):
         gaps: list[outside.Gap] = []
-        results = render_flux(
-            cfg, renderer, jobs=config_mod.default_jobs(cfg), strict=cfg.strict, gaps=gaps
-        )
+        with render_progress(common.quiet, f"init: round {round_}") as (on_plan, on_done):
+            results = render_flux(
+                cfg,
+                renderer,
+                jobs=config_mod.default_jobs(cfg),
+                strict=cfg.strict,
+                gaps=gaps,
+                on_plan=on_plan,
+                on_done=on_done,
+            )
         starter.clusters = _cluster_paths(results.values(), repo)
         provides = secret_keys(results.values())
         new = [g for g in gaps if starter.add(g, provides)]

@@ -46,5 +46,6 @@ def run(
         outside_git=cfg.outside_git,
     )
     code = exit_code(snapshot, report, fail_on)
-    formats.report("lint", output, formats.LintResult(snapshot, report, fail_on, code), html)
+    result = formats.LintResult(snapshot, report, fail_on, code, common.verbose)
+    formats.report("lint", output, result, html)
     return code

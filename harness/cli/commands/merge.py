@@ -58,9 +58,11 @@ def run(
     if merged.verb == "check":
         base, head = merged.sides["base"], merged.sides["head"]
         fail_on_hazard = merged.options.get("fail_on_hazard")
-        return check_cmd.report(cfg, base, head, output, fail_on_hazard, started)
+        return check_cmd.report(
+            cfg, base, head, output, fail_on_hazard, started, verbose=common.verbose
+        )
     if merged.verb == "diff":
-        return _diff(cfg, merged, output, comment, started)
+        return _diff(cfg, merged, output, comment, started, common.verbose)
     head = merged.sides["head"]
     if merged.verb == "update":
         return update_cmd.write(cfg, head)
@@ -75,6 +77,7 @@ def _diff(
     output: str,
     comment: comment_cmd.CommentOptions | None,
     started: float,
+    verbose: bool = False,
 ) -> int:
     recorded = dict(merged.options)
     base_origin = Origin(**recorded.pop("base_origin"))
@@ -98,4 +101,4 @@ def _diff(
         )
     if comment is not None:
         return comment_cmd.publish(result, options, comment, cfg)
-    return diff_cmd.report(result, options)
+    return diff_cmd.report(result, options, verbose)

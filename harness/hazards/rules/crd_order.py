@@ -209,6 +209,7 @@ class CrdOrder:
         providers = [display(k) for k in pair.provider]
         where = and_list(providers)
         come = "most likely come" if pair.guessed else "come"
+        cause = ""
         if pair.relation == "same":
             message = (
                 f"{ks} applies {listed} ({kinds}) whose CRDs are most likely installed by "
@@ -227,6 +228,10 @@ class CrdOrder:
                 f"a fresh cluster fails with `no matches for kind {first}`."
             )
         elif pair.relation == "preinstalled":
+            cause = (
+                f"custom resources next to {pair.via}, which installs their CRDs; fine only "
+                f"because the CRDs exist before Flux starts ({pair.why})"
+            )
             message = (
                 f"{ks} applies {listed} ({kinds}) next to {pair.via}, which installs their "
                 f"CRDs; that works only because the CRDs exist before Flux starts ({pair.why}): "
@@ -234,6 +239,10 @@ class CrdOrder:
                 f"{first}`."
             )
         elif pair.relation == "deadlock":
+            cause = (
+                f"move the custom resources to a Kustomization that dependsOn {where} (their "
+                f"CRDs {come} from {pair.via}, which cannot apply first)"
+            )
             message = (
                 f"{ks} applies {listed} ({kinds}) whose CRDs {come} from {pair.via}, but "
                 f"{pair.why}: on a cluster without these CRDs neither ever becomes ready (no "
@@ -241,6 +250,10 @@ class CrdOrder:
                 f"Kustomization that dependsOn {where}."
             )
         else:
+            cause = (
+                f"add dependsOn {where} (their custom resources' CRDs {come} from {pair.via}; "
+                "until it has installed them the first applies fail and Flux retries)"
+            )
             message = (
                 f"{ks} applies {listed} ({kinds}) whose CRDs {come} from {pair.via} in {where}, "
                 f"which {ks} does not dependsOn: on a fresh cluster its first applies fail with "
@@ -259,6 +272,7 @@ class CrdOrder:
             kustomizations=tuple(dict.fromkeys([ks, *providers])),
             documents=tuple(str(d) for d in docs),
             message=message,
+            cause=cause,
         )
 
 

@@ -141,6 +141,7 @@ class _Analyser:
         where = self._where(node, first)
         ks, cluster = node.display, graph.cluster
         severity: Severity = "error"
+        in_file = f" in {first.source.file}" if first.source.file else ""
         if check == "unset":
             sources = _sources(node)
             elsewhere = self._defined_elsewhere(node, name)
@@ -154,16 +155,20 @@ class _Analyser:
             if not self.ctx.strict:
                 severity = "warning"
                 effect = "without strict substitution Flux renders it as an empty string"
-            message = (
-                f"${{{name}}} {where} is not defined for {ks} in {cluster}{cross}: {effect}; "
+            fix = (
                 f"add {name} to {sources or 'postBuild.substitute'} or write a default "
-                f"(${{{name}:=value}})."
+                f"(${{{name}:=value}})"
             )
+            message = (
+                f"${{{name}}} {where} is not defined for {ks} in {cluster}{cross}: {effect}; {fix}."
+            )
+            cause = f"${{{name}}}{in_file} is not defined ({effect}): {fix}"
         elif check == "script":
             effect = f'strict mode fails the Kustomization (variable not set: "{name}")'
             if not self.ctx.strict:
                 severity = "warning"
                 effect = "the script gets an empty string instead (strict mode is off)"
+            cause = f"shell variable ${{{name}}}{in_file} is not escaped: write $${{{name}}}"
             message = (
                 f"shell variable ${{{name}}} {where} is not escaped: {ks} substitutes, so "
                 f"Flux evaluates it before the script ever runs and {effect}; write "
@@ -171,12 +176,15 @@ class _Analyser:
             )
         else:
             severity = "warning"
+            cause = ""
             message = (
                 f"{first.expression} {where} looks like a shell expansion, but {ks} "
                 "substitutes, so Flux replaces it by its default before the script runs; "
                 f"escape it as ${first.expression}."
             )
-        self._add(f"{cluster}:{ks}:{name}:{check}", severity, graph, node, refs, message)
+        self._add(
+            f"{cluster}:{ks}:{name}:{check}", severity, graph, node, refs, message, cause=cause
+        )
 
     def _parse_error(self, graph: ClusterGraph, node: KsNode, doc: SourceDoc, error: str) -> None:
         where = _doc_label(doc)
@@ -224,6 +232,7 @@ class _Analyser:
                 continue  # a script's own variable (`${1}`, `${tmp}`): the shell's, not Flux's
             where = self._where(node, refs[0])
             fields = [r for r in refs if not r.multiline]
+            in_file = f" in {refs[0].source.file}" if refs[0].source.file else ""
             severity: Severity
             intended = (
                 f"if {name} was meant to be substituted, add postBuild.substituteFrom (e.g. "
@@ -233,6 +242,10 @@ class _Analyser:
                 # A whole field value no application expands: the object gets the placeholder.
                 where = self._where(node, fields[0])
                 severity = "error"
+                cause = (
+                    f"${{{name}}}{in_file} ships literally although {name} is a cluster "
+                    "variable: add postBuild.substituteFrom"
+                )
                 message = (
                     f"${{{name}}} {where} ships literally: {node.display} {why}, so Flux "
                     f"leaves the text as written although {name} is one of the cluster's "
@@ -241,6 +254,10 @@ class _Analyser:
                 )
             elif name in known:
                 severity = "warning"
+                cause = (
+                    f"${{{name}}}{in_file} ships literally and {name} is a cluster variable: "
+                    f"add postBuild.substituteFrom, or escape it as $${{{name}}}"
+                )
                 message = (
                     f"${{{name}}} {where} ships literally: {node.display} {why}, so Flux "
                     f"leaves it as written, and {name} is one of the cluster's variables; "
@@ -248,6 +265,10 @@ class _Analyser:
                 )
             else:
                 severity = "info"
+                cause = (
+                    f"${{{name}}}{in_file} ships literally (no substitution): escape it as "
+                    f"$${{{name}}} to say it is literal"
+                )
                 message = (
                     f"${{{name}}} {where} ships literally: {node.display} {why}, so Flux "
                     "leaves it as written (the application presumably expands it itself): "
@@ -261,6 +282,7 @@ class _Analyser:
                 node,
                 refs,
                 message,
+                cause=cause,
             )
 
     # -- overlays ----------------------------------------------------------------------------
@@ -362,6 +384,7 @@ class _Analyser:
         refs: list[Reference],
         message: str,
         documents: list[str] | None = None,
+        cause: str = "",
     ) -> None:
         docs = documents or sorted({str(r.source.id) for r in refs if r.source.id is not None})
         self.out.findings.append(
@@ -373,6 +396,7 @@ class _Analyser:
                 kustomizations=(node.display,),
                 documents=tuple(docs),
                 message=message,
+                cause=cause,
             )
         )
 

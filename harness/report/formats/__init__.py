@@ -47,6 +47,7 @@ class CheckResult:
     elapsed: float
     extra: dict[str, Any] = field(default_factory=dict)  # JSON keys of a shard (its block)
     hidden: int = 0  # Flux Kustomizations failed targets hide (coverage.under_failed)
+    verbose: bool = False  # --verbose: list what summary lines count
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ class DiffResult:
     fail_on_preexisting_error: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
     blind: BlindSpots | None = None  # skipped Kustomizations, changed files nothing reads
+    verbose: bool = False
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,7 @@ class LintResult:
     report: HazardReport
     fail_on: str
     code: int
+    verbose: bool = False
 
 
 Result = CheckResult | DiffResult | LintResult

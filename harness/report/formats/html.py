@@ -11,6 +11,7 @@ from pathlib import Path
 
 from harness.compare import counts, gate
 from harness.compare.analyze import Analysis, analyze, ignore_patterns
+from harness.compare.groups import group, verdict_reasons
 from harness.core import atomic
 from harness.core.config import Config
 from harness.core.model import Snapshot
@@ -25,14 +26,21 @@ from harness.report.markdown import headline
 GRAPH_FOCUS_ABOVE = 40  # nodes: beyond this the page draws the change's neighbourhood only
 
 
-def change_graph(base: Snapshot, head: Snapshot, hazards: HazardReport | None) -> Graph:
+def change_graph(
+    base: Snapshot, head: Snapshot, hazards: HazardReport | None
+) -> tuple[Graph, Graph | None]:
+    """The picture (the change's neighbourhood when the graph is big) and, when that leaves
+    Kustomizations out, the whole graph for the page's "show the whole graph"; namespaces
+    boxed past a size (view.collapse), every edge kind kept (the page toggles them)."""
     graph = graph_mod.compare(base, head)
     if hazards is not None:
         graph = graph_mod.with_hazards(graph, hazards.findings)
+    whole = graph_mod.collapse(graph_mod.merge_alike(graph))
     touched = any(n.touched for n in graph.nodes())
     if touched and sum(1 for _ in graph.nodes()) > GRAPH_FOCUS_ABOVE:
-        graph = graph_mod.focus(graph, [graph_mod.CHANGED], 1)
-    return graph_mod.merge_alike(graph)
+        near = graph_mod.focus(graph, [graph_mod.CHANGED], 1)
+        return graph_mod.collapse(graph_mod.merge_alike(near)), whole
+    return whole, None
 
 
 def _status(code: int, verdict: gate.Verdict, hazards: HazardReport | None) -> str:
@@ -53,6 +61,7 @@ def diff_page(
     hazards: HazardReport | None,
     command: str = "harness diff",
 ) -> str:
+    graph, whole = change_graph(analysis.base, analysis.head, hazards)
     report = html.diff_report(
         analysis,
         headline(analysis, verdict),
@@ -61,8 +70,10 @@ def diff_page(
         + _targets_context(analysis, verdict),
         command=command,
         hazards=hazards,
-        graph=change_graph(analysis.base, analysis.head, hazards),
+        graph=graph,
         notes=verdict.notes,
+        groups=group(analysis, verdict_reasons(verdict)),
+        whole=whole,
     )
     return html.render(report)
 
@@ -88,6 +99,7 @@ def check_page(
 
 def lint_page(snapshot: Snapshot, report: HazardReport, fail_on: str, code: int) -> str:
     graph = graph_mod.with_hazards(graph_mod.build(snapshot), report.findings)
+    graph = graph_mod.collapse(graph_mod.merge_alike(graph))
     status = "error" if code == 2 else "hazard" if code == 1 else "ok"
     verdict = f"lint: {counts_line(report)} (fail on {fail_on})"
     return html.render(html.lint_report(snapshot, verdict, status, report, graph))

@@ -9,12 +9,21 @@ from harness.report.formats import CheckResult, DiffResult, LintResult
 
 
 def check(result: CheckResult) -> None:
-    from harness.compare.analyze import explain_changes, ignore_patterns
+    from harness.compare.analyze import analyze, ignore_patterns
     from harness.report import text
 
-    changes = explain_changes(result.comparison, ignore_patterns(result.cfg))
+    analysis = None
+    if result.comparison.differing:
+        ignore = ignore_patterns(result.cfg)
+        # a goldens base: its failures are a broken store, never repairs
+        analysis = analyze(result.base, result.head, ignore=ignore, repairs=False)
     text.print_check(
-        result.comparison, result.cfg, changes, hazards=result.hazards, hidden=result.hidden
+        result.comparison,
+        result.cfg,
+        analysis,
+        hazards=result.hazards,
+        verbose=result.verbose,
+        hidden=result.hidden,
     )
 
 
@@ -29,10 +38,11 @@ def diff(result: DiffResult) -> None:
         expect=result.expect,
         hazards=result.hazards,
         blind=result.blind,
+        verbose=result.verbose,
     )
 
 
 def lint(result: LintResult) -> None:
     from harness.report import lint_text
 
-    lint_text.print_lint(result.snapshot, result.report, result.fail_on)
+    lint_text.print_lint(result.snapshot, result.report, result.fail_on, result.verbose)

@@ -27,6 +27,19 @@
       li.appendChild(el("span", "sev " + f.severity, f.severity));
       li.appendChild(el("strong", null, f.rule + (f.cluster ? " (" + f.cluster + ")" : "") + ": "));
       li.appendChild(document.createTextNode(f.message));
+      if (f.members && f.members.length) {  // one cause: its findings behind a toggle
+        var det = el("details", "members");
+        det.appendChild(el("summary", null, "each of the " + f.members.length + " findings"));
+        var ul = el("ul");
+        f.members.forEach(function (m) {
+          var item = el("li");
+          item.appendChild(el("code", null, m.id));
+          item.appendChild(document.createTextNode(" " + m.message));
+          ul.appendChild(item);
+        });
+        det.appendChild(ul);
+        li.appendChild(det);
+      }
       list.appendChild(li);
     });
     if (findings.length > FIRST) {
@@ -41,8 +54,116 @@
     box.hidden = false;
   }
 
-  var graphBox = document.querySelector(".graph-box");
-  if (graphBox) graphBox.addEventListener("click", function () { graphBox.classList.toggle("actual"); });
+  // -- graph: actual size in a scrolling box (click: fit to the page), edge kinds toggled --
+  function fitOnClick(box) { box.addEventListener("click", function () { box.classList.toggle("fit"); }); }
+  document.querySelectorAll(".graph-box").forEach(fitOnClick);
+  document.querySelectorAll(".edge-toggles input[data-kind]").forEach(function (box) {
+    box.addEventListener("change", function () {
+      document.querySelectorAll(".graph-box").forEach(function (g) {
+        g.classList.toggle("hide-" + box.dataset.kind, !box.checked);
+      });
+    });
+  });
+  var wholeButton = document.getElementById("whole-graph");
+  if (wholeButton) wholeButton.addEventListener("click", function () {
+    var tpl = document.getElementById("whole-graph-svg");
+    var first = document.querySelector(".graph-box");
+    var box = el("div", first ? first.className.replace(/\bfit\b/, "") : "graph-box");
+    box.appendChild(tpl.content.cloneNode(true));
+    fitOnClick(box);
+    wholeButton.parentNode.replaceWith(box);
+  });
+
+  // -- intra-line highlight: the part of a value that differs ---------------------------
+  function split(a, b) {
+    var p = 0;
+    while (p < a.length && p < b.length && a[p] === b[p]) p++;
+    var s = 0;
+    while (s < a.length - p && s < b.length - p && a[a.length - 1 - s] === b[b.length - 1 - s]) s++;
+    return [a.slice(0, p), a.slice(p, a.length - s), b.slice(p, b.length - s), a.slice(a.length - s)];
+  }
+  function marked(parent, text, mid, cls, pre, post) {
+    if (pre) parent.appendChild(document.createTextNode(pre));
+    if (mid) parent.appendChild(el("span", cls, mid));
+    if (post) parent.appendChild(document.createTextNode(post));
+    if (!pre && !mid && !post) parent.appendChild(document.createTextNode(text));
+  }
+
+  // -- what changes: each object once, its field changes, where ----------------------------
+  var changes = data.changes || [];
+  function fieldLine(f) {
+    var div = el("div");
+    div.appendChild(el("span", "path", f.path));
+    div.appendChild(document.createTextNode(": "));
+    if (f.lines) {
+      f.lines.forEach(function (line) {
+        var t = line.replace(/^\s\s/, "");
+        div.appendChild(el("div", t[0] === "-" ? "v-old" : t[0] === "+" ? "v-new" : null, t));
+      });
+      return div;
+    }
+    if (f.text !== undefined) { div.appendChild(document.createTextNode(f.text)); return div; }
+    var parts = split(f.before, f.after);
+    var old = el("span", "v-old"); marked(old, f.before, parts[1], "hl-del", parts[0], parts[3]);
+    var neu = el("span", "v-new"); marked(neu, f.after, parts[2], "hl-add", parts[0], parts[3]);
+    div.appendChild(old);
+    div.appendChild(document.createTextNode(" -> "));
+    div.appendChild(neu);
+    return div;
+  }
+  function changeItem(c) {
+    var li = el("li", c.real ? "change" : "change moved");
+    var head = el("div", "change-head");
+    var opCls = c.op === "+" ? "op op-add" : c.op === "-" ? "op op-del" : "op op-chg";
+    head.appendChild(el("span", opCls, c.op));
+    head.appendChild(el("code", null, c.id));
+    if (c.op !== "~" || !c.fields.length) head.appendChild(el("span", "muted", c.what));
+    head.appendChild(el("span", "where", "in: " + c.places));
+    li.appendChild(head);
+    (c.also || []).forEach(function (a) {  // the same change, arrived another way
+      li.appendChild(el("div", "where", "and in: " + a.places + ", " + a.what));
+    });
+    if (c.fields.length) {
+      var box = el("div", "fieldlines");
+      c.fields.forEach(function (f) { box.appendChild(fieldLine(f)); });
+      if (c.more) box.appendChild(el("div", "muted", "... and " + c.more + " more fields (open the diff)"));
+      li.appendChild(box);
+    }
+    var doc = c.ref[0] >= 0 && targets[c.ref[0]] ? targets[c.ref[0]].docs[c.ref[1]] : null;
+    if (doc) {
+      var open = el("button", "link", "diff");
+      open.type = "button";
+      var body = null;
+      open.addEventListener("click", function () {
+        if (body) { body.remove(); body = null; open.textContent = "diff"; return; }
+        body = el("div", "body");
+        body.appendChild(docBody(doc, c.fields.length > 0 && !c.more));
+        li.appendChild(body);
+        open.textContent = "hide diff";
+      });
+      head.appendChild(open);
+    }
+    return li;
+  }
+  if (changes.length) {
+    var clist = document.getElementById("changes");
+    var CHANGES_FIRST = 20;
+    var real = changes.filter(function (c) { return c.real; }).length;
+    document.getElementById("changes-title").textContent = real
+      ? "What changes (" + real + (real === 1 ? " object" : " objects") + (changes.length > real ? ", then " + (changes.length - real) + " moves" : "") + ")"
+      : "What moves (" + changes.length + ")";
+    changes.slice(0, CHANGES_FIRST).forEach(function (c) { clist.appendChild(changeItem(c)); });
+    if (changes.length > CHANGES_FIRST) {
+      var rest = el("button", "more", "show all " + changes.length);
+      rest.type = "button";
+      rest.addEventListener("click", function () {
+        changes.slice(CHANGES_FIRST).forEach(function (c) { clist.appendChild(changeItem(c)); });
+        rest.remove();
+      });
+      document.getElementById("changes-box").appendChild(rest);
+    }
+    document.getElementById("changes-box").hidden = false;
+  }
 
   // -- filter -----------------------------------------------------------------------------
   var KEYS = { target: 1, kind: 1, name: 1, cluster: 1, ns: 1, namespace: 1 };
@@ -109,16 +230,38 @@
       parent.appendChild(document.createTextNode(text));
     }
   }
+  // A run of removed lines followed by as many added ones: each pair is one line changed,
+  // and the part that differs is highlighted.
+  function pairs(lines) {
+    var partner = {};
+    var i = 0;
+    while (i < lines.length) {
+      if (lines[i][0] === "-" && lines[i].lastIndexOf("--- ", 0) !== 0) {
+        var d = i; while (d < lines.length && lines[d][0] === "-") d++;
+        var a = d; while (a < lines.length && lines[a][0] === "+" && lines[a].lastIndexOf("+++ ", 0) !== 0) a++;
+        if (a - d === d - i) for (var k = 0; k < d - i; k++) { partner[i + k] = d + k; partner[d + k] = i + k; }
+        i = a > d ? a : d;
+      } else i++;
+    }
+    return partner;
+  }
   function unified(diff) {
     var pre = el("pre", "diff");
-    diff.replace(/\n$/, "").split("\n").forEach(function (line) {
+    var lines = diff.replace(/\n$/, "").split("\n");
+    var partner = pairs(lines);
+    lines.forEach(function (line, n) {
       var c = line[0], cls = "l";
       if (line.lastIndexOf("--- ", 0) === 0 || line.lastIndexOf("+++ ", 0) === 0) cls += " f";
       else if (c === "@") cls += " h";
       else if (c === "+") cls += " a";
       else if (c === "-") cls += " d";
       var span = el("span", cls);
-      if (c === "+" || c === "-" || c === " ") {
+      if (partner[n] !== undefined && cls.indexOf(" f") < 0) {
+        var other = lines[partner[n]].slice(1), mine = line.slice(1);
+        var parts = c === "-" ? split(mine, other) : split(other, mine);
+        span.appendChild(document.createTextNode(c));
+        marked(span, mine, c === "-" ? parts[1] : parts[2], c === "-" ? "hl-del" : "hl-add", parts[0], parts[3]);
+      } else if (c === "+" || c === "-" || c === " ") {
         if (cls.indexOf(" f") < 0) { span.appendChild(document.createTextNode(c)); yamlLine(span, line.slice(1)); }
         else span.textContent = line;
       } else span.textContent = line;
@@ -153,9 +296,9 @@
     });
     return table;
   }
-  function docBody(d) {
+  function docBody(d, noFields) {
     var frag = document.createDocumentFragment();
-    if (d.fields && d.fields.length) frag.appendChild(el("pre", "fields", d.fields.join("\n")));
+    if (d.fields && d.fields.length && !noFields) frag.appendChild(el("pre", "fields", d.fields.join("\n")));
     if (d.diff) frag.appendChild(sideBySide ? sideBySideTable(d.diff) : unified(d.diff));
     if (d.text) {
       var pre = el("pre", "diff");

@@ -29,7 +29,7 @@ def test_comment_on_a_working_tree_change(repo: Path, cli: Cli) -> None:
     assert res.code == 0, res.stderr
     body = res.stdout
     mdcheck.check(body)
-    assert body.startswith("### 2 documents change in 1 target (2 changed, 0 added, 0 removed)\n")
+    assert body.startswith("### 2 objects change in 1 target: 2 changed, 0 added, 0 removed\n")
     assert "| paths | `a` | 2 -> 2 | +0 | -0 | ~2 |" in body
     assert "data.v: 1 -> 2" in body and "```diff\n--- HEAD (" in body
     assert "hunter2" not in body and "s3cr3t-new" not in body
@@ -89,7 +89,7 @@ def test_output_dir_parts_marker_from_config_and_step_summary(
         listed += body
     for n in range(60):
         assert f"ConfigMap/default/extra-{n:02d}" in listed
-    assert summary.read_text().startswith("### 60 documents change in 1 target")
+    assert summary.read_text().startswith("### 60 objects change in 1 target: 0 changed, 60 added")
     single = cli("comment", "--repo", repo, "--output-dir", out)
     assert single.code == 0
     assert [p.name for p in out.glob("comment-part-*.md")] == ["comment-part-1.md"]

@@ -35,14 +35,16 @@ def test_working_tree_change_gates_and_field_lines(repo: Path, cli: Cli) -> None
     (repo / "a/cm.yaml").write_text(configmap("a", v="2", w="x"))
     plain = cli("diff", "--repo", repo, "--base", "HEAD")
     assert plain.code == 0
-    assert plain.stdout.splitlines()[0] == "changed: 1 changed, 0 added, 0 removed"
+    assert plain.stdout.splitlines()[0] == (
+        "changed: 1 object changes in 1 target: 1 changed, 0 added, 0 removed"
+    )
     assert "a: 2 -> 2 documents (-0, +0, ~1)" in plain.stdout
-    assert "      data.v: 1 -> 2" in plain.stdout
+    assert "~ ConfigMap/default/a\n    data.v: 1 -> 2\n    in: a\n" in plain.stdout
     assert cli("diff", "--repo", repo, "--fail-on-diff").code == 1
     failed = cli("diff", "--repo", repo, "--expect", "no-change")
     assert failed.code == 1
     assert "expected no-change: FAILED" in failed.stdout
-    assert "  a: ConfigMap/default/a: data.v: 1 -> 2" in failed.stdout
+    assert failed.stdout.count("data.v: 1 -> 2") == 1  # said once, not as a reason again
     assert cli("diff", "--repo", repo, "--expect", "pure-move").code == 1
 
 
@@ -203,7 +205,7 @@ def test_check_shows_field_level_changes_and_keeps_its_summary_last(repo: Path, 
     (repo / "a/cm.yaml").write_text(configmap("a", v="1", w="y"))
     res = cli("check", "--repo", repo)
     assert res.code == 1
-    assert "  ~ ConfigMap/default/a\n      data.w: x -> y\n" in res.stdout
+    assert "~ ConfigMap/default/a\n    data.w: x -> y\n    in: a\n" in res.stdout
     assert res.stdout.strip().splitlines()[-1].startswith("render-golden: 1/2 targets match")
 
 
@@ -295,7 +297,7 @@ def test_a_diff_imports_only_its_output_format(repo: Path) -> None:
     # a changed value is explained without deepdiff
     (repo / "a/cm.yaml").write_text(configmap("a", v="2", w="x"))
     changed, modules = modules_after("diff", "--repo", repo, "-q", cwd=repo)
-    assert "      data.v: 1 -> 2" in changed.stdout
+    assert "    data.v: 1 -> 2" in changed.stdout
     assert "deepdiff" not in modules
     as_json, modules = modules_after("diff", "--repo", repo, "-q", "-o", "json", cwd=repo)
     assert as_json.code == 0, as_json.stderr

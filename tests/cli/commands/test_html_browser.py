@@ -20,9 +20,10 @@ import pytest
 from harness.compare import gate
 from harness.compare.analyze import analyze
 from harness.report.formats import html
+from tests import bigrepo
 from tests.cli.commands.conftest import SECRET
-from tests.conftest import Result
-from tests.gitkit import commit_all
+from tests.conftest import Result, run_harness
+from tests.gitkit import commit_all, init
 from tests.homelab import edit, split_cilium
 from tests.report.large_change import sides
 
@@ -88,8 +89,8 @@ class Page:
             self.requests.append(url)
             route.abort()
 
-    def shot(self, path: Path) -> None:
-        self.page.screenshot(path=str(path), full_page=True)
+    def shot(self, path: Path, full: bool = True) -> None:
+        self.page.screenshot(path=str(path), full_page=full)
         print(f"screenshot: {path}")
 
     def visible_rows(self) -> list[str]:
@@ -109,14 +110,27 @@ def test_cilium_split_report(browser: Any, homelab: Path, cli: Cli, tmp_path: Pa
     report = tmp_path / "report.html"
     res = cli("diff", "--repo", homelab, "-q", "--base", "HEAD", "--html", report)
     assert res.code == 0, res.stderr
-    assert res.stdout.startswith("changed: 3 changed, 0 added, 0 removed\n")  # text as ever
+    assert res.stdout.startswith(
+        "changed: 1 object changes in 2 clusters (3 targets): 1 changed, 0 added, 0 removed\n"
+    )
     text = report.read_text()
     assert "hunter2" not in text
     page = Page(browser, report)
     p = page.page
     verdict = p.locator("#verdict-line")
-    assert verdict.is_visible() and "3 documents change" in verdict.inner_text()
+    assert verdict.is_visible() and "1 object changes" in verdict.inner_text()
     assert p.locator(".hazard-line").is_visible()
+
+    # the first screen says what changed: the Secret once, its field, where, then the moves
+    changes = p.locator("#changes > li")
+    first = changes.first
+    assert first.is_visible() and first.bounding_box()["y"] < 1000  # type: ignore[index]
+    assert "Secret/default/db" in first.inner_text()
+    assert "stringData.password" in first.inner_text()
+    assert "in: platform; dev, prod: flux-system/platform" in first.inner_text()
+    assert changes.count() == 7  # the Secret, then 3 moves of the path target and 3 of Flux
+    first.locator("button.link").click()  # its diff, without opening a target
+    first.locator("pre.diff").wait_for(state="visible", timeout=5000)
 
     # the graph is drawn: boxes with a size, the hazard edge on the move
     graph = p.locator("svg.harness-graph")
@@ -186,7 +200,11 @@ def test_large_change_stays_usable(browser: Any, tmp_path: Path) -> None:
     p = page.page
     print(f"large report: {len(page_text) / 1e6:.1f} MB, loaded in {page.load_seconds:.2f}s")
     assert p.locator("#verdict-line").is_visible()
-    assert "5002 documents change" in p.locator("#verdict-line").inner_text()
+    assert (
+        "2501 objects change in 2 clusters (50 targets)" in p.locator("#verdict-line").inner_text()
+    )
+    assert p.locator("#changes > li").count() == 20  # the first of 2501, each said once
+    assert "show all 2501" in p.locator("#changes-box button.more").inner_text()
     assert len(page.visible_rows()) == 50
     assert p.locator("details.doc").count() == 0  # nothing rendered before it is opened
     first = p.locator("details.target").first
@@ -210,3 +228,113 @@ def test_large_change_stays_usable(browser: Any, tmp_path: Path) -> None:
     page.shot(tmp_path / "large-change.png")
     assert page.errors == []
     assert page.requests == []
+
+
+# -- pictures that scale: a generated 250-Kustomization homelab -------------------------------
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """tests/bigrepo.py's repo in git, drawn as `harness graph` draws it, linted to HTML, and
+    diffed to HTML after one app's image changes (the renders share one cache)."""
+    root = tmp_path_factory.mktemp("big")
+    repo = bigrepo.generate(init(root / "git"))
+    commit_all(repo, "base")
+    env = {"HARNESS_CACHE_DIR": str(root / "cache")}
+    out = {"repo": repo, "svg": root / "graph.svg", "lint": root / "lint.html"}
+    res = run_harness(
+        "graph", "--repo", repo, "-q", "-f", "svg", "--layout", "builtin", "-O", out["svg"], env=env
+    )
+    assert res.code == 0, res.stderr
+    res = run_harness("lint", "--repo", repo, "-q", "--html", out["lint"], env=env)
+    assert res.code in (0, 1), res.stderr
+    deployment = repo / "apps/team-03/app-003/app/deployment.yaml"
+    edit(deployment, "app-003:1.0.0", "app-003:1.1.0")
+    out["diff"] = root / "diff.html"
+    res = run_harness("diff", "--repo", repo, "-q", "--html", out["diff"], env=env)
+    assert res.code == 0, res.stderr
+    return out
+
+
+def _fits(page: Any) -> list[str]:
+    """Labels drawn outside their box (none, when fitting is exact)."""
+    return page.evaluate(
+        """() => {
+        const bad = [];
+        document.querySelectorAll("svg.harness-graph g.node").forEach(g => {
+          const rect = g.querySelectorAll("rect");
+          const box = rect[rect.length - 1].getBBox();
+          g.querySelectorAll("text").forEach(t => {
+            const b = t.getBBox();
+            if (b.x < box.x || b.x + b.width > box.x + box.width + 0.5) bad.push(t.textContent);
+          });
+        });
+        return bad;
+      }"""
+    )
+
+
+@pytest.mark.slow
+def test_big_repo_graph_fits_a_page(browser: Any, big: dict[str, Path], tmp_path: Path) -> None:
+    svg = big["svg"].read_text()
+    wrapper = tmp_path / "graph.html"
+    wrapper.write_text(f"<!doctype html><html><body style='margin:0'>{svg}</body></html>")
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(wrapper.as_uri())
+    graph = page.locator("svg.harness-graph")
+    box = graph.bounding_box()
+    assert box is not None and box["width"] <= 1600 and box["height"] <= 1200  # a page
+    assert page.locator("svg.harness-graph g.edge").count() <= 60  # not 1,500
+    assert page.locator("svg.harness-graph g.node[data-members]").count() >= 10  # namespaces
+    legend = page.locator("svg.harness-graph g.legend").text_content() or ""
+    assert "dependsOn" in legend and "not drawn: 720 CRD-provider edges" in legend
+    assert "240 Kustomizations boxed by namespace" in legend
+    assert _fits(page) == []
+    page.screenshot(path=str(tmp_path / "big-graph.png"), full_page=True)
+    print(f"screenshot: {tmp_path / 'big-graph.png'}")
+    page.close()
+
+
+@pytest.mark.slow
+def test_big_repo_lint_report_graph_is_legible(
+    browser: Any, big: dict[str, Path], tmp_path: Path
+) -> None:
+    page = Page(browser, big["lint"])
+    p = page.page
+    graph = p.locator("#graph svg.harness-graph")
+    width = float(graph.get_attribute("width") or 0)
+    box = graph.bounding_box()
+    assert box is not None and abs(box["width"] - width) < 1  # drawn at its size, not shrunk
+    assert _fits(p) == []
+    crd = p.locator('#graph g.edge[data-kind="crd"]')
+    assert crd.count() > 0 and not crd.first.is_visible()  # CRD edges off past a size
+    p.check('.edge-toggles input[data-kind="crd"]')
+    assert crd.first.is_visible()
+    assert (
+        "240 Kustomizations: add dependsOn kube-prometheus-stack"
+        in p.locator("#findings").inner_text()
+    )  # one cause, one item
+    page.shot(tmp_path / "big-lint.png", full=False)  # the first screen
+    assert page.errors == [] and page.requests == []
+
+
+@pytest.mark.slow
+def test_big_repo_diff_shows_the_neighbourhood_and_expands(
+    browser: Any, big: dict[str, Path], tmp_path: Path
+) -> None:
+    page = Page(browser, big["diff"])
+    p = page.page
+    assert "1 object changes in 1 cluster" in p.locator("#verdict-line").inner_text()
+    change = p.locator("#changes > li").first
+    assert "apps/Deployment/team-03/app-003" in change.inner_text()
+    assert p.locator("#changes .hl-add").first.inner_text() == "1"  # 1.0.0 -> 1.1.0
+    near = p.locator("#graph .graph-box g.node").count()
+    assert 0 < near < 20  # the change's neighbourhood, not 250 boxes
+    assert _fits(p) == []
+    page.shot(tmp_path / "big-diff.png")
+    p.click("#whole-graph")
+    whole = p.locator("#graph .graph-box").last.locator("g.node")
+    assert whole.count() > near
+    assert _fits(p) == []
+    page.shot(tmp_path / "big-diff-whole.png")
+    assert page.errors == [] and page.requests == []

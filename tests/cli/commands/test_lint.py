@@ -83,6 +83,7 @@ def test_findings_at_fail_on_exit_1_summary_first_and_json_lists_them(
         "kustomizations",
         "documents",
         "message",
+        "cause",
     }
     assert finding["kustomizations"] == ["apps", "apps-copy"]
     assert data["summary"]["exit_code"] == 1 and data["suppressed"] == []
@@ -144,3 +145,65 @@ def test_a_text_lint_loads_no_comparison_or_other_output(make_repo: Repo) -> Non
     }
     unused |= {"harness.shard", "harness.report.junit", "harness.report.github", "helm_python"}
     assert modules & unused == set()
+
+
+HELMRELEASE = """apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: kube-prometheus-stack
+  namespace: monitoring
+spec:
+  interval: 1h
+  chart:
+    spec:
+      chart: kube-prometheus-stack
+      sourceRef:
+        kind: HelmRepository
+        name: prometheus-community
+"""
+SERVICE_MONITOR = """apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata:
+  name: {name}
+  namespace: {name}
+spec:
+  selector:
+    matchLabels:
+      app: {name}
+"""
+
+
+def test_findings_of_one_cause_are_one_entry(make_repo: Repo, cli: Cli) -> None:
+    """Four apps with a ServiceMonitor and no dependsOn on the Kustomization installing its
+    CRD: one crd-order entry, `4 Kustomizations: add dependsOn monitoring`, not four."""
+    apps = [f"app-{c}" for c in "abcd"]
+    files: dict[str, str | bytes] = {
+        "clusters/dev/kustomization.yaml": kustomization("monitoring.yaml", "apps.yaml"),
+        "clusters/dev/monitoring.yaml": FLUX_KS.format(
+            name="monitoring", path="monitoring", extra=""
+        ),
+        "clusters/dev/apps.yaml": "---\n".join(
+            FLUX_KS.format(name=a, path=f"apps/{a}", extra="") for a in apps
+        ),
+        "monitoring/kustomization.yaml": kustomization("hr.yaml"),
+        "monitoring/hr.yaml": HELMRELEASE,
+    }
+    for a in apps:
+        files[f"apps/{a}/kustomization.yaml"] = kustomization("sm.yaml")
+        files[f"apps/{a}/sm.yaml"] = SERVICE_MONITOR.format(name=a)
+    repo = make_repo(files)
+    res = cli("lint", "--repo", repo)
+    assert res.code == 0, res.stdout + res.stderr
+    assert "crd-order (4 info)" in res.stdout
+    entry = [ln for ln in res.stdout.splitlines() if "Kustomizations: add dependsOn" in ln]
+    assert len(entry) == 1
+    assert entry[0].split()[:5] == ["info", "4", "Kustomizations:", "add", "dependsOn"]
+    assert "app-a, app-b, app-c and app-d (-v lists each finding)" in res.stdout
+    assert res.stdout.count("crd-order:dev:") == 0  # the ids are behind -v
+    verbose = cli("lint", "--repo", repo, "-v").stdout
+    assert verbose.count("crd-order:dev:app-") == 4
+    data = json.loads(cli("lint", "--repo", repo, "-o", "json").stdout)
+    (group,) = data["groups"]
+    assert (group["rule"], group["count"], group["kustomizations"]) == ("crd-order", 4, apps)
+    assert group["cause"].startswith("add dependsOn monitoring")
+    assert all(f["cause"] == group["cause"] for f in data["findings"])

@@ -121,3 +121,49 @@ def test_a_source_mapped_to_a_checkout_is_judged_there(tmp_path: Path, cli: Cli)
     assert res.code == 0, res.stderr + res.stdout
     assert [f["id"] for f in data["findings"]] == ["substitution:home:team:TEAM_NOTE:literal"]
     assert "vendor/team/deploy/team.yaml" in data["findings"][0]["message"]
+
+
+def test_skipped_kustomizations_are_one_line_once_per_run(tmp_path: Path, cli: Cli) -> None:
+    """Four Kustomizations built from an external source: every verb says so in one line
+    with a count, once (not once per side of a diff); -v, the JSON and the comment list them."""
+    root = init(tmp_path / "git")
+    teams = [flux_ks(f"team-{c}", f"./deploy/{c}", source="team") for c in "abcd"]
+    files = {
+        "clusters/home/kustomization.yaml": ks_file("apps.yaml", "team.yaml"),
+        "clusters/home/apps.yaml": flux_ks("apps", "./apps"),
+        "clusters/home/team.yaml": docs(TEAM_SOURCE, *teams),
+        "apps/kustomization.yaml": ks_file("web.yaml"),
+        "apps/web.yaml": cm("web", "web", v="1"),
+        "harness.yaml": yaml.safe_dump(
+            {
+                "goldens": "goldens",
+                "outside_git": {
+                    "home": {"sources": {"GitRepository/flux-system/team": "external"}}
+                },
+            }
+        ),
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    commit_all(root, "base")
+    (root / "apps/web.yaml").write_text(cm("web", "web", v="2"))
+    line = (
+        "info: 4 Flux Kustomizations not rendered, their source is external (harness.yaml "
+        "outside_git): home/flux-system/team-a, home/flux-system/team-b, "
+        "home/flux-system/team-c and 1 more (-v lists each)"
+    )
+    for verb in ("diff", "lint", "comment"):
+        res = cli(verb, "--repo", root)
+        assert [ln for ln in res.stderr.splitlines() if ln.startswith("info:")] == [line], verb
+    verbose = cli("diff", "--repo", root, "-v").stderr.splitlines()
+    assert [ln for ln in verbose if "skipped" in ln] == [
+        f"info: home/flux-system/team-{c}: skipped, source GitRepository/flux-system/team is "
+        "external (harness.yaml outside_git)"
+        for c in "abcd"
+    ]
+    data = json.loads(cli("diff", "--repo", root, "-o", "json").stdout)
+    assert [s["target"] for s in data["skipped"]] == [f"home/flux-system/team-{c}" for c in "abcd"]
+    comment = cli("comment", "--repo", root).stdout
+    assert "> **Not judged**: 4 Flux Kustomizations skipped (" in comment
+    assert "<summary>Not judged: 4 Flux Kustomizations skipped</summary>" in comment

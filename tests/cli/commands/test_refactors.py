@@ -255,11 +255,18 @@ def test_ci_only_commit_with_a_preexisting_broken_target_is_no_change(
     lines = res.stdout.splitlines()
     assert lines[0].startswith("no change: ")
     assert "2 pre-existing render errors: failing the same way on both sides" in lines[0]
+    # said once, with a count; the messages with -v
+    assert [ln for ln in lines if "pre-existing" in ln and not ln.startswith("no change")] == [
+        "2 pre-existing render errors (failing the same way on both sides, inputs unchanged; "
+        "not judged): apps/broken, dev/flux-system/broken; -v shows the messages",
+        "8 targets: 0 differ, 6 unchanged, 0 render errors, 2 pre-existing errors",
+    ]
+    verbose = cli(*DIFF, "--repo", root, "-v").stdout.splitlines()
     assert any(
         ln.startswith(
             "pre-existing error: dev/flux-system/broken (base and head, inputs unchanged)"
         )
-        for ln in lines
+        for ln in verbose
     )
     assert lines[-1] == "8 targets: 0 differ, 6 unchanged, 0 render errors, 2 pre-existing errors"
     assert cli(*DIFF, "--repo", root, "--expect", "no-change").code == 0
@@ -269,7 +276,9 @@ def test_ci_only_commit_with_a_preexisting_broken_target_is_no_change(
     assert comment.stdout.startswith(
         "### No change: 6 targets, 20 documents unchanged (2 pre-existing render errors)"
     )
-    assert "> [!WARNING]\n> **2 pre-existing render errors**" in comment.stdout
+    assert "> [!WARNING]\n> **Not judged**: 2 pre-existing render errors (" in comment.stdout
+    assert "<summary>Not judged: 2 pre-existing render errors</summary>" in comment.stdout
+    assert comment.stdout.count("`dev/flux-system/broken`") == 1  # listed once, collapsed
     assert "[!CAUTION]" not in comment.stdout
 
 
@@ -355,8 +364,17 @@ def test_every_headline_is_the_json_summary(name: str, git_root: Path, cli: Cli)
     lines = text.stdout.splitlines()
     assert lines[0] == data["verdict_line"]
     if data["verdict"] == "changed":
-        line = f"changed: {c['changed']} changed, {c['added']} added, {c['removed']} removed"
-        assert lines[0].startswith(line)
+        if c["documents_changing"]:
+            line = (
+                f"{_plural(c['objects'], 'object')} "
+                f"{'changes' if c['objects'] == 1 else 'change'} in "
+            )
+            assert lines[0].startswith(f"changed: {line}")
+            assert (
+                f": {c['objects_changed']} changed, {c['objects_added']} added, "
+                f"{c['objects_removed']} removed"
+            ) in lines[0]
+            assert len({ch["id"] for ch in data["changes"] if ch["real"]}) >= c["objects"]
         if c["targets_error"]:
             assert _plural(c["targets_error"], "render error") in lines[0]
     elif data["verdict"] == "no-change":
@@ -381,12 +399,15 @@ def test_every_headline_is_the_json_summary(name: str, git_root: Path, cli: Cli)
     )
     headline = comment.splitlines()[0]
     if data["verdict"] == "changed" and c["documents_changing"]:
+        where = _plural(c["change_targets"], "target")
+        if c["clusters"]:
+            where = f"{_plural(c['clusters'], 'cluster')} ({where})"
         assert (
-            f"{_plural(c['documents_changing'], 'document')} "
-            f"{'changes' if c['documents_changing'] == 1 else 'change'} in "
-            f"{_plural(c['change_targets'], 'target')} ({c['changed']} changed, "
-            f"{c['added']} added, {c['removed']} removed"
-        ) in headline
+            f"{_plural(c['objects'], 'object')} "
+            f"{'changes' if c['objects'] == 1 else 'change'} in {where}: "
+            f"{c['objects_changed']} changed, {c['objects_added']} added, "
+            f"{c['objects_removed']} removed"
+        ).capitalize() in headline
     if c["targets_error"]:
         assert f"{_plural(c['targets_error'], 'render error')} (not compared)" in headline
     numbers = [int(n) for n in re.findall(r"(\d+) (?:Flux Kustomization)", headline)]

@@ -79,10 +79,10 @@ def test_chart_bump_changes_the_deployment_and_removes_a_crd(
     comment = cli("comment", "--repo", repo, "--base", "HEAD", "-q")
     assert comment.code == 0, comment.stderr
     body = comment.stdout
-    assert "**Helm releases in prod**" in body
     assert "| helm: prod | `prod/apps/web` | 6 -> 5 | +0 | -1 | ~2 |" in body
     assert "helm-delete" in body
-    assert body.index("**Helm releases in prod**") > body.index("prod/flux-system/apps: ")
+    # the release's own section comes after the Flux targets'
+    assert body.index("<summary>prod/apps/web: ") > body.index("prod: flux-system/apps: ")
 
     text = cli("diff", "--repo", repo, "--base", "HEAD", "-q")
     assert "ghcr.io/example/web:1.0.0 -> ghcr.io/example/web:2.0.0" in text.stdout

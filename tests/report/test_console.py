@@ -1,0 +1,40 @@
+"""Progress for people (a bar on a terminal) and for logs (periodic lines in CI)."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.core.model import Target, TargetResult
+from harness.report import console
+
+DONE = TargetResult(Target("a", "path", Path("/a")))
+
+
+def test_a_log_gets_periodic_lines_then_a_last_one(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(console.ENV_EVERY, "0.05")
+    monkeypatch.setenv("CI", "true")
+    with console.render_progress(what="rendering") as (on_plan, on_done):
+        on_plan(3)
+        on_done(DONE)
+        time.sleep(0.17)
+        on_done(DONE)
+        on_done(DONE)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) >= 3
+    assert all(re.fullmatch(r"rendering: [1-3]/3 targets, 0:00 elapsed", ln) for ln in lines[:-1])
+    assert lines[-1] == "rendering: 3/3 targets done in 0:00"
+
+
+def test_a_quick_run_and_quiet_print_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    with console.render_progress() as (on_plan, on_done):  # the default first line is at 10 s
+        on_plan(1)
+        on_done(DONE)
+    with console.render_progress(quiet=True) as (on_plan, on_done):
+        on_plan(1)
+    assert capsys.readouterr().err == ""
