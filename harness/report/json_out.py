@@ -102,7 +102,9 @@ def check_payload(
     targets = comparison.targets
     changes: list[dict[str, Any]] = []
     if comparison.differing:
-        analysis = analyze(comparison.base, comparison.head, ignore=ignore_patterns(cfg))
+        analysis = analyze(
+            comparison.base, comparison.head, ignore=ignore_patterns(cfg), repairs=False
+        )  # a goldens base
         changes = change_groups(group(analysis))
     return {
         "schema": CHECK_SCHEMA,
