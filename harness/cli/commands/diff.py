@@ -11,13 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from harness import gitref
-from harness.cache import inputs
+from harness.cache import inputs, refsnap
 from harness.cache import store as cache_mod
+from harness.cache.seam import known_version
 from harness.cli.context import (
     Common,
     cache_settings,
     hazard_gate,
     load_config,
+    print_skipped,
     render_snapshot,
     renderer_for,
 )
@@ -80,11 +82,15 @@ def _side(
         origin = Origin("worktree", "working tree", path=str(cfg.repo))
         snapshot = render_snapshot(common, cfg, renderer, label=origin.label, cache=cache)
         return snapshot, origin, inputs.side_digests(cfg.repo, snapshot)
+    key = _ref_key(common, cfg, renderer, ref, cache, resolved)
+    found = _remembered(cache, key, ref)
+    if found is not None:
+        return found
     blobs = cache is not None
     with gitref.checkout_ahead(
         cfg.repo, ref, blobs=blobs, background=False, resolved=resolved
     ) as co:
-        return _ref_side(common, cfg, renderer, co(), cache)
+        return _ref_side(common, cfg, renderer, co(), cache, key)
 
 
 def _ref_side(
@@ -93,15 +99,66 @@ def _ref_side(
     renderer: Renderer,
     exported: gitref.Exported,
     cache: cache_mod.RenderCache | None,
+    key: refsnap.RefKey | None = None,
 ) -> tuple[Snapshot, Origin, dict[str, str]]:
-    """`_side` of a ref, from its checkout (still there while this runs)."""
+    """`_side` of a ref, from its checkout (still there while this runs); remembered under
+    `key` when every target's render is a function of the tree (cache/refsnap.py)."""
     checkout = exported.checkout
     origin = Origin("git", checkout.label, ref=checkout.ref, sha=checkout.sha)
     at = config_at(cfg, checkout.repo)
+    remote_before = cache.uncacheable if cache is not None else 0
     snapshot = render_snapshot(
         common, at, renderer, label=origin.label, cache=cache, blob_index=exported.blobs
     )
-    return snapshot, origin, inputs.side_digests(at.repo, snapshot)
+    digests = inputs.side_digests(at.repo, snapshot)
+    if key is not None and cache is not None and cache.uncacheable == remote_before:
+        refsnap.remember(cache, key, snapshot, at.repo, digests)
+    return snapshot, origin, digests
+
+
+def _ref_key(
+    common: Common,
+    cfg: Config,
+    renderer: Renderer,
+    ref: str,
+    cache: cache_mod.RenderCache | None,
+    resolved: gitref.Resolved | None,
+) -> refsnap.RefKey | None:
+    """Where the whole render of `ref` is remembered; None when it cannot be (no cache,
+    helm targets, a shard, or a checkout that may differ from the tree)."""
+    if cache is None or resolved is None or cfg.helm or common.shard is not None:
+        return None
+    sha = resolved.shas.get(ref)
+    if sha is None:
+        return None
+    if cache.store is not None:
+        known_version(renderer, cache.store)  # a version an earlier run asked is not asked
+    try:
+        sub = gitref.subdirectory(resolved.root, cfg.repo)
+        info = renderer.info()
+    except HarnessError:
+        return None
+    identity = f"{info.name}\0{info.version}\0{' '.join(renderer.flags)}"
+    options = {"strict": cfg.strict, "flux": True, "selection": ""}
+    return refsnap.ref_key(
+        cfg, resolved.root, sub, sha, renderer_identity=identity, options=options
+    )
+
+
+def _remembered(
+    cache: cache_mod.RenderCache | None, key: refsnap.RefKey | None, ref: str
+) -> tuple[Snapshot, Origin, dict[str, str]] | None:
+    """A ref's remembered render, as `_ref_side` would have made it (skipped targets are
+    announced as a render announces them)."""
+    if cache is None or key is None:
+        return None
+    origin = Origin("git", f"{ref} ({key.sha[:12]})", ref=ref, sha=key.sha)
+    found = refsnap.load(cache, key, origin.label)
+    if found is None:
+        return None
+    snapshot, digests = found
+    print_skipped(snapshot)
+    return snapshot, origin, digests
 
 
 def _sides(
@@ -121,11 +178,18 @@ def _sides(
     if head_ref is not None:
         base = _side(common, cfg, renderer, base_ref, cache, resolved)
         return base, _side(common, cfg, renderer, head_ref, cache, resolved)
+    key = _ref_key(common, cfg, renderer, base_ref, cache, resolved)
+    if key is not None and cache is not None and refsnap.known(cache, key):
+        head = _side(common, cfg, renderer, None, cache)
+        remembered = _remembered(cache, key, base_ref)
+        if remembered is not None:
+            return remembered, head
+        return _side(common, cfg, renderer, base_ref, cache, resolved), head
     co = stack.enter_context(
         gitref.checkout_ahead(cfg.repo, base_ref, blobs=cache is not None, resolved=resolved)
     )
     head = _side(common, cfg, renderer, None, cache)
-    base = _ref_side(common, cfg, renderer, co(), cache)
+    base = _ref_side(common, cfg, renderer, co(), cache, key)
     co.release()
     return base, head
 

@@ -11,6 +11,12 @@ that `substituteFrom` may name). A plaintext Secret value must never reach the d
 another Kustomization may substitute it: such a Secret is stored redacted, and on a hit it
 comes back as an `ElidedSecret` that re-runs its build (uncached, once) only when a
 `substituteFrom` actually reads it.
+
+A build that fails after kustomize succeeded (strict substitution, an object that is no
+object after substitution, a file the artifact lacks) fails the same way for the same key,
+so its one-line error is remembered too: a candidate cluster directory that another
+cluster builds fails like this on every run, and re-ran kustomize on every warm run. A
+kustomize failure (`RenderFailed`: maybe a timeout or a kill) is never remembered.
 """
 
 from __future__ import annotations
@@ -97,11 +103,19 @@ def build_flux(
         failure = _missing_from_payload(cache.get(missing_digest))
         if failure is not None:
             raise failure
+    failed_digest = cache_mod.key("flux-failed", digest)
+    failed = cache.get(failed_digest)
+    if failed is not None and isinstance(failed.get("error"), str):
+        raise BuildError(failed["error"])
     try:
         built = build(ks, directory, ctx, lookup, rules)
     except MissingObject as exc:
         if missing_digest is not None:
             cache.put(missing_digest, _missing_payload(exc))
+        raise
+    except BuildError as exc:
+        if type(exc) is BuildError:  # decided by the inputs the key holds, as a success is
+            cache.put(failed_digest, {"error": str(exc)})
         raise
     docs = tuple(documents.document_from_object(o) for o in built.objects)
     built = dataclasses.replace(built, documents=docs)
