@@ -21,6 +21,7 @@ from harness.pipeline import RenderOptions, render_repo
 from harness.report.console import render_progress, stderr
 
 if TYPE_CHECKING:
+    from harness.cache.seam import Resident
     from harness.hazards.engine import HazardReport
     from harness.shard import Sharder
 
@@ -98,6 +99,7 @@ def render_snapshot(
     *,
     cache: cache_mod.RenderCache | None = None,
     blob_index: Mapping[str, str] | None = None,
+    resident: Resident | None = None,
 ) -> Snapshot:
     """Render through the cache: `cache` when the verb shares one between renders (diff),
     else one opened (and pruned to its cap) for this render."""
@@ -114,6 +116,7 @@ def render_snapshot(
         cache=cache,
         blob_index=blob_index,
         shard=common.shard,
+        resident=resident,
     )
     try:
         with render_progress(common.quiet) as (on_plan, on_done):

@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.cache import memo
 from harness.core.config import Config
 from harness.core.errors import ConfigError
 from harness.discover import is_component, kustomization_file, kustomization_in, walk
@@ -104,10 +105,18 @@ def _reaching(starts: Iterable[Path], targets: set[Path], incl: Includes) -> set
 
 
 def _file_declares(path: Path) -> bool:
+    """Whether the file declares a Flux Kustomization; remembered while its stat holds
+    (memo.FILES), so a run over an unchanged tree reads none of its manifests here."""
+    key = str(path)
+    at, known = memo.FILES.get(key, "declares-ks")
+    if known is not None:
+        return known == "1"
     try:
-        return declares_flux_kustomization(path.read_text(encoding="utf-8"))
+        found = declares_flux_kustomization(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError):
         return False
+    memo.FILES.put(key, "declares-ks", at, "1" if found else "0")
+    return found
 
 
 def keep(candidates_: Iterable[Path], reaches: dict[Path, set[Path]]) -> list[Path]:

@@ -56,6 +56,8 @@ RULES: tuple[Rule, ...] = (
     helm_crd_upgrade.RULE,
 )
 RULE_IDS = tuple(r.id for r in RULES)
+# a base render's lint findings, by (its id, the inventory, the rules): see `diff`
+BaseMemo = dict[tuple[object, ...], tuple[Snapshot, list[Finding]]]
 
 
 @dataclass(frozen=True)
@@ -218,10 +220,14 @@ def diff(
     strict: bool = True,
     config_file: str = "harness.yaml",
     outside_git: Mapping[str, ClusterDecl] | None = None,
+    base_memo: BaseMemo | None = None,
 ) -> HazardReport:
     """`diff`/`check`/`comment`: diff rules, plus lint findings the change introduces.
 
-    What exists before Flux is read once, from the head's repo and config, for every side."""
+    What exists before Flux is read once, from the head's repo and config, for every side.
+    `base_memo` keeps the base side's lint findings for a caller that diffs one base
+    against many heads (`harness watch`): they depend only on the base render, the
+    inventory and the settings, which the memo's key holds."""
     src = dict(sources or {})
     decls = dict(outside_git or {})
     head_ctx = LintContext(
@@ -244,17 +250,25 @@ def diff(
         inventory: Inventory = head_ctx.preinstalled  # scanned only when the lint passes run
         # both sides' graphs are derived once, shared by every context of this diff
         base_graphs, head_graphs = ctx.base_graphs, head_ctx.graphs
-        before = lint_findings(
-            LintContext(
-                base,
-                sources=src,
-                outside_git=decls,
-                inventory=inventory,
-                strict=strict,
-                known_graphs=base_graphs,
-            ),
-            rules,
-        )
+        memo_key = (id(base), inventory.provisions, tuple(r.id for r in rules))
+        remembered = base_memo.get(memo_key) if base_memo is not None else None
+        if remembered is not None and remembered[0] is base:
+            before = remembered[1]
+        else:
+            before = lint_findings(
+                LintContext(
+                    base,
+                    sources=src,
+                    outside_git=decls,
+                    inventory=inventory,
+                    strict=strict,
+                    known_graphs=base_graphs,
+                ),
+                rules,
+            )
+            if base_memo is not None:
+                base_memo.clear()
+                base_memo[memo_key] = (base, before)
         bare = _unique(
             lint_findings(
                 LintContext(
@@ -298,11 +312,18 @@ def _lint_input(r: TargetResult) -> tuple[object, ...]:
     return (t.name, t.kind, t.cluster, r.documents, r.error, r.duplicates, r.notes)
 
 
-def diff_for(cfg: Config, base: Snapshot, head: Snapshot, head_repo: Path | None) -> HazardReport:
+def diff_for(
+    cfg: Config,
+    base: Snapshot,
+    head: Snapshot,
+    head_repo: Path | None,
+    base_memo: BaseMemo | None = None,
+) -> HazardReport:
     """`diff` for a command: the config's sources, goldens and suppressions."""
     return diff(
         base,
         head,
+        base_memo=base_memo,
         head_repo=head_repo,
         goldens=cfg.goldens,
         sources=cfg.sources,

@@ -93,6 +93,18 @@ def _side(
         return _ref_side(common, cfg, renderer, co(), cache, key)
 
 
+def ref_side(
+    common: Common,
+    cfg: Config,
+    renderer: Renderer,
+    ref: str,
+    cache: cache_mod.RenderCache | None,
+    resolved: gitref.Resolved,
+) -> tuple[Snapshot, Origin, dict[str, str]]:
+    """One ref's side on its own (`harness watch` holds it while the tree changes)."""
+    return _side(common, cfg, renderer, ref, cache, resolved)
+
+
 def _ref_side(
     common: Common,
     cfg: Config,
@@ -298,13 +310,16 @@ def conclude(
     head_origin: Origin,
     started: float,
     same_inputs: frozenset[str] = frozenset(),
+    base_memo: hazard_engine.BaseMemo | None = None,
 ) -> DiffRun:
     """Analyse two rendered sides and judge them (shared with `harness merge`); `same_inputs`
     names the failed targets whose inputs did not change (their errors are pre-existing)."""
     ignore = ignore_patterns(cfg)
     analysis = analyze(base, head, ignore=ignore, unified=options.unified, same_inputs=same_inputs)
     verdict = gate.judge(analysis)
-    hazards = hazard_engine.diff_for(cfg, base, head, cfg.repo if options.head is None else None)
+    hazards = hazard_engine.diff_for(
+        cfg, base, head, cfg.repo if options.head is None else None, base_memo
+    )
     code = hazard_gate(
         gate.exit_code(
             analysis,

@@ -53,6 +53,30 @@ from harness.flux.kustomize.build import (
 from harness.flux.source.ignore import Rules
 
 
+class _Miss(Exception):
+    """A probe found no answer in the cache: the build has to run."""
+
+
+def probe_flux(
+    ks: FluxKustomization,
+    directory: Path,
+    ctx: Context,
+    lookup: Lookup,
+    rules: Rules | None,
+    root: Path,
+) -> Built | None:
+    """`build_flux` when the cache answers (a result, or a remembered failure raised as
+    BuildError); None when the build would have to run. The fixed point asks this inline
+    for a whole round and hands only the misses to the pool: on a warm run a thread and a
+    future per cached build cost more than the lookup itself."""
+    if ctx.seam is None or ctx.seam.cache is None:
+        return None
+    try:
+        return build_flux(ks, directory, ctx, lookup, rules, root, _probe=True)
+    except _Miss:
+        return None
+
+
 def build_flux(
     ks: FluxKustomization,
     directory: Path,
@@ -60,6 +84,8 @@ def build_flux(
     lookup: Lookup,
     rules: Rules | None,
     root: Path,
+    *,
+    _probe: bool = False,
 ) -> Built:
     """`build.build` behind confinement to `root` and the cache; BuildError on failure."""
     seam = ctx.seam
@@ -68,11 +94,11 @@ def build_flux(
     try:
         # what Flux would generate, without writing the mirror or decoding the listed files
         # yet: a cache hit needs neither (its key covers every listed file's content)
-        plan = generator.plan(ks, directory, ctx.workspace, rules, mirror=False, check=False)
+        plan = _plan(ks, directory, ctx, rules)
     except generator.GeneratorError as exc:
         raise BuildError(ctx.relative(str(exc))) from None
     if plan.empty:
-        return build(ks, directory, ctx, lookup, rules)
+        return build(ks, directory, ctx, lookup, rules)  # no kustomize run: as cheap as a hit
     generated = (plan.file_name, plan.content) if plan.generated else None
     try:
         closure = seam.walker.closure(directory, root, generated=generated)
@@ -82,6 +108,8 @@ def build_flux(
     if cache is None:
         return build(ks, directory, ctx, lookup, rules)
     if not closure.cacheable:
+        if _probe:
+            raise _Miss
         cache.skip()
         return build(ks, directory, ctx, lookup, rules)
     digest = cache_mod.key(
@@ -107,6 +135,8 @@ def build_flux(
     failed = cache.get(failed_digest)
     if failed is not None and isinstance(failed.get("error"), str):
         raise BuildError(failed["error"])
+    if _probe:
+        raise _Miss
     try:
         built = build(ks, directory, ctx, lookup, rules)
     except MissingObject as exc:
@@ -121,6 +151,22 @@ def build_flux(
     built = dataclasses.replace(built, documents=docs)
     cache.put(digest, _payload(built))
     return built
+
+
+def _plan(
+    ks: FluxKustomization, directory: Path, ctx: Context, rules: Rules | None
+) -> generator.Plan:
+    """generator.plan without the mirror; a resident seam keeps it while nothing under the
+    directory changes (seam.Resident.forget)."""
+    plans = ctx.seam.plans if ctx.seam is not None else None
+    key = (repr(ks), str(directory), rules)
+    if plans is not None and key in plans:
+        found: generator.Plan = plans[key]
+        return found
+    plan = generator.plan(ks, directory, ctx.workspace, rules, mirror=False, check=False)
+    if plans is not None:
+        plans[key] = plan
+    return plan
 
 
 def _variables_part(ks: FluxKustomization, lookup: Lookup) -> str:
