@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -215,30 +216,37 @@ def _tree_files(cfg: Config) -> set[str]:
 # -- waiting for changes ------------------------------------------------------------------------
 
 
-def changes(repo: Path, stop: threading.Event, poll: bool = False) -> Iterator[set[str]]:
-    """Batches of changed absolute paths under `repo`, until `stop` is set."""
+def changes(
+    repo: Path, stop: threading.Event, ready: threading.Event, poll: bool = False
+) -> Iterator[set[str]]:
+    """Batches of changed absolute paths under `repo`, until `stop` is set; `ready` is set
+    once changes are being seen."""
     if not poll:
         try:
             import watchfiles
         except ImportError:
             poll = True
         else:
-            for batch in watchfiles.watch(
+            batches = watchfiles.watch(
                 repo,
                 stop_event=stop,
                 debounce=50,
                 step=20,
-                rust_timeout=500,
-                yield_on_timeout=False,
-            ):
-                yield {path for _change, path in batch}
+                rust_timeout=200,
+                yield_on_timeout=True,  # the first (empty) batch says the watch is set up
+            )
+            for batch in batches:
+                ready.set()
+                if batch:
+                    yield {path for _change, path in batch}
             return
-    yield from _polled(repo, stop)
+    yield from _polled(repo, stop, ready)
 
 
-def _polled(repo: Path, stop: threading.Event) -> Iterator[set[str]]:
+def _polled(repo: Path, stop: threading.Event, ready: threading.Event) -> Iterator[set[str]]:
     """Changes found by comparing the tree's stats every POLL_SECONDS."""
     before = _stats(repo)
+    ready.set()
     while not stop.wait(POLL_SECONDS):
         now = _stats(repo)
         if now != before:
@@ -269,12 +277,32 @@ def loop(
     stop: threading.Event | None = None,
 ) -> int:
     """Answer once, then after every batch of changes until Ctrl-C (or `stop`); the last
-    answer's exit code."""
+    answer's exit code. Changes are collected in a thread from before the first answer on,
+    so a save made while an answer renders is answered next, never lost."""
     stop = stop or threading.Event()
-    answer = watcher.answer()
-    show(answer)
+    ready = threading.Event()
+    pending: queue.Queue[set[str]] = queue.Queue()
+
+    def collect() -> None:
+        for batch in changes(watcher.cfg.repo, stop, ready, poll):
+            pending.put(batch)
+
+    thread = threading.Thread(target=collect, name="harness-watch", daemon=True)
+    thread.start()
+    answer: Answer | None = None
     try:
-        for batch in changes(watcher.cfg.repo, stop, poll):
+        while not ready.wait(0.1):
+            if not thread.is_alive():
+                raise HarnessError("watch: cannot watch the tree for changes")
+        answer = watcher.answer()
+        show(answer)
+        while not stop.is_set():
+            try:
+                batch = pending.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            while not pending.empty():  # everything saved meanwhile, in one answer
+                batch |= pending.get_nowait()
             try:
                 answer = watcher.answer(batch)
             except HarnessError as exc:  # a broken config mid-edit: say so, keep watching
@@ -284,5 +312,9 @@ def loop(
                 continue
             show(answer)
     except KeyboardInterrupt:
+        if answer is None:
+            raise
+    finally:
         stop.set()
-    return answer.run.code
+        thread.join(timeout=5)
+    return answer.run.code if answer is not None else 2
