@@ -12,6 +12,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from harness.core import yamlload
 from harness.flux.api import (
     FluxKustomization,
     Image,
@@ -20,7 +21,6 @@ from harness.flux.api import (
     SpecError,
     parse_kustomization,
 )
-from harness.core import yamlload
 from harness.flux.kustomize import generator
 from tests.flux.conftest import cm, flux_ks, ks_file, objects, render_repo
 
