@@ -5,7 +5,10 @@ Some values are asked for again and again within one run: a kustomization file's
 (every hazard rule), a document's strings joined for a search. Each such memo is a `Memo`:
 a dict bounded by a size (cleared when full, so memory stays flat on huge repos) and
 registered here, so `reset()` empties every one when a run starts: a memo never carries
-one run's data into the next run of the same process (the tests' CLI runner, `watch`).
+one run's data into the next run of the same process (the tests' CLI runner). Every memo
+is keyed by content (a text, a shared object), so `harness watch` keeps them between the
+answers it gives for one tree and resets them when it starts afresh. `FILES` (below) is
+the one exception to `reset()`: facts about files, checked against each file's stat.
 Values are shared: whoever reads one must not mutate it.
 """
 
