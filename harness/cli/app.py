@@ -485,8 +485,9 @@ def watch(
         typer.Option("--poll", help="Find changes by polling stats instead of file events."),
     ] = False,
 ) -> int:
-    """Stay resident: print the diff against the base, then again after every save (Ctrl-C
-    to stop; exit code of the last answer, as diff's)."""
+    """Stay resident: the diff against the base, answered again after every save.
+
+    Ctrl-C stops it with the last answer's exit code (as diff's)."""
     from harness.cli.commands import watch as cmd
 
     options = _diff_options(base, None, use_goldens, expect, fail_on_diff, fail_on_hazard, unified)
