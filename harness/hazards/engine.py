@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from harness.core.config import Config, Preinstalled, Suppression
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.model import Snapshot, TargetResult
+from harness.flux.ksgraph import ClusterGraph
 from harness.flux.source.outside import ClusterDecl
 from harness.hazards.context import DiffContext, LintContext, Rule
 from harness.hazards.finding import SEVERITIES, Finding, at_least
@@ -250,12 +251,38 @@ def diff(
         inventory: Inventory = head_ctx.preinstalled  # scanned only when the lint passes run
         # both sides' graphs are derived once, shared by every context of this diff
         base_graphs, head_graphs = ctx.base_graphs, head_ctx.graphs
+        names = introduced.renames(base, head, base_graphs, head_graphs)
+        # Rules whose findings in a cluster come from that cluster's graph alone run only
+        # for the clusters whose render changed: elsewhere both sides find the same. Not
+        # when documents or namespaces were renamed (renames apply across clusters).
+        scoped: set[str] | None = None
+        if not names.documents and not names.namespaces:
+            scoped = changed_clusters(base, head)
+
+        def side(snapshot: Snapshot, graphs_: Mapping[str, ClusterGraph]) -> list[Finding]:
+            def ctx_for(keep: Mapping[str, ClusterGraph]) -> LintContext:
+                return LintContext(
+                    snapshot,
+                    sources=src,
+                    outside_git=decls,
+                    inventory=inventory,
+                    strict=strict,
+                    known_graphs=keep,
+                )
+
+            if scoped is None:
+                return lint_findings(ctx_for(graphs_), rules)
+            local = [r for r in rules if getattr(r, "scope", "") == "cluster"]
+            rest = [r for r in rules if r not in local]
+            kept = {c: g for c, g in graphs_.items() if c in scoped}
+            return lint_findings(ctx_for(graphs_), rest) + lint_findings(ctx_for(kept), local)
+
         memo_key = (id(base), inventory.provisions, tuple(r.id for r in rules))
         remembered = base_memo.get(memo_key) if base_memo is not None else None
         if remembered is not None and remembered[0] is base:
-            before = remembered[1]
-        else:
-            before = lint_findings(
+            before = _in_scope(remembered[1], rules, scoped)
+        elif base_memo is not None:  # kept whole, for heads that change other clusters
+            whole = lint_findings(
                 LintContext(
                     base,
                     sources=src,
@@ -266,28 +293,44 @@ def diff(
                 ),
                 rules,
             )
-            if base_memo is not None:
-                base_memo.clear()
-                base_memo[memo_key] = (base, before)
-        bare = _unique(
-            lint_findings(
-                LintContext(
-                    head,
-                    sources=src,
-                    outside_git=decls,
-                    inventory=inventory,
-                    strict=strict,
-                    known_graphs=head_graphs,
-                ),
-                rules,
-            )
-        )
-        names = introduced.renames(base, head, base_graphs, head_graphs)
+            base_memo.clear()
+            base_memo[memo_key] = (base, whole)
+            before = _in_scope(whole, rules, scoped)
+        else:
+            before = side(base, base_graphs)
+        bare = _unique(side(head, head_graphs))
         new = introduced.introduced(before, bare, names)
         if new:
-            full = {f.id: f for f in lint_findings(head_ctx, rules)} if head_repo else {}
+            wanted = {f.rule for f in new}  # the repo-aware pass words what is reported
+            again = [r for r in rules if r.id in wanted]
+            full = {f.id: f for f in lint_findings(head_ctx, again)} if head_repo else {}
             findings.extend(full.get(f.id) or f for f in new)
     return _report(findings, suppressions, None)
+
+
+def changed_clusters(base: Snapshot, head: Snapshot) -> set[str]:
+    """Clusters with a target whose lint input differs between the sides (or exists on one)."""
+    out: set[str] = set()
+    for name in base.results.keys() | head.results.keys():
+        b, h = base.results.get(name), head.results.get(name)
+        if b is not None and h is not None and _lint_input(b) == _lint_input(h):
+            continue
+        for r in (b, h):
+            if r is not None and r.target.cluster is not None:
+                out.add(r.target.cluster)
+    for name in base.skipped.keys() ^ head.skipped.keys():
+        out.add(name.split("/", 1)[0])
+    return out
+
+
+def _in_scope(
+    findings: list[Finding], rules: Sequence[Rule], scoped: set[str] | None
+) -> list[Finding]:
+    """A whole side's findings as `diff` computes them for the changed clusters."""
+    if scoped is None:
+        return findings
+    local = {r.id for r in rules if getattr(r, "scope", "") == "cluster"}
+    return [f for f in findings if f.rule not in local or f.cluster in scoped]
 
 
 def same_render(base: Snapshot, head: Snapshot) -> bool:

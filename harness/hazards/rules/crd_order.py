@@ -108,6 +108,7 @@ class CrdOrder:
     id = "crd-order"
     summary = "a custom resource applied before its CRD can exist"
     modes: tuple[str, ...] = ("lint",)
+    scope = "cluster"  # a cluster's findings come from its graph alone (engine.diff)
 
     def check_snapshot(self, ctx: LintContext) -> list[Finding]:
         out: list[Finding] = []
