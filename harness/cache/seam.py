@@ -42,6 +42,8 @@ class Resident:
     # Flux's generated kustomization per (Kustomization, directory, ignore rules): it reads
     # only files under the directory (its kustomization file, or the scan)
     plans: dict[tuple[str, str, object], Any] = field(default_factory=dict)
+    # decoded Flux build results by key (flux/kustomize/cached.py), those that need no run
+    builds: dict[str, Any] = field(default_factory=dict)
 
     def forget(self, paths: Iterable[str]) -> None:
         """Files modified in place since the last render (absolute paths)."""
@@ -56,6 +58,8 @@ class Resident:
             self.results.clear()
         if len(self.plans) > RESIDENT_LIMIT:
             self.plans.clear()
+        if len(self.builds) > RESIDENT_LIMIT:
+            self.builds.clear()
 
 
 @dataclass
@@ -68,6 +72,7 @@ class Seam:
     blobs: Blobs = field(default_factory=Blobs)
     results: dict[str, TargetResult] | None = None  # a resident process's decoded results
     plans: dict[tuple[str, str, object], Any] | None = None  # and its generated kustomizations
+    builds: dict[str, Any] | None = None  # and its decoded Flux builds
 
     @classmethod
     def for_run(
@@ -79,7 +84,13 @@ class Seam:
     ) -> Seam:
         if resident is not None:
             seam = cls(
-                renderer, cache, resident.walker, resident.blobs, resident.results, resident.plans
+                renderer,
+                cache,
+                resident.walker,
+                resident.blobs,
+                resident.results,
+                resident.plans,
+                resident.builds,
             )
         else:
             seam = cls(renderer, cache, Walker(), Blobs(blob_index))

@@ -121,10 +121,16 @@ def build_flux(
         f"strict={ctx.strict}",
         _rules_part(rules, root),
     )
+    builds = seam.builds
+    known = builds.get(digest) if builds is not None else None
+    if known is not None:
+        return known  # type: ignore[no-any-return]
     payload = cache.get(digest)
     if payload is not None:
         found = _from_payload(payload, _Rebuild(lambda: build(ks, directory, ctx, lookup, rules)))
         if found is not None:
+            if builds is not None and not any(isinstance(o, ElidedSecret) for o in found.raw):
+                builds[digest] = found  # no tie to this run's build: kept by a resident seam
             return found
     missing_digest = _missing_key(digest, ks, lookup)
     if missing_digest is not None:
