@@ -92,8 +92,8 @@ class Seam:
                 resident.plans,
                 resident.builds,
             )
-        else:
-            seam = cls(renderer, cache, Walker(), Blobs(blob_index))
+        else:  # generated kustomizations are kept for the run: a probe and its build share one
+            seam = cls(renderer, cache, Walker(), Blobs(blob_index), plans={})
         if cache is not None and cache.store is not None:
             known_version(renderer, cache.store)
         return seam
