@@ -2,6 +2,11 @@
 """Benchmark harness against bare `kubectl kustomize` on the same targets, in one run.
 
     python scripts/bench.py [REPO ...] [--repeat 3] [--jobs N] [--homelab CxN] [--synthetic N]
+                            [--no-inprocess]
+
+A REPO may be a real public repo as fetched: it is copied into a fresh git repo, and one
+without harness.yaml gets one from `harness init` first (untimed; the config and goldens
+join the base commit), as a new user starts.
 
 For each repo, the best wall time over `--repeat` interleaved rounds of:
   1. bare `kubectl kustomize` over the path-target directories, one after another;
@@ -16,8 +21,14 @@ For each repo, the best wall time over `--repeat` interleaved rounds of:
   7. `harness diff --base HEAD~1` after a commit that annotates one app's object: with nothing
      cached (a cold full diff), and (with the cache) the first run after the edit on a cache
      that holds the base commit (best of `--repeat` rounds, each a new edit of that file);
-  8. peak RSS of the `check` process and of its largest child (a kubectl).
-Then the goal ratios in one block. `--homelab CxN` adds a generated repo shaped like public
+  8. peak RSS of the `check` process and of its largest child (a kubectl);
+  9. the local loop: `diff --base HEAD` right after saving one file (the base remembered by
+     the last such diff), and `harness watch`, from the save to its answer;
+ 10. `comment --base HEAD~1` cold, and on a copy of the cache a `check` at the base commit
+     left (what the base branch's CI run saves and the PR's run restores).
+Then the goal ratios in one block (issue 23's, against bare parallel kustomize), and at the
+end a markdown table, one row per repo, for the README.
+`--homelab CxN` adds a generated repo shaped like public
 Flux homelab repos: C clusters x N apps, each app a Flux Kustomization with targetNamespace,
 a component, postBuild substitution from a cluster ConfigMap, half of them on a
 `${CLUSTER}` overlay path. `--synthetic N` adds a breadth repo (N small directories plus one
