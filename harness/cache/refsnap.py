@@ -1,6 +1,7 @@
 """The whole render of a git commit, remembered: a diff's base side without a checkout.
 
-A commit's tree never changes, so the render of a ref is a function of its tree id and of
+A commit's tree never changes, so the render of a ref is a function of its tree (every path,
+mode and blob id, as `git ls-tree -r` lists them) and of
 what harness renders it with: the config (minus where the checkout happens to live), the
 render options, the renderer's identity and version, and harness's own code (every cache
 key holds that). A `diff` whose base was rendered before (by the last local run, or by the
@@ -20,6 +21,7 @@ targets (cache/inputs.py), which need the tree.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import tempfile
 from collections.abc import Mapping
@@ -58,18 +60,21 @@ def ref_key(
     if not _config_in_tree(cfg):
         return None
     try:
-        tree = gitref.git(git_root, "rev-parse", "--verify", "--end-of-options", f"{sha}^{{tree}}")
         autocrlf = _autocrlf(git_root)
-        names = gitref.git(git_root, "ls-tree", "-r", "-z", "--name-only", "--full-tree", sha)
+        # every path, mode and blob id of the commit: what its tree id stands for
+        listing = gitref.git(
+            git_root, "ls-tree", "-r", "-z", "--full-tree", "--end-of-options", sha
+        )
     except GitError:
         return None
     if autocrlf in ("true", "input"):
         return None
-    if any(n == ".gitattributes" or n.endswith("/.gitattributes") for n in names.split("\0")):
+    names = [record.partition("\t")[2] for record in listing.split("\0")]
+    if any(n == ".gitattributes" or n.endswith("/.gitattributes") for n in names):
         return None
     digest = cache_mod.key(
         KIND,
-        tree.strip(),
+        hashlib.sha256(listing.encode("utf-8", "surrogateescape")).hexdigest(),
         sub.as_posix(),
         _config_part(cfg),
         renderer_identity,
