@@ -292,6 +292,9 @@ def prepared(repo: Path, tmp: Path) -> Path:
         if not (work / "harness.yaml").exists():
             raise SystemExit(f"harness init failed on {repo}: {proc.stderr.strip()[-300:]}")
         shutil.rmtree(tmp / "init-cache", ignore_errors=True)
+        # the bench keeps its goldens outside the repo (bench_config): goldens left inside
+        # would be rendered as more directories (they hold Flux Kustomizations)
+        shutil.rmtree(work / "goldens", ignore_errors=True)
         git(work, "add", "-A")
         git(work, "commit", "-q", "-m", "harness init")
     return work
