@@ -559,7 +559,7 @@ def _bench(
             print(floor_note)
     print(f"  load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     if cache:
-        shape = f"{len(dirs)} path, {flux_runs or '?'} kustomize runs"
+        shape = f"{len(dirs)} path dirs" + (f", {flux_runs} kustomize runs" if flux_runs else "")
         ROWS.append(
             Row(
                 name,
