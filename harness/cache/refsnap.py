@@ -12,7 +12,7 @@ diff on a 250-Kustomization repo goes from seconds to tens of milliseconds.
 Only renders that are a function of the tree are remembered, the rule every cache entry
 follows: no target read a remote input (a remote kustomize resource, a Helm chart from a
 repository: helm targets are never remembered here), the checkout is byte-for-byte the tree
-(no `.gitattributes` anywhere, no `core.autocrlf`: the blob-id rule of `gitref.blob_index`),
+(`gitref.checkout_is_tree`: no filter or CRLF conversion, the rule of `gitref.blob_index`),
 no source is mapped to a directory outside the repo, and no `--shard`. The entry holds the
 snapshot (documents already redacted, as in every entry) and the input digests of its failed
 targets (cache/inputs.py), which need the tree.
@@ -60,17 +60,13 @@ def ref_key(
     if not _config_in_tree(cfg):
         return None
     try:
-        autocrlf = _autocrlf(git_root)
         # every path, mode and blob id of the commit: what its tree id stands for
         listing = gitref.git(
             git_root, "ls-tree", "-r", "-z", "--full-tree", "--end-of-options", sha
         )
+        if not gitref.checkout_is_tree(git_root, listing):
+            return None
     except GitError:
-        return None
-    if autocrlf in ("true", "input"):
-        return None
-    names = [record.partition("\t")[2] for record in listing.split("\0")]
-    if any(n == ".gitattributes" or n.endswith("/.gitattributes") for n in names):
         return None
     digest = cache_mod.key(
         KIND,
@@ -82,13 +78,6 @@ def ref_key(
     )
     stand_in = Path(tempfile.gettempdir()) / f"{gitref.TEMP_PREFIX}{sha[:12]}" / "tree" / sub
     return RefKey(digest, sha, Path(os.path.normpath(stand_in)))
-
-
-def _autocrlf(git_root: Path) -> str:
-    try:
-        return gitref.git(git_root, "config", "--get", "core.autocrlf").strip().lower()
-    except GitError:
-        return ""
 
 
 def _config_in_tree(cfg: Config) -> bool:

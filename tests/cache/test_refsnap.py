@@ -79,6 +79,8 @@ def test_only_a_render_that_is_a_function_of_the_tree_is_remembered(tmp_path: Pa
     assert _key(root, inside) is not None and _key(root, inside) != _key(root, cfg)
     attrs = _repo(init(tmp_path / "attrs"), {"sub/.gitattributes": "*.yaml text eol=crlf\n"})
     assert _key(attrs, config_mod.load(attrs)) is None  # a checkout may differ from the tree
+    usual = _repo(init(tmp_path / "usual"), {".gitattributes": "* text=auto eol=lf\n"})
+    assert _key(usual, config_mod.load(usual)) is not None  # what homelab repos commit
 
 
 def test_helm_targets_are_never_remembered(tmp_path: Path) -> None:
