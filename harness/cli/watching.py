@@ -136,6 +136,10 @@ class Watcher:
                 self._restart_if_config_changed(changed)
             else:
                 self.resident.forget(modified)
+            if self.options.goldens and any(
+                Path(p).is_relative_to(self.cfg.goldens) for p in changed
+            ):
+                self.base, self.base_origin, self.base_digests = self._base()
         if fresh:
             # Every per-run memo is keyed by content (a document's text, a shared object),
             # so answers of one tree keep them; a fresh start empties them as a run does.
@@ -183,10 +187,6 @@ class Watcher:
         names = {os.path.basename(p) for p in changed}
         if names & set(_CONFIG_NAMES):
             self.cfg = load_config(self.common)
-            self.base, self.base_origin, self.base_digests = self._base()
-        elif self.options.goldens and any(
-            Path(p).is_relative_to(self.cfg.goldens) for p in changed
-        ):
             self.base, self.base_origin, self.base_digests = self._base()
 
 

@@ -188,3 +188,20 @@ def test_editor_files_and_git_are_not_changes(tmp_path: Path) -> None:
         [str(root / "apps/web/cm.yaml")],
         False,
     )
+
+
+def test_goldens_base_is_read_again_when_the_goldens_change(tmp_path: Path) -> None:
+    from harness.cli.commands import update
+
+    root = write_repo(init(tmp_path / "git"))
+    common = Common(repo=root, quiet=True, cache_dir=tmp_path / "cache")
+    assert update.run(common) == 0
+    options = diff_cmd.DiffOptions(goldens=True, fail_on_diff=True)
+    watcher = watching.Watcher(common, options)
+    assert watcher.answer().run.code == 0
+    cm = root / "apps/web/cm.yaml"
+    cm.write_text(configmap("web", v="5", cluster="${CLUSTER}"))
+    assert watcher.answer({str(cm)}).run.code == 1
+    assert update.run(common) == 0  # new goldens: the tree matches them again
+    goldens = [str(p) for p in (root / "goldens").rglob("*") if p.is_file()]
+    assert watcher.answer(goldens).run.code == 0
