@@ -7,7 +7,7 @@ import os
 from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 
-from harness.cache import parsed
+from harness.cache import memo, parsed
 from harness.core import yamlload
 from harness.core.config import Config, find_config
 from harness.core.model import Target
@@ -24,12 +24,20 @@ def kustomization_file(directory: Path) -> Path | None:
 
 
 def is_component(kfile: Path) -> bool:
-    """`kind: Component` dirs only make sense inside another build; unreadable ones are not."""
+    """`kind: Component` dirs only make sense inside another build; unreadable ones are not.
+    Remembered while the file's stat holds (memo.FILES): discovery and cluster candidates
+    ask about every kustomization file of the repo, every run."""
+    key = str(kfile)
+    at, known = memo.FILES.get(key, "component")
+    if known is not None:
+        return known == "1"
     try:
         data = parsed.load(kfile.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yamlload.YAMLError):
         return False
-    return isinstance(data, dict) and data.get("kind") == "Component"
+    found = isinstance(data, dict) and data.get("kind") == "Component"
+    memo.FILES.put(key, "component", at, "1" if found else "0")
+    return found
 
 
 def matches(name: str, patterns: tuple[str, ...]) -> bool:

@@ -305,24 +305,74 @@ def blob_index(git_root: Path, checkout: Checkout) -> dict[str, str]:
     """Blob ids of the regular files of a checkout (absolute path -> id), from `git ls-tree`.
 
     Lets the render cache digest a ref's files without reading them. Empty (so files are
-    read) when a checkout may differ from the blobs: `.gitattributes` anywhere (filters,
-    eol conversion) or `core.autocrlf` set.
+    read) when a checkout may differ from the blobs (`checkout_is_tree`).
     """
-    try:
-        autocrlf = git(git_root, "config", "--get", "core.autocrlf").strip().lower()
-    except GitError:
-        autocrlf = ""
-    if autocrlf in ("true", "input"):
-        return {}
     out = git(git_root, "ls-tree", "-r", "-z", "--full-tree", "--end-of-options", checkout.sha)
+    if not checkout_is_tree(git_root, out):
+        return {}
     index: dict[str, str] = {}
     for record in out.split("\0"):
         meta, sep, rel = record.partition("\t")
         if not sep:
             continue
         mode, _kind, oid = meta.split(" ", 2)
-        if rel == ".gitattributes" or rel.endswith("/.gitattributes"):
-            return {}
         if mode in ("100644", "100755"):
             index[str(checkout.root / rel)] = oid
     return index
+
+
+# .gitattributes entries that never make a checked-out file differ from its blob on a
+# checkout that writes LF: text normalization happens on commit, not checkout; diff, merge,
+# export and linguist attributes do not touch the work tree
+_SAFE_ATTRIBUTES = ("text", "-text", "!text", "binary", "eol=lf", "diff", "-diff", "merge")
+_SAFE_PREFIXES = (
+    "text=auto",
+    "diff=",
+    "merge=",
+    "-merge",
+    "linguist-",
+    "-linguist-",
+    "!linguist-",
+    "export-ignore",
+    "export-subst",
+    "whitespace",
+    "-whitespace",
+    "delta",
+    "-delta",
+    "encoding=",
+)
+
+
+def checkout_is_tree(git_root: Path, ls_tree: str) -> bool:
+    """Whether a checkout of the tree `ls_tree` lists (`git ls-tree -r -z --full-tree`) writes
+    every file byte for byte as its blob. Not when `core.autocrlf`, `core.eol=crlf` or a
+    global attributes file is set, or a `.gitattributes` of the tree sets anything beyond
+    text normalization to LF, diff/merge drivers, export and linguist hints (a `filter`,
+    `eol=crlf`, `ident`, `working-tree-encoding`, ... would change what is checked out)."""
+    try:
+        config = git(git_root, "config", "--get-regexp", r"^core\.(autocrlf|eol|attributesfile)$")
+    except GitError:  # exit 1: none of them is set
+        config = ""
+    for line in config.splitlines():
+        key, _, value = line.partition(" ")
+        value = value.strip().lower()
+        if key == "core.attributesfile" or value in ("true", "input", "crlf"):
+            return False
+    for record in ls_tree.split("\0"):
+        meta, sep, rel = record.partition("\t")
+        if sep and (rel == ".gitattributes" or rel.endswith("/.gitattributes")):
+            oid = meta.split(" ", 2)[2]
+            if not _safe_attributes(git(git_root, "cat-file", "blob", oid)):
+                return False
+    return True
+
+
+def _safe_attributes(text: str) -> bool:
+    for line in text.splitlines():
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        for attr in fields[1:]:
+            if attr not in _SAFE_ATTRIBUTES and not attr.startswith(_SAFE_PREFIXES):
+                return False
+    return True

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness import discover
+from harness.cache import memo
 from harness.cache import seam as incremental
-from harness.cache.store import RenderCache
+from harness.cache.store import RenderCache, Store
+from harness.cache.store import key as cache_key
 from harness.core import parallel
 from harness.core.config import Config, default_jobs
 from harness.core.model import Snapshot, Target, TargetResult
@@ -46,6 +49,8 @@ class RenderOptions:
     # path and flux targets' render (the CLI hands in hazards/preinstalled.py's scan, a floor
     # this one cannot import): part of every chart's `.Capabilities`
     preinstalled_apis: PreinstalledApis | None = field(default=None, compare=False)
+    # what a resident process (`harness watch`) keeps between renders of the same tree
+    resident: incremental.Resident | None = field(default=None, compare=False)
 
 
 def path_targets(config: Config, selection: Sequence[str] = ()) -> list[Target]:
@@ -82,7 +87,10 @@ def render_repo(
         targets = [t for t in targets if plan.owns(t)]
     if on_plan is not None:
         on_plan(len(targets))
-    seam = incremental.Seam.for_run(renderer, options.cache, options.blob_index)
+    seam = incremental.Seam.for_run(
+        renderer, options.cache, options.blob_index, resident=options.resident
+    )
+    facts = _file_facts(config, options.cache)
     _start_version_check(renderer)  # after the seam: a version the cache knows is not asked
     with renderer.limited(jobs), parallel.pool(jobs) as pool:
 
@@ -94,7 +102,16 @@ def render_repo(
             return result
 
         renderer.expect(t.path for t in targets)
-        pending = [pool.submit(one, t) for t in targets]
+        inline: list[TargetResult] = []
+        pending = []
+        for t in targets:  # cache hits inline, in one pass; only builds go to the pool
+            hit = incremental.probe_path(seam, t, config.repo) if seam.cache else None
+            if hit is None:
+                pending.append(pool.submit(one, t))
+                continue
+            inline.append(hit)
+            if on_done is not None:
+                on_done(hit)
         skipped: dict[str, str] = {}
         notices: list[str] = []
         clusters: list[Any] = []
@@ -117,7 +134,7 @@ def render_repo(
                 keep=_cluster_filter(plan, config),
                 on_notice=notices.append,
             )
-        results = {r.name: r for r in (f.result() for f in pending)}
+        results = {r.name: r for r in [*inline, *(f.result() for f in pending)]}
     warnings: tuple[str, ...] = ()
     if flux_results is not None:
         for name, result in flux_results.items():
@@ -139,6 +156,8 @@ def render_repo(
             warnings = helm.warnings
     if options.selection:
         skipped = {n: r for n, r in skipped.items() if discover.matches(n, options.selection)}
+    if facts is not None:
+        facts.save()
     return Snapshot(
         renderer=renderer.info(),
         results=dict(sorted(results.items())),
@@ -146,6 +165,40 @@ def render_repo(
         skipped=dict(sorted(skipped.items())),
         warnings=tuple(dict.fromkeys([*notices, *warnings])),
     )
+
+
+class _Facts:
+    """memo.FILES for one repo, kept in the cache directory between runs (a `meta/` entry,
+    like the renderer's version): a run over an unchanged tree reads no file whose stat
+    is what an earlier run saw."""
+
+    _loaded: ClassVar[set[str]] = set()  # roots whose facts this process has read
+
+    def __init__(self, store: Store, root: str) -> None:
+        self.store = store
+        self.root = root
+        self.digest = cache_key("file-facts", root)
+
+    def load(self) -> None:
+        if self.root in self._loaded:
+            return
+        self._loaded.add(self.root)
+        payload = self.store.get_meta(self.digest)
+        if payload is not None:
+            memo.FILES.load(payload.get("rows"))
+
+    def save(self) -> None:
+        if memo.FILES.changed:
+            memo.FILES.changed = False
+            self.store.put_meta(self.digest, {"rows": memo.FILES.export(self.root)})
+
+
+def _file_facts(config: Config, cache: RenderCache | None) -> _Facts | None:
+    if cache is None or cache.store is None:
+        return None
+    facts = _Facts(cache.store, os.path.join(os.path.realpath(config.repo), ""))
+    facts.load()
+    return facts
 
 
 def _start_version_check(renderer: Renderer) -> None:

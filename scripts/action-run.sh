@@ -9,6 +9,36 @@ repo_path="${REPO_PATH:-.}"
 read -ra extra <<< "${EXTRA_ARGS:-}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
+# `action-run.sh helm-extra`: install harness's `helm` extra when HELM is true, or when it
+# is auto and the repo's config enables helm targets (or the extra args ask for --helm).
+if [ "${1:-}" = "helm-extra" ]; then
+  want="${HELM:-auto}"
+  if [ "$want" = "auto" ]; then
+    want=false
+    for arg in "${extra[@]}"; do
+      [ "$arg" = "--helm" ] && want=true
+    done
+    if [ "$want" = "false" ] && REPO_PATH="$repo_path" python - <<'PY'
+import os, sys
+from pathlib import Path
+from harness.core import config
+try:
+    cfg = config.load(Path(os.environ["REPO_PATH"]))
+except Exception:
+    sys.exit(1)
+sys.exit(0 if cfg.helm or cfg.helm_targets else 1)
+PY
+    then
+      want=true
+    fi
+  fi
+  if [ "$want" = "true" ]; then
+    echo "harness: installing the helm extra"
+    python -m pip install --quiet --disable-pip-version-check "$(cd "$here/.." && pwd)[helm]"
+  fi
+  exit 0
+fi
+
 base_ref() {
   local base="${BASE_REF:-}"
   if [ -z "$base" ]; then
@@ -67,6 +97,11 @@ case "$mode" in
     code=2
     ;;
 esac
+
+# keep the cache within its cap before actions/cache saves it
+if [ -n "${HARNESS_CACHE_DIR:-}" ]; then
+  harness cache prune >/dev/null 2>&1 || true
+fi
 
 output "exit-code=$code"
 exit "$code"

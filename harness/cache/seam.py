@@ -26,6 +26,41 @@ from harness.core import parallel
 from harness.core.model import DocId, Document, Target, TargetResult
 from harness.render import Renderer, result_from_output
 
+RESIDENT_LIMIT = 20_000  # entries a resident process keeps before starting over
+
+
+@dataclass
+class Resident:
+    """What a resident process (`harness watch`) keeps between renders of one tree: the
+    closure walker and blob ids (told what changed through `forget`) and each path
+    target's decoded result by its key (a key is a digest of every input, so it can only
+    name the same result)."""
+
+    walker: Walker = field(default_factory=Walker)
+    blobs: Blobs = field(default_factory=Blobs)
+    results: dict[str, TargetResult] = field(default_factory=dict)
+    # Flux's generated kustomization per (Kustomization, directory, ignore rules): it reads
+    # only files under the directory (its kustomization file, or the scan)
+    plans: dict[tuple[str, str, object], Any] = field(default_factory=dict)
+    # decoded Flux build results by key (flux/kustomize/cached.py), those that need no run
+    builds: dict[str, Any] = field(default_factory=dict)
+
+    def forget(self, paths: Iterable[str]) -> None:
+        """Files modified in place since the last render (absolute paths)."""
+        paths = list(paths)
+        self.walker.forget(paths)
+        self.blobs.forget(paths)
+        for key in list(self.plans):
+            inside = key[1].rstrip("/") + "/"
+            if any(p.startswith(inside) for p in paths):
+                del self.plans[key]
+        if len(self.results) > RESIDENT_LIMIT:
+            self.results.clear()
+        if len(self.plans) > RESIDENT_LIMIT:
+            self.plans.clear()
+        if len(self.builds) > RESIDENT_LIMIT:
+            self.builds.clear()
+
 
 @dataclass
 class Seam:
@@ -35,6 +70,9 @@ class Seam:
     cache: cache_mod.RenderCache | None = None
     walker: Walker = field(default_factory=Walker)
     blobs: Blobs = field(default_factory=Blobs)
+    results: dict[str, TargetResult] | None = None  # a resident process's decoded results
+    plans: dict[tuple[str, str, object], Any] | None = None  # and its generated kustomizations
+    builds: dict[str, Any] | None = None  # and its decoded Flux builds
 
     @classmethod
     def for_run(
@@ -42,8 +80,20 @@ class Seam:
         renderer: Renderer,
         cache: cache_mod.RenderCache | None,
         blob_index: Mapping[str, str] | None = None,
+        resident: Resident | None = None,
     ) -> Seam:
-        seam = cls(renderer, cache, Walker(), Blobs(blob_index))
+        if resident is not None:
+            seam = cls(
+                renderer,
+                cache,
+                resident.walker,
+                resident.blobs,
+                resident.results,
+                resident.plans,
+                resident.builds,
+            )
+        else:  # generated kustomizations are kept for the run: a probe and its build share one
+            seam = cls(renderer, cache, Walker(), Blobs(blob_index), plans={})
         if cache is not None and cache.store is not None:
             known_version(renderer, cache.store)
         return seam
@@ -91,6 +141,27 @@ def binary_stamp(binary: Path) -> tuple[str, ...] | None:
     except OSError:
         return None
     return (real, str(st.st_size), str(st.st_ino), str(st.st_mtime_ns), str(st.st_ctime_ns))
+
+
+def probe_path(seam: Seam, target: Target, repo: Path) -> TargetResult | None:
+    """`path_result` when it needs no kustomize run (a cache hit, or a build that escapes
+    its root), else None: the pipeline takes these inline and sends only the rest to its
+    pool."""
+    try:
+        closure = seam.walker.closure(target.path, repo)
+    except EscapeError as exc:
+        return TargetResult(target, error=str(exc))
+    if seam.cache is None or not closure.cacheable:
+        return None
+    digest = cache_mod.key("path", seam.identity(), closure.digest(seam.blobs))
+    known = seam.results.get(digest) if seam.results is not None else None
+    if known is not None and known.target == target:
+        return known
+    payload = seam.cache.get(digest)
+    found = result_from_payload(target, payload) if payload is not None else None
+    if found is not None and seam.results is not None:
+        seam.results[digest] = found
+    return found
 
 
 def path_result(seam: Seam, target: Target, repo: Path) -> TargetResult:

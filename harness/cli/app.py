@@ -535,6 +535,39 @@ def diff(
 
 @app.command()
 @with_common_options
+def watch(
+    c: context.Common,
+    base: BaseOpt = None,
+    use_goldens: GoldensOpt = False,
+    expect: Annotated[
+        Expect | None,
+        typer.Option("--expect", help="As for diff: judged again on every answer."),
+    ] = None,
+    fail_on_diff: FailOnDiffOpt = False,
+    fail_on_hazard: FailOnHazardOpt = None,
+    unified: Annotated[
+        int | None,
+        typer.Option("--unified", "-U", min=0, help="Also show a unified diff, N context lines."),
+    ] = None,
+    once: Annotated[
+        bool, typer.Option("--once", help="Answer once and exit (what `diff` prints).")
+    ] = False,
+    poll: Annotated[
+        bool,
+        typer.Option("--poll", help="Find changes by polling stats instead of file events."),
+    ] = False,
+) -> int:
+    """Stay resident: the diff against the base, answered again after every save.
+
+    Ctrl-C stops it with the last answer's exit code (as diff's)."""
+    from harness.cli.commands import watch as cmd
+
+    options = _diff_options(base, None, use_goldens, expect, fail_on_diff, fail_on_hazard, unified)
+    return cmd.run(c, options, once=once, poll=poll)
+
+
+@app.command()
+@with_common_options
 def comment(
     c: context.Common,
     base: BaseOpt = None,

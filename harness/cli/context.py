@@ -21,6 +21,7 @@ from harness.report.console import escape, render_progress, stderr
 from harness.report.text import skipped_lines
 
 if TYPE_CHECKING:
+    from harness.cache.seam import Resident
     from harness.hazards.engine import HazardReport
     from harness.shard import Sharder
 
@@ -100,6 +101,7 @@ def render_snapshot(
     cache: cache_mod.RenderCache | None = None,
     blob_index: Mapping[str, str] | None = None,
     skips: bool = True,
+    resident: Resident | None = None,
 ) -> Snapshot:
     """Render through the cache: `cache` when the verb shares one between renders (diff),
     else one opened (and pruned to its cap) for this render. `skips`: say which targets were
@@ -119,6 +121,7 @@ def render_snapshot(
         blob_index=blob_index,
         shard=common.shard,
         preinstalled_apis=_preinstalled_apis(cfg) if cfg.helm else None,
+        resident=resident,
     )
     try:
         with render_progress(common.quiet) as (on_plan, on_done):

@@ -64,7 +64,7 @@ from harness.flux.kustomize.build import (
     UndeclaredKey,
     substitute_refs,
 )
-from harness.flux.kustomize.cached import ElidedSecret, build_flux
+from harness.flux.kustomize.cached import ElidedSecret, build_flux, probe_flux
 from harness.flux.source import artifacts, outside
 from harness.flux.source.artifacts import EXTERNAL_ARTIFACT, GeneratorError
 from harness.flux.source.ignore import Rules
@@ -444,9 +444,23 @@ def _fixed_point(
             if not deferred:
                 return
             batch = deferred  # nothing else can render what they wait for
-        outcomes = list(pool.map(lambda item: _build_node(item[0], item[1], config, ctx), batch))
-        for (run, node), outcome in zip(batch, outcomes, strict=True):
+        for (run, node), outcome in zip(batch, _round(batch, config, ctx, pool), strict=True):
             _integrate(run, node, outcome, ctx)
+
+
+def _round(
+    batch: list[tuple[_Run, _Node]], config: Config, ctx: Context, pool: ThreadPoolExecutor
+) -> list[_Outcome]:
+    """One round's outcomes, in order: what the render cache answers is taken inline, in
+    one pass; only the builds that must run go to the pool (no future per cached build)."""
+    outcomes: list[_Outcome | None] = [None] * len(batch)
+    if ctx.seam is not None and ctx.seam.cache is not None:
+        outcomes = [_build_node(run, node, config, ctx, probe=True) for run, node in batch]
+    todo = [i for i, found in enumerate(outcomes) if found is None]
+    built = pool.map(lambda i: _build_node(batch[i][0], batch[i][1], config, ctx), todo)
+    for i, outcome in zip(todo, built, strict=True):
+        outcomes[i] = outcome
+    return [o for o in outcomes if o is not None]
 
 
 @dataclass(frozen=True)
@@ -469,7 +483,10 @@ class _Unmapped(BuildError):
         self.ref = ref
 
 
-def _build_node(run: _Run, node: _Node, config: Config, ctx: Context) -> _Outcome:
+def _build_node(
+    run: _Run, node: _Node, config: Config, ctx: Context, probe: bool = False
+) -> _Outcome | None:
+    """Build one Kustomization; with `probe`, only from the cache (None: it must run)."""
     if node.ks is None:
         return _Outcome(None, None, node.error or "invalid Kustomization")
     try:
@@ -488,6 +505,9 @@ def _build_node(run: _Run, node: _Node, config: Config, ctx: Context) -> _Outcom
     else:
         rules = _ignore_rules(run, node.ks.source, root, ctx)
     try:
+        if probe:
+            found = probe_flux(node.ks, directory, ctx, run.lookup, rules, root)
+            return None if found is None else _Outcome(directory, found, None)
         built = build_flux(node.ks, directory, ctx, run.lookup, rules, root)
         return _Outcome(directory, built, None, shown=shown)
     except MissingObject as exc:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from harness.core.config import Config, Preinstalled, Suppression
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.model import Snapshot, TargetResult
+from harness.flux.ksgraph import ClusterGraph
 from harness.flux.source.outside import ClusterDecl
 from harness.hazards.context import DiffContext, LintContext, Rule
 from harness.hazards.finding import SEVERITIES, Finding, at_least
@@ -56,6 +57,8 @@ RULES: tuple[Rule, ...] = (
     helm_crd_upgrade.RULE,
 )
 RULE_IDS = tuple(r.id for r in RULES)
+# a base render's lint findings, by (its id, the inventory, the rules): see `diff`
+BaseMemo = dict[tuple[object, ...], tuple[Snapshot, list[Finding]]]
 
 
 @dataclass(frozen=True)
@@ -218,10 +221,14 @@ def diff(
     strict: bool = True,
     config_file: str = "harness.yaml",
     outside_git: Mapping[str, ClusterDecl] | None = None,
+    base_memo: BaseMemo | None = None,
 ) -> HazardReport:
     """`diff`/`check`/`comment`: diff rules, plus lint findings the change introduces.
 
-    What exists before Flux is read once, from the head's repo and config, for every side."""
+    What exists before Flux is read once, from the head's repo and config, for every side.
+    `base_memo` keeps the base side's lint findings for a caller that diffs one base
+    against many heads (`harness watch`): they depend only on the base render, the
+    inventory and the settings, which the memo's key holds."""
     src = dict(sources or {})
     decls = dict(outside_git or {})
     head_ctx = LintContext(
@@ -244,36 +251,86 @@ def diff(
         inventory: Inventory = head_ctx.preinstalled  # scanned only when the lint passes run
         # both sides' graphs are derived once, shared by every context of this diff
         base_graphs, head_graphs = ctx.base_graphs, head_ctx.graphs
-        before = lint_findings(
-            LintContext(
-                base,
-                sources=src,
-                outside_git=decls,
-                inventory=inventory,
-                strict=strict,
-                known_graphs=base_graphs,
-            ),
-            rules,
-        )
-        bare = _unique(
-            lint_findings(
-                LintContext(
-                    head,
+        names = introduced.renames(base, head, base_graphs, head_graphs)
+        # Rules whose findings in a cluster come from that cluster's graph alone run only
+        # for the clusters whose render changed: elsewhere both sides find the same. Not
+        # when documents or namespaces were renamed (renames apply across clusters).
+        scoped: set[str] | None = None
+        if not names.documents and not names.namespaces:
+            scoped = changed_clusters(base, head)
+
+        def side(snapshot: Snapshot, graphs_: Mapping[str, ClusterGraph]) -> list[Finding]:
+            def ctx_for(keep: Mapping[str, ClusterGraph]) -> LintContext:
+                return LintContext(
+                    snapshot,
                     sources=src,
                     outside_git=decls,
                     inventory=inventory,
                     strict=strict,
-                    known_graphs=head_graphs,
+                    known_graphs=keep,
+                )
+
+            if scoped is None:
+                return lint_findings(ctx_for(graphs_), rules)
+            local = [r for r in rules if getattr(r, "scope", "") == "cluster"]
+            rest = [r for r in rules if r not in local]
+            kept = {c: g for c, g in graphs_.items() if c in scoped}
+            return lint_findings(ctx_for(graphs_), rest) + lint_findings(ctx_for(kept), local)
+
+        memo_key = (id(base), inventory.provisions, tuple(r.id for r in rules))
+        remembered = base_memo.get(memo_key) if base_memo is not None else None
+        if remembered is not None and remembered[0] is base:
+            before = _in_scope(remembered[1], rules, scoped)
+        elif base_memo is not None:  # kept whole, for heads that change other clusters
+            whole = lint_findings(
+                LintContext(
+                    base,
+                    sources=src,
+                    outside_git=decls,
+                    inventory=inventory,
+                    strict=strict,
+                    known_graphs=base_graphs,
                 ),
                 rules,
             )
-        )
-        names = introduced.renames(base, head, base_graphs, head_graphs)
+            base_memo.clear()
+            base_memo[memo_key] = (base, whole)
+            before = _in_scope(whole, rules, scoped)
+        else:
+            before = side(base, base_graphs)
+        bare = _unique(side(head, head_graphs))
         new = introduced.introduced(before, bare, names)
         if new:
-            full = {f.id: f for f in lint_findings(head_ctx, rules)} if head_repo else {}
+            wanted = {f.rule for f in new}  # the repo-aware pass words what is reported
+            again = [r for r in rules if r.id in wanted]
+            full = {f.id: f for f in lint_findings(head_ctx, again)} if head_repo else {}
             findings.extend(full.get(f.id) or f for f in new)
     return _report(findings, suppressions, None)
+
+
+def changed_clusters(base: Snapshot, head: Snapshot) -> set[str]:
+    """Clusters with a target whose lint input differs between the sides (or exists on one)."""
+    out: set[str] = set()
+    for name in base.results.keys() | head.results.keys():
+        b, h = base.results.get(name), head.results.get(name)
+        if b is not None and h is not None and _lint_input(b) == _lint_input(h):
+            continue
+        for r in (b, h):
+            if r is not None and r.target.cluster is not None:
+                out.add(r.target.cluster)
+    for name in base.skipped.keys() ^ head.skipped.keys():
+        out.add(name.split("/", 1)[0])
+    return out
+
+
+def _in_scope(
+    findings: list[Finding], rules: Sequence[Rule], scoped: set[str] | None
+) -> list[Finding]:
+    """A whole side's findings as `diff` computes them for the changed clusters."""
+    if scoped is None:
+        return findings
+    local = {r.id for r in rules if getattr(r, "scope", "") == "cluster"}
+    return [f for f in findings if f.rule not in local or f.cluster in scoped]
 
 
 def same_render(base: Snapshot, head: Snapshot) -> bool:
@@ -298,11 +355,18 @@ def _lint_input(r: TargetResult) -> tuple[object, ...]:
     return (t.name, t.kind, t.cluster, r.documents, r.error, r.duplicates, r.notes)
 
 
-def diff_for(cfg: Config, base: Snapshot, head: Snapshot, head_repo: Path | None) -> HazardReport:
+def diff_for(
+    cfg: Config,
+    base: Snapshot,
+    head: Snapshot,
+    head_repo: Path | None,
+    base_memo: BaseMemo | None = None,
+) -> HazardReport:
     """`diff` for a command: the config's sources, goldens and suppressions."""
     return diff(
         base,
         head,
+        base_memo=base_memo,
         head_repo=head_repo,
         goldens=cfg.goldens,
         sources=cfg.sources,

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import time
+from pathlib import Path
+
 from harness.cache import memo, parsed
 
 
@@ -34,3 +38,44 @@ def test_reset_empties_every_registered_memo_so_no_run_sees_the_last_ones() -> N
     assert own.get("k") is None
     again = parsed.load(text)
     assert again == first and again is not first  # parsed anew after the reset
+
+
+def test_file_facts_hold_while_the_stat_holds(tmp_path: Path) -> None:
+    """A fact about a file is answered only while its size, mtime, ctime and inode are what
+    they were; a file modified within RACY_SECONDS is not remembered at all."""
+    facts = memo.FileFacts()
+    path = tmp_path / "f.yaml"
+    path.write_text("a: 1\n")
+    old = time.time() - 10
+    os.utime(path, (old, old))
+    at, known = facts.get(str(path), "blob")
+    assert at is not None and known is None
+    facts.put(str(path), "blob", at, "id-1")
+    assert facts.get(str(path), "blob") == (at, "id-1")
+    assert facts.get(str(path), "other") == (at, None)
+    path.write_text("a: 2\n")  # same size, new content, new mtime
+    now, known = facts.get(str(path), "blob")
+    assert known is None and now != at
+    facts.put(str(path), "blob", now, "id-2")  # just modified: racy, not remembered
+    assert facts.get(str(path), "blob")[1] is None
+    rows = facts.export(str(tmp_path))
+    fresh = memo.FileFacts()
+    fresh.load([*rows, ["bad"], "junk"])
+    assert fresh.get(str(path), "blob")[1] is None
+    assert facts.get(str(tmp_path / "absent"), "blob") == (None, None)
+
+
+def test_file_facts_survive_reset_and_travel_between_processes(tmp_path: Path) -> None:
+    facts = memo.FileFacts()
+    path = tmp_path / "k.yaml"
+    path.write_text("kind: Component\n")
+    old = time.time() - 10
+    os.utime(path, (old, old))
+    at, _ = facts.get(str(path), "component")
+    facts.put(str(path), "component", at, "1")
+    memo.reset()
+    assert facts.get(str(path), "component")[1] == "1"
+    other = memo.FileFacts()
+    other.load(facts.export(str(tmp_path)))
+    assert other.get(str(path), "component")[1] == "1"
+    assert other.export("/elsewhere") == []

@@ -157,3 +157,39 @@ def test_a_no_change_check_of_the_example_takes_it_and_prints_the_same(
 
 def _timeless(text: str) -> str:
     return re.sub(r"\d+(\.\d+)?\s?(s|ms)\b", "<t>", text)
+
+
+def test_cluster_rules_rerun_only_for_changed_clusters_with_the_full_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A diff runs the cluster-local rules (crd-order, depends-on, duplicate-owner) only for
+    the clusters whose render changed, and reports exactly what running them everywhere
+    reports; also with a base memo (watch) and when a rename turns the scoping off."""
+    from tests.hazards.snap import helmrelease, obj
+
+    issuer = obj("ClusterIssuer", "ca", api="cert-manager.io/v1")
+
+    def cluster(name: str, extra: str = "") -> list[Any]:
+        return [
+            flux(name, "flux-system", ks("platform"), ks("config")),
+            flux(name, "platform", helmrelease("cert-manager", "cert-manager")),
+            flux(name, "config", issuer, cm("dup", "y"), cm(f"v{extra}", "y")),
+            flux(name, "other", cm("dup", "y")),
+        ]
+
+    base = snapshot(*cluster("dev"), *cluster("prod"))
+    heads = [
+        snapshot(*cluster("dev", "2"), *cluster("prod")),  # dev changes
+        snapshot(*cluster("dev", "2"), flux("prod", "flux-system", ks("platform"))),
+        snapshot(*cluster("dev"), *cluster("prod"), flux("dev", "new", cm("v", "y"))),
+    ]
+    assert engine.changed_clusters(base, heads[0]) == {"dev"}
+    memo: engine.BaseMemo = {}
+    for head in heads:
+        scoped = engine.diff(base, head)
+        with_memo = engine.diff(base, head, base_memo=memo)
+        with monkeypatch.context() as m:
+            m.setattr(engine, "changed_clusters", lambda b, h: {"dev", "prod"})
+            everywhere = engine.diff(base, head)
+        assert scoped == with_memo == everywhere
+    assert any(f.rule == "duplicate-owner" for f in engine.diff(base, heads[2]).findings)

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from harness import gitref
-from harness.cache import inputs
+from harness.cache import inputs, refsnap
 from harness.cache import store as cache_mod
+from harness.cache.seam import known_version
 from harness.cli.context import (
     Common,
     cache_settings,
@@ -88,11 +89,28 @@ def _side(
             common, cfg, renderer, label=origin.label, cache=cache, skips=False
         )
         return _finish(cfg, snapshot, origin, changed)
+    key = _ref_key(common, cfg, renderer, ref, cache, resolved)
+    found = _remembered(cache, key, ref) if not changed else None  # a head needs its tree
+    if found is not None:
+        return found
     blobs = cache is not None
     with gitref.checkout_ahead(
         cfg.repo, ref, blobs=blobs, background=False, resolved=resolved
     ) as co:
-        return _ref_side(common, cfg, renderer, co(), cache, changed)
+        return _ref_side(common, cfg, renderer, co(), cache, key, changed)
+
+
+def ref_side(
+    common: Common,
+    cfg: Config,
+    renderer: Renderer,
+    ref: str,
+    cache: cache_mod.RenderCache | None,
+    resolved: gitref.Resolved,
+) -> tuple[Snapshot, Origin, dict[str, str]]:
+    """One ref's side on its own (`harness watch` holds it while the tree changes)."""
+    side = _side(common, cfg, renderer, ref, cache, resolved)
+    return side.snapshot, side.origin, side.digests
 
 
 def _ref_side(
@@ -101,12 +119,15 @@ def _ref_side(
     renderer: Renderer,
     exported: gitref.Exported,
     cache: cache_mod.RenderCache | None,
+    key: refsnap.RefKey | None = None,
     changed: Sequence[str] | None = None,
 ) -> Side:
-    """`_side` of a ref, from its checkout (still there while this runs)."""
+    """`_side` of a ref, from its checkout (still there while this runs); remembered under
+    `key` when every target's render is a function of the tree (cache/refsnap.py)."""
     checkout = exported.checkout
     origin = Origin("git", checkout.label, ref=checkout.ref, sha=checkout.sha)
     at = config_at(cfg, checkout.repo)
+    remote_before = cache.uncacheable if cache is not None else 0
     snapshot = render_snapshot(
         common,
         at,
@@ -116,7 +137,10 @@ def _ref_side(
         blob_index=exported.blobs,
         skips=False,
     )
-    return _finish(at, snapshot, origin, changed)
+    side = _finish(at, snapshot, origin, changed)
+    if key is not None and cache is not None and cache.uncacheable == remote_before:
+        refsnap.remember(cache, key, snapshot, at.repo, side.digests)
+    return side
 
 
 class Side(NamedTuple):
@@ -140,6 +164,50 @@ def _finish(cfg: Config, snapshot: Snapshot, origin: Origin, changed: Sequence[s
     return Side(snapshot, origin, digests, missed, hidden)
 
 
+def _ref_key(
+    common: Common,
+    cfg: Config,
+    renderer: Renderer,
+    ref: str,
+    cache: cache_mod.RenderCache | None,
+    resolved: gitref.Resolved | None,
+) -> refsnap.RefKey | None:
+    """Where the whole render of `ref` is remembered; None when it cannot be (no cache,
+    helm targets, a shard, or a checkout that may differ from the tree)."""
+    if cache is None or resolved is None or cfg.helm or common.shard is not None:
+        return None
+    sha = resolved.shas.get(ref)
+    if sha is None:
+        return None
+    if cache.store is not None:
+        known_version(renderer, cache.store)  # a version an earlier run asked is not asked
+    try:
+        sub = gitref.subdirectory(resolved.root, cfg.repo)
+        info = renderer.info()
+    except HarnessError:
+        return None
+    identity = f"{info.name}\0{info.version}\0{' '.join(renderer.flags)}"
+    options = {"strict": cfg.strict, "flux": True, "selection": ""}
+    return refsnap.ref_key(
+        cfg, resolved.root, sub, sha, renderer_identity=identity, options=options
+    )
+
+
+def _remembered(
+    cache: cache_mod.RenderCache | None, key: refsnap.RefKey | None, ref: str
+) -> Side | None:
+    """A ref's remembered render, as `_ref_side` would have made it (its skipped targets
+    are said with the run's, once)."""
+    if cache is None or key is None:
+        return None
+    origin = Origin("git", f"{ref} ({key.sha[:12]})", ref=ref, sha=key.sha)
+    found = refsnap.load(cache, key, origin.label)
+    if found is None:
+        return None
+    snapshot, digests = found
+    return Side(snapshot, origin, digests)
+
+
 def _sides(
     common: Common,
     cfg: Config,
@@ -154,15 +222,23 @@ def _sides(
     """Both sides of a ref diff. Against the working tree, git exports the base in the
     background while the working tree renders (the head goes first; through the shared
     cache either order gives the same results), and the export is removed in the background
-    while the caller analyses (`stack` holds it until then)."""
+    while the caller analyses (`stack` holds it until then). A base remembered whole
+    (cache/refsnap.py) needs no checkout at all."""
     if head_ref is not None:
         base = _side(common, cfg, renderer, base_ref, cache, resolved)
         return base, _side(common, cfg, renderer, head_ref, cache, resolved, changed)
+    key = _ref_key(common, cfg, renderer, base_ref, cache, resolved)
+    if key is not None and cache is not None and refsnap.known(cache, key):
+        head = _side(common, cfg, renderer, None, cache, changed=changed)
+        remembered = _remembered(cache, key, base_ref)
+        if remembered is not None:
+            return remembered, head
+        return _side(common, cfg, renderer, base_ref, cache, resolved), head
     co = stack.enter_context(
         gitref.checkout_ahead(cfg.repo, base_ref, blobs=cache is not None, resolved=resolved)
     )
     head = _side(common, cfg, renderer, None, cache, changed=changed)
-    base = _ref_side(common, cfg, renderer, co(), cache)
+    base = _ref_side(common, cfg, renderer, co(), cache, key)
     co.release()
     return base, head
 
@@ -288,6 +364,7 @@ def conclude(
     head_origin: Origin,
     started: float,
     same_inputs: frozenset[str] = frozenset(),
+    base_memo: hazard_engine.BaseMemo | None = None,
 ) -> DiffRun:
     """Analyse two rendered sides and judge them (shared with `harness merge`); `same_inputs`
     names the failed targets whose inputs did not change (their errors are pre-existing)."""
@@ -301,7 +378,9 @@ def conclude(
         repairs=base_origin.source != "goldens",  # a broken goldens store stays an error
     )
     verdict = gate.judge(analysis)
-    hazards = hazard_engine.diff_for(cfg, base, head, cfg.repo if options.head is None else None)
+    hazards = hazard_engine.diff_for(
+        cfg, base, head, cfg.repo if options.head is None else None, base_memo
+    )
     code = hazard_gate(
         gate.exit_code(
             analysis,

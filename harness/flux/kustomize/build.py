@@ -60,6 +60,10 @@ class BuildError(Exception):
     """The Kustomization cannot be built; the message is the target's one-line error."""
 
 
+class RenderFailed(BuildError):
+    """kustomize itself failed (or timed out, or was killed): never remembered as a result."""
+
+
 class MissingObject(BuildError):
     """A substituteFrom object neither rendered nor declared; targets.py words the fix.
 
@@ -292,7 +296,7 @@ def build(
     output = ctx.renderer.build(plan.directory, _extra_flags(ctx.renderer))
     if output.error is not None or output.stdout is None:
         message = ctx.relative(output.error or "kustomize produced no output")
-        raise BuildError(f"{ctx.show(directory)}: {message}")
+        raise RenderFailed(f"{ctx.show(directory)}: {message}")
     parsed, dropped = ctx.memo.parsed(output.stdout)
     objects = list(parsed)
     if dropped:

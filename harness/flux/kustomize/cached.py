@@ -11,6 +11,12 @@ that `substituteFrom` may name). A plaintext Secret value must never reach the d
 another Kustomization may substitute it: such a Secret is stored redacted, and on a hit it
 comes back as an `ElidedSecret` that re-runs its build (uncached, once) only when a
 `substituteFrom` actually reads it.
+
+A build that fails after kustomize succeeded (strict substitution, an object that is no
+object after substitution, a file the artifact lacks) fails the same way for the same key,
+so its one-line error is remembered too: a candidate cluster directory that another
+cluster builds fails like this on every run, and re-ran kustomize on every warm run. A
+kustomize failure (`RenderFailed`: maybe a timeout or a kill) is never remembered.
 """
 
 from __future__ import annotations
@@ -48,6 +54,30 @@ from harness.flux.source import artifacts
 from harness.flux.source.ignore import Rules
 
 
+class _Miss(Exception):
+    """A probe found no answer in the cache: the build has to run."""
+
+
+def probe_flux(
+    ks: FluxKustomization,
+    directory: Path,
+    ctx: Context,
+    lookup: Lookup,
+    rules: Rules | None,
+    root: Path,
+) -> Built | None:
+    """`build_flux` when the cache answers (a result, or a remembered failure raised as
+    BuildError); None when the build would have to run. The fixed point asks this inline
+    for a whole round and hands only the misses to the pool: on a warm run a thread and a
+    future per cached build cost more than the lookup itself."""
+    if ctx.seam is None or ctx.seam.cache is None:
+        return None
+    try:
+        return build_flux(ks, directory, ctx, lookup, rules, root, _probe=True)
+    except _Miss:
+        return None
+
+
 def build_flux(
     ks: FluxKustomization,
     directory: Path,
@@ -55,6 +85,8 @@ def build_flux(
     lookup: Lookup,
     rules: Rules | None,
     root: Path,
+    *,
+    _probe: bool = False,
 ) -> Built:
     """`build.build` behind confinement to `root` and the cache; BuildError on failure."""
     seam = ctx.seam
@@ -63,11 +95,11 @@ def build_flux(
     try:
         # what Flux would generate, without writing the mirror or decoding the listed files
         # yet: a cache hit needs neither (its key covers every listed file's content)
-        plan = generator.plan(ks, directory, ctx.workspace, rules, mirror=False, check=False)
+        plan = _plan(ks, directory, ctx, rules)
     except generator.GeneratorError as exc:
         raise BuildError(ctx.relative(str(exc))) from None
     if plan.empty:
-        return build(ks, directory, ctx, lookup, rules)
+        return build(ks, directory, ctx, lookup, rules)  # no kustomize run: as cheap as a hit
     generated = (plan.file_name, plan.content) if plan.generated else None
     try:
         closure = seam.walker.closure(directory, root, generated=generated)
@@ -79,6 +111,8 @@ def build_flux(
     if cache is None:
         return build(ks, directory, ctx, lookup, rules)
     if not closure.cacheable:
+        if _probe:
+            raise _Miss
         cache.skip()
         return build(ks, directory, ctx, lookup, rules)
     digest = cache_mod.key(
@@ -90,26 +124,58 @@ def build_flux(
         f"strict={ctx.strict}",
         _rules_part(rules, root),
     )
+    builds = seam.builds
+    known = builds.get(digest) if builds is not None else None
+    if known is not None:
+        return known  # type: ignore[no-any-return]
     payload = cache.get(digest)
     if payload is not None:
         found = _from_payload(payload, _Rebuild(lambda: build(ks, directory, ctx, lookup, rules)))
         if found is not None:
+            if builds is not None and not any(isinstance(o, ElidedSecret) for o in found.raw):
+                builds[digest] = found  # no tie to this run's build: kept by a resident seam
             return found
     missing_digest = _missing_key(digest, ks, lookup)
     if missing_digest is not None:
         failure = _missing_from_payload(cache.get(missing_digest))
         if failure is not None:
             raise failure
+    failed_digest = cache_mod.key("flux-failed", digest)
+    failed = cache.get(failed_digest)
+    if failed is not None and isinstance(failed.get("error"), str):
+        raise BuildError(failed["error"])
+    if _probe:
+        raise _Miss
     try:
         built = build(ks, directory, ctx, lookup, rules)
     except MissingObject as exc:
         if missing_digest is not None:
             cache.put(missing_digest, _missing_payload(exc))
         raise
+    except BuildError as exc:
+        if type(exc) is BuildError:  # decided by the inputs the key holds, as a success is
+            cache.put(failed_digest, {"error": str(exc)})
+        raise
     docs = documents.from_objects(built.objects)
     built = dataclasses.replace(built, documents=docs)
     cache.put(digest, _payload(built))
     return built
+
+
+def _plan(
+    ks: FluxKustomization, directory: Path, ctx: Context, rules: Rules | None
+) -> generator.Plan:
+    """generator.plan without the mirror; a resident seam keeps it while nothing under the
+    directory changes (seam.Resident.forget)."""
+    plans = ctx.seam.plans if ctx.seam is not None else None
+    key = (repr(ks), str(directory), rules)
+    if plans is not None and key in plans:
+        found: generator.Plan = plans[key]
+        return found
+    plan = generator.plan(ks, directory, ctx.workspace, rules, mirror=False, check=False)
+    if plans is not None:
+        plans[key] = plan
+    return plan
 
 
 def _variables_part(ks: FluxKustomization, lookup: Lookup) -> str:

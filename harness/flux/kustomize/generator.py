@@ -498,19 +498,18 @@ def plan(
             base = {}
         if not isinstance(base, dict):
             raise GeneratorError(f"{kfile}: kustomization must be a mapping")
-        in_place = (
-            kfile == kustomization_file(directory)
-            and not ks.has_overrides
-            and bool(base.get("resources"))
-            and all(k in _CANONICAL.values() for k in base)
-        )
-        if in_place:
+        own = kfile == kustomization_file(directory) and all(k in _CANONICAL.values() for k in base)
+        if own and not ks.has_overrides and bool(base.get("resources")):
             return Plan(directory, generated=False)
         name = kfile.name
         problem = type_problem(base)
         if problem:
             raise GeneratorError(f"{kfile}: {problem}")
         edited = edit(base, ks, directory)
+        if own and edited == base:
+            # Flux's rewrite changes nothing kustomize reads (say a targetNamespace equal
+            # to the file's own `namespace:`): the path target's build is this build
+            return Plan(directory, generated=False)
         listed: tuple[str, ...] = ()
     else:
         resources = scan(directory, rules, check)

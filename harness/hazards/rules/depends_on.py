@@ -31,6 +31,7 @@ class DependsOn:
     id = "depends-on"
     summary = "dependsOn names a missing Kustomization, loops, or misses a writer it reads"
     modes: tuple[str, ...] = ("lint", "diff")
+    scope = "cluster"  # a cluster's findings come from its graph alone (engine.diff)
 
     def check_snapshot(self, ctx: LintContext) -> list[Finding]:
         out: list[Finding] = []

@@ -16,6 +16,7 @@ class DuplicateOwner:
     id = "duplicate-owner"
     summary = "one object rendered by two Flux Kustomizations of one cluster"
     modes: tuple[str, ...] = ("lint",)
+    scope = "cluster"  # a cluster's findings come from its graph alone (engine.diff)
 
     def check_snapshot(self, ctx: LintContext) -> list[Finding]:
         out: list[Finding] = []

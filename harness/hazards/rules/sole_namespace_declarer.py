@@ -69,11 +69,19 @@ class SoleNamespaceDeclarer:
     def _group(self, ctx: LintContext, paths: list[TargetResult]) -> list[Finding]:
         """The rule within path targets one cluster builds (another cluster's directories
         neither declare nor use its Namespaces)."""
-        namespaces = sorted({d.id.name for r in paths for d in r.documents if _is_namespace(d.id)})
+        # who declares and who uses each namespace, in one pass over the documents (a scan
+        # of every target per namespace was quadratic on repos with hundreds of both)
+        declaring_by: dict[str, list[TargetResult]] = {}
+        using_by: dict[str, list[TargetResult]] = {}
+        for r in paths:
+            for name in dict.fromkeys(d.id.name for d in r.documents if _is_namespace(d.id)):
+                declaring_by.setdefault(name, []).append(r)
+            for name in dict.fromkeys(d.id.namespace for d in r.documents if d.id.namespace):
+                using_by.setdefault(name, []).append(r)
         out: list[Finding] = []
-        for name in namespaces:
+        for name in sorted(declaring_by):
             ns_id = DocId("", "Namespace", "", name)
-            declaring = [r for r in paths if any(d.id == ns_id for d in r.documents)]
+            declaring = declaring_by[name]
             minimal = _minimal(declaring)
             if len(minimal) != 1:
                 continue
@@ -83,10 +91,8 @@ class SoleNamespaceDeclarer:
             users = _minimal(
                 [
                     r
-                    for r in paths
-                    if r.name not in declared_by
-                    and any(d.id.namespace == name for d in r.documents)
-                    and not {d.id for d in r.documents} <= within
+                    for r in using_by.get(name, [])
+                    if r.name not in declared_by and not {d.id for d in r.documents} <= within
                 ]
             )
             if not users:

@@ -103,3 +103,32 @@ def test_cached_failure_lists_the_variables_a_declaration_needs(
     assert outputs[0] == outputs[1]
     assert "placeholder-log-level" in outputs[0] and "placeholder-timezone" in outputs[0]
     assert "placeholder-log-level" not in outputs[2] and "placeholder-timezone" in outputs[2]
+
+
+def test_a_strict_substitution_failure_is_remembered_and_answers_alike(
+    tmp_path: Path, cli: Callable[..., Result], logging_kubectl: tuple[Path, Path]
+) -> None:
+    """A build that fails after kustomize succeeded (an unset variable, strict) fails the
+    same way for the same key: a warm run answers it without running kustomize, and a
+    change that fixes it is not answered by the remembered failure."""
+    fake, log = logging_kubectl
+    cache_dir = tmp_path / "cache"
+    settings = {"DOMAIN": "a", "LOG_LEVEL": "info"}
+    repo = _repo(tmp_path / "repo", settings)
+    (repo / "clusters/dev/secrets.yaml").write_text(cm("cluster-secrets", "flux-system", X="1"))
+    outputs, runs = [], []
+    for extra in (("--cache-dir", cache_dir), ("--cache-dir", cache_dir), ("--no-cache",)):
+        log.write_text("")
+        outputs.append(cli("render", "--repo", repo, "--kubectl", fake, "-o", "json", *extra))
+        runs.append(len(log.read_text().splitlines()))
+    cold, warm, uncached = outputs
+    assert cold.code == 2 and "variable not set (strict mode)" in cold.stdout
+    assert '\\"TIMEZONE\\"' in cold.stdout or "TIMEZONE" in cold.stdout
+    assert [(r.code, r.stdout, r.stderr) for r in (warm, uncached)] == [
+        (cold.code, cold.stdout, cold.stderr)
+    ] * 2
+    assert runs[0] > 0 and runs[1] == 0
+    fixed = {**settings, "TIMEZONE": "UTC"}
+    (repo / "clusters/dev/settings.yaml").write_text(cm("cluster-settings", "flux-system", **fixed))
+    after = cli("render", "--repo", repo, "-o", "json", "--cache-dir", cache_dir)
+    assert after.code == 0, after.stdout + after.stderr

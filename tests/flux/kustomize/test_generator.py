@@ -5,10 +5,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from harness.core import yamlload
 from harness.flux.api import (
     FluxKustomization,
     Image,
@@ -653,3 +657,77 @@ def test_mirrors_go_to_tmpdir_when_set_else_to_tmpfs(
     shm = Path("/dev/shm")
     expected = str(shm) if shm.is_dir() and os.access(shm, os.W_OK | os.X_OK) else None
     assert generator.scratch_dir() == expected
+
+
+# -- reuse: a rewrite that changes nothing builds the path target's own directory -------------
+
+_SHAPES = st.fixed_dictionaries(
+    {
+        "namespace": st.sampled_from([None, "apps", "media"]),
+        "target": st.sampled_from([None, "apps", "media"]),
+        "prefix": st.sampled_from([None, "p-"]),
+        "labels": st.booleans(),
+        "images": st.booleans(),
+    }
+)
+
+
+@pytest.mark.slow
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shape=_SHAPES)
+def test_a_rewrite_that_changes_nothing_builds_what_the_mirror_builds(
+    shape: dict[str, Any], tmp_path_factory: pytest.TempPathFactory, kubectl: Path
+) -> None:
+    """Real-repo-shaped kustomization files (a namespace, labels, images) under Flux specs
+    (targetNamespace equal to the file's namespace or not, a namePrefix): whenever the plan
+    builds the directory in place, the build is byte-identical to kustomize on Flux's
+    generated file in a mirror, which is what the build would otherwise run."""
+    from harness import render
+
+    root = tmp_path_factory.mktemp("inplace")
+    app = root / "app"
+    app.mkdir()
+    body: dict[str, Any] = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": ["cm.yaml", "deploy.yaml"],
+    }
+    if shape["namespace"]:
+        body["namespace"] = shape["namespace"]
+    if shape["labels"]:
+        body["labels"] = [{"pairs": {"app.kubernetes.io/name": "web"}}]
+    if shape["images"]:
+        body["images"] = [{"name": "nginx", "newTag": "1.27"}]
+    (app / "kustomization.yaml").write_text("# a comment Flux drops\n" + yaml.safe_dump(body))
+    (app / "cm.yaml").write_text(cm("web", "default", key="v"))
+    (app / "deploy.yaml").write_text(DEPLOY)
+    spec = ks(target_namespace=shape["target"], name_prefix=shape["prefix"])
+    renderer = render.resolve(flags=render.UNRESTRICTED, timeout=60)
+    with generator.workspace(root) as ws:
+        plan = generator.plan(spec, app, ws)
+        edited = generator.edit(yaml.safe_load((app / "kustomization.yaml").read_text()), spec, app)
+        mirror = ws.mirror(app, "kustomization.yaml", yamlload.dump(edited))
+        rewritten = renderer.build(mirror)
+        if not plan.generated:
+            in_place = renderer.build(app)
+            assert in_place.error is None and rewritten.error is None
+            assert in_place.stdout == rewritten.stdout
+    expect_in_place = shape["target"] in (None, shape["namespace"]) and shape["prefix"] is None
+    assert (not plan.generated) == expect_in_place
+
+
+DEPLOY = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.25
+"""

@@ -165,3 +165,33 @@ def test_a_dependency_harness_did_not_render_is_trusted_as_the_provider() -> Non
         flux("dev", "platform", helmrelease("cert-manager", "cert-manager"), CERT),
     )  # rendered and holds no CRDs: the guess stands
     assert [g.severity for g in RULE.check_snapshot(lint_ctx(rendered_dep))] == ["error"]
+
+
+def test_cost_is_linear_one_installer_check_per_group_and_release(
+    monkeypatch: Any,
+) -> None:
+    """CRDs and likely installers are indexed once per cluster: a release is matched against
+    each group once, however many documents of that group the Kustomizations apply (it was
+    documents x releases: 168k checks on a 250-Kustomization repo)."""
+    from harness.hazards.rules import crd_order
+
+    calls = []
+    real = crd_order.installs
+    monkeypatch.setattr(crd_order, "installs", lambda *a: calls.append(a) or real(*a))
+    releases = [helmrelease(f"app{i}", f"app{i}") for i in range(10)]
+    groups = [f"g{i}.example.io" for i in range(5)]
+    apps = [
+        flux(
+            "dev",
+            f"app{k}",
+            *(obj("Thing", f"t{k}-{j}", "ns", f"{g}/v1") for j in range(4) for g in groups),
+        )
+        for k in range(20)
+    ]
+    snap = snapshot(
+        flux("dev", ROOT, ks("platform"), *(ks(f"app{k}") for k in range(20))),
+        flux("dev", "platform", *releases),
+        *apps,
+    )
+    RULE.check_snapshot(lint_ctx(snap))
+    assert 0 < len(calls) <= len(groups) * len(releases)

@@ -1,0 +1,320 @@
+"""The resident loop behind `harness watch`: render once, then answer every save.
+
+The base side (a git ref, or the goldens) is rendered once and held. The head is the
+working tree: each save re-renders it through a render cache that lives as long as the
+process, with a `Resident` seam (cache/seam.py) that keeps each closure walk and blob id
+and is told which files changed, so only the targets whose input closure holds a changed
+file are built or looked up again; everything else is answered from memory. The comparison,
+hazards and verdict are those of `diff` (`diff.conclude`), so the answer is the one a fresh
+`harness diff` would print, with the same exit semantics.
+
+A save that creates, deletes or renames a file (or changes harness.yaml, an ignore file or
+the goldens a `--goldens` base reads) may change which targets exist: such a change starts
+from a fresh seam (the render cache still answers every unchanged build). Editors' swap and
+backup files are ignored.
+
+Files are watched with `watchfiles` (inotify, or the platform's native API) when it is
+installed, else by polling the tree's stats every `POLL_SECONDS`. Ctrl-C ends the loop;
+nothing is left behind (the base checkout is removed as soon as the base is rendered, each
+render's Flux workspace when that render ends).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness import discover, gitref
+from harness.cache import inputs, memo
+from harness.cache import store as cache_mod
+from harness.cache.seam import Resident
+from harness.cli.commands import diff as diff_cmd
+from harness.cli.context import (
+    Common,
+    cache_settings,
+    load_config,
+    render_snapshot,
+    renderer_for,
+)
+from harness.compare.analyze import Origin, ignore_patterns
+from harness.core.config import Config
+from harness.core.errors import HarnessError
+from harness.core.model import Snapshot
+from harness.flux.source.ignore import IGNORE_FILE
+from harness.hazards import engine as hazard_engine
+from harness.render import Renderer
+
+POLL_SECONDS = 0.2
+# editors' temporary files: their appearance says nothing about the repo
+_EDITOR_SUFFIXES = (".swp", ".swx", ".swo", "~", ".tmp", ".bak", ".orig")
+_CONFIG_NAMES = ("harness.yaml", "harness.yml", ".harness.yaml")
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One answer: the diff, how long it took, and whether any output changed."""
+
+    run: diff_cmd.DiffRun
+    seconds: float
+    output_changed: bool
+    rendered: str  # how many kustomize runs the answer took
+
+
+class Watcher:
+    """The base held, the head answered again for each batch of changed files."""
+
+    def __init__(self, common: Common, options: diff_cmd.DiffOptions) -> None:
+        self.common = common
+        self.options = options
+        self.cfg = load_config(common)
+        ignore_patterns(self.cfg)  # a bad pattern fails before anything renders
+        self.cache = cache_mod.open_cache(cache_settings(common))
+        self.renderer = renderer_for(common, self.cfg)
+        self.base, self.base_origin, self.base_digests = self._base()
+        self.resident = Resident()
+        self.files = _tree_files(self.cfg)
+        self.previous: dict[str, tuple[str, str | None]] | None = None
+        self.base_memo: hazard_engine.BaseMemo = {}  # the base's lint findings, kept
+
+    def _base(self) -> tuple[Snapshot, Origin, dict[str, str]]:
+        """The base side, rendered once (from a remembered render when there is one)."""
+        if self.options.goldens:
+            from harness import goldens
+
+            cfg = self.cfg
+            snapshot = goldens.to_snapshot(goldens.load(cfg.goldens), cfg.repo)
+            return (
+                snapshot,
+                Origin("goldens", f"goldens ({cfg.goldens})", path=str(cfg.goldens)),
+                {},
+            )
+        ref = self.options.base or diff_cmd.DEFAULT_BASE
+        resolved = gitref.resolve_refs(self.cfg.repo, [ref])
+        return diff_cmd.ref_side(self.common, self.cfg, self.renderer, ref, self.cache, resolved)
+
+    def classify(self, changed: Iterable[str]) -> tuple[list[str], bool]:
+        """(files modified in place, whether the set of files or the settings changed)."""
+        modified: list[str] = []
+        structural = False
+        for path in changed:
+            if _ignored(path, self.cfg):
+                continue
+            name = os.path.basename(path)
+            exists, known = os.path.isfile(path), path in self.files
+            if exists:
+                self.files.add(path)
+            else:
+                self.files.discard(path)
+            if name in _CONFIG_NAMES or name == IGNORE_FILE:
+                structural = True
+            elif exists and known:
+                modified.append(path)
+            elif exists or known or os.path.isdir(path):
+                structural = True  # a file came or went, or a directory did
+            else:
+                inside = path.rstrip("/") + "/"
+                gone = [f for f in self.files if f.startswith(inside)]
+                structural = structural or bool(gone)
+                self.files.difference_update(gone)
+        return modified, structural
+
+    def answer(self, changed: Iterable[str] | None = None) -> Answer:
+        """The diff now; `changed` are the absolute paths that changed since the last answer
+        (None: anything may have changed)."""
+        started = time.monotonic()
+        fresh = changed is None
+        if changed is not None:
+            changed = list(changed)
+            modified, fresh = self.classify(changed)
+            if fresh:
+                self._restart_if_config_changed(changed)
+            else:
+                self.resident.forget(modified)
+            if self.options.goldens and any(
+                Path(p).is_relative_to(self.cfg.goldens) for p in changed
+            ):
+                self.base, self.base_origin, self.base_digests = self._base()
+        if fresh:
+            # Every per-run memo is keyed by content (a document's text, a shared object),
+            # so answers of one tree keep them; a fresh start empties them as a run does.
+            memo.reset()
+            self.resident = Resident()
+        renderer = self._renderer()
+        cfg = self.cfg
+        origin = Origin("worktree", "working tree", path=str(cfg.repo))
+        head = render_snapshot(
+            self.common,
+            cfg,
+            renderer,
+            label=origin.label,
+            cache=self.cache,
+            resident=self.resident,
+        )
+        digests = inputs.side_digests(cfg.repo, head)
+        same = inputs.same_inputs(self.base_digests, digests)
+        run = diff_cmd.conclude(
+            cfg,
+            self.options,
+            self.base,
+            head,
+            self.base_origin,
+            origin,
+            started,
+            same,
+            base_memo=self.base_memo,
+        )
+        now = {n: (r.sha256, r.error) for n, r in head.results.items()}
+        changed_output = self.previous is None or now != self.previous
+        self.previous = now
+        rendered = f"{renderer.runs} kustomize run(s)"
+        return Answer(run, time.monotonic() - started, changed_output, rendered)
+
+    def _renderer(self) -> Renderer:
+        """A fresh renderer per answer (its build memo is per render); the version asked
+        once."""
+        renderer = renderer_for(self.common, self.cfg)
+        with contextlib.suppress(HarnessError):
+            renderer.assume_version(self.renderer.info().version)
+        return renderer
+
+    def _restart_if_config_changed(self, changed: Iterable[str]) -> None:
+        names = {os.path.basename(p) for p in changed}
+        if names & set(_CONFIG_NAMES):
+            self.cfg = load_config(self.common)
+            self.base, self.base_origin, self.base_digests = self._base()
+
+
+def _ignored(path: str, cfg: Config) -> bool:
+    """Editor files, anything under a dot directory (`.git`), and the goldens (unless the
+    base is the goldens: the caller reloads them)."""
+    name = os.path.basename(path)
+    if name.endswith(_EDITOR_SUFFIXES) or name.startswith(".#") or name == "4913":
+        return True
+    try:
+        rel = Path(path).relative_to(cfg.repo)
+    except ValueError:
+        return False
+    if any(part.startswith(".") for part in rel.parts[:-1]):
+        return True
+    return Path(path).is_relative_to(cfg.goldens)
+
+
+def _tree_files(cfg: Config) -> set[str]:
+    """Every file of the tree the renders may read (dot directories and goldens left out)."""
+    out: set[str] = set()
+    for dirpath, _dirs, files in discover.walk(cfg.repo, [cfg.goldens]):
+        out.update(os.path.join(dirpath, f) for f in files)
+    return out
+
+
+# -- waiting for changes ------------------------------------------------------------------------
+
+
+def changes(
+    repo: Path, stop: threading.Event, ready: threading.Event, poll: bool = False
+) -> Iterator[set[str]]:
+    """Batches of changed absolute paths under `repo`, until `stop` is set; `ready` is set
+    once changes are being seen."""
+    if not poll:
+        try:
+            import watchfiles
+        except ImportError:
+            poll = True
+        else:
+            batches = watchfiles.watch(
+                repo,
+                stop_event=stop,
+                debounce=50,
+                step=20,
+                rust_timeout=200,
+                yield_on_timeout=True,  # the first (empty) batch says the watch is set up
+            )
+            for batch in batches:
+                ready.set()
+                if batch:
+                    yield {path for _change, path in batch}
+            return
+    yield from _polled(repo, stop, ready)
+
+
+def _polled(repo: Path, stop: threading.Event, ready: threading.Event) -> Iterator[set[str]]:
+    """Changes found by comparing the tree's stats every POLL_SECONDS."""
+    before = _stats(repo)
+    ready.set()
+    while not stop.wait(POLL_SECONDS):
+        now = _stats(repo)
+        if now != before:
+            changed = {p for p in before.keys() | now.keys() if before.get(p) != now.get(p)}
+            before = now
+            yield changed
+
+
+def _stats(repo: Path) -> dict[str, tuple[int, int, int]]:
+    out: dict[str, tuple[int, int, int]] = {}
+    for dirpath, dirs, files in os.walk(repo):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            path = os.path.join(dirpath, name)
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            out[path] = (st.st_size, st.st_mtime_ns, st.st_ino)
+    return out
+
+
+def loop(
+    watcher: Watcher,
+    show: Callable[[Answer], None],
+    *,
+    poll: bool = False,
+    stop: threading.Event | None = None,
+) -> int:
+    """Answer once, then after every batch of changes until Ctrl-C (or `stop`); the last
+    answer's exit code. Changes are collected in a thread from before the first answer on,
+    so a save made while an answer renders is answered next, never lost."""
+    stop = stop or threading.Event()
+    ready = threading.Event()
+    pending: queue.Queue[set[str]] = queue.Queue()
+
+    def collect() -> None:
+        for batch in changes(watcher.cfg.repo, stop, ready, poll):
+            pending.put(batch)
+
+    thread = threading.Thread(target=collect, name="harness-watch", daemon=True)
+    thread.start()
+    answer: Answer | None = None
+    try:
+        while not ready.wait(0.1):
+            if not thread.is_alive():
+                raise HarnessError("watch: cannot watch the tree for changes")
+        answer = watcher.answer()
+        show(answer)
+        while not stop.is_set():
+            try:
+                batch = pending.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            while not pending.empty():  # everything saved meanwhile, in one answer
+                batch |= pending.get_nowait()
+            try:
+                answer = watcher.answer(batch)
+            except HarnessError as exc:  # a broken config mid-edit: say so, keep watching
+                from harness.report.console import stderr
+
+                stderr().print(f"error: {exc}")
+                continue
+            show(answer)
+    except KeyboardInterrupt:
+        if answer is None:
+            raise
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+    return answer.run.code if answer is not None else 2

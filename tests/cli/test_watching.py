@@ -1,0 +1,207 @@
+"""The resident loop answers what a fresh `harness diff` answers, after any sequence of edits.
+
+A small Flux repo shaped like public homelab repos (a cluster ConfigMap feeding postBuild
+substitution, apps with targetNamespace, a component, a directory without a kustomization
+file) in git; random edits in place, by rename (as editors save), new and deleted files; after
+each batch the watcher's answer is compared with `diff.compute` run fresh, with its own
+render cache.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harness.cli import watching
+from harness.cli.commands import diff as diff_cmd
+from harness.cli.context import Common
+from harness.core.model import Snapshot
+from tests.cli.commands.conftest import private_tmpdir
+from tests.conftest import configmap
+from tests.fluxrepo import ROOT_KS, flux_ks, kustomization
+from tests.gitkit import commit_all, init
+
+APPS = ("web", "db", "cache")
+
+
+def _settings(cluster: str) -> str:
+    return (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-settings\n"
+        f"  namespace: flux-system\ndata:\n  CLUSTER: {cluster}\n"
+    )
+
+
+def _app_ks(app: str) -> str:
+    return flux_ks(app, f"./apps/{app}", target_namespace=app) + (
+        "  postBuild:\n    substituteFrom:\n    - kind: ConfigMap\n      name: cluster-settings\n"
+    )
+
+
+def write_repo(root: Path) -> Path:
+    files = {
+        "clusters/dev/kustomization.yaml": kustomization(
+            "flux-system.yaml", "settings.yaml", *(f"{a}.yaml" for a in APPS)
+        ),
+        "clusters/dev/flux-system.yaml": ROOT_KS,
+        "clusters/dev/settings.yaml": _settings("dev"),
+        **{f"clusters/dev/{a}.yaml": _app_ks(a) for a in APPS},
+        "apps/web/kustomization.yaml": kustomization("cm.yaml"),
+        "apps/web/cm.yaml": configmap("web", v="1", cluster="${CLUSTER}"),
+        "apps/db/kustomization.yaml": kustomization("cm.yaml", "extra.yaml"),
+        "apps/db/cm.yaml": configmap("db", v="1"),
+        "apps/db/extra.yaml": configmap("db-extra", w="1"),
+        "apps/cache/cm.yaml": configmap("cache", v="1"),  # no kustomization file: Flux scans
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    commit_all(root, "base")
+    return root
+
+
+# an edit: (what, app, value)
+EDITS = st.tuples(
+    st.sampled_from(["value", "rename-save", "same", "add", "delete", "cluster", "kfile"]),
+    st.sampled_from(APPS),
+    st.integers(0, 3),
+)
+
+
+def apply(root: Path, edit: tuple[str, str, int]) -> set[str]:
+    """Make one edit; the absolute paths a file watcher would report."""
+    what, app, value = edit
+    cm = root / "apps" / app / "cm.yaml"
+    extra = root / "apps" / app / "new.yaml"
+    if what == "value":
+        cm.write_text(configmap(app, v=str(value), cluster="${CLUSTER}"))
+        return {str(cm)}
+    if what == "rename-save":  # write a temp file, rename it over the original
+        tmp = cm.with_name("cm.yaml.tmp")
+        tmp.write_text(configmap(app, v=f"r{value}"))
+        os.replace(tmp, cm)
+        return {str(cm), str(tmp)}
+    if what == "same":
+        cm.write_text(cm.read_text())
+        return {str(cm)}
+    if what == "add":
+        extra.write_text(configmap(f"{app}-new", n=str(value)))
+        return {str(extra)}
+    if what == "delete":
+        if extra.exists():
+            extra.unlink()
+        return {str(extra)}
+    if what == "cluster":
+        path = root / "clusters/dev/settings.yaml"
+        path.write_text(_settings(f"c{value}"))
+        return {str(path)}
+    kfile = root / "apps" / app / "kustomization.yaml"
+    listed = ["cm.yaml", *(["new.yaml"] if extra.exists() and value % 2 else [])]
+    if app == "db":
+        listed.append("extra.yaml")
+    kfile.write_text(kustomization(*listed))
+    return {str(kfile)}
+
+
+def _side(snapshot: Snapshot) -> dict[str, tuple[object, ...]]:
+    """A side as compared: every result but where its (temporary) checkout lived."""
+    return {
+        name: (r.target.kind, r.target.cluster, r.documents, r.sha256, r.error, r.notes)
+        for name, r in snapshot.results.items()
+    }
+
+
+def _same(watched: diff_cmd.DiffRun, fresh: diff_cmd.DiffRun) -> None:
+    assert watched.code == fresh.code
+    assert watched.verdict == fresh.verdict
+    assert _side(watched.analysis.base) == _side(fresh.analysis.base)
+    assert _side(watched.analysis.head) == _side(fresh.analysis.head)
+    blank = Snapshot(renderer=watched.analysis.base.renderer)
+    assert replace(watched.analysis, base=blank, head=blank) == replace(
+        fresh.analysis, base=blank, head=blank
+    )
+    assert watched.hazards == fresh.hazards
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=4,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(batches=st.lists(st.lists(EDITS, min_size=1, max_size=3), min_size=1, max_size=2))
+def test_watch_answers_as_a_fresh_diff(
+    batches: list[list[tuple[str, str, int]]],
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tmp = tmp_path_factory.mktemp("watch")
+    monkeypatch.setenv("TMPDIR", str(private_tmpdir(tmp)))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    root = write_repo(init(tmp / "git"))
+    options = diff_cmd.DiffOptions()
+    watcher = watching.Watcher(Common(repo=root, quiet=True, cache_dir=tmp / "cache"), options)
+    first = watcher.answer()
+    _same(first.run, diff_cmd.compute(Common(repo=root, quiet=True, no_cache=True), options))
+    for batch in batches:
+        changed: set[str] = set()
+        for edit in batch:
+            changed |= apply(root, edit)
+        answer = watcher.answer(changed)
+        # a new run, with a cache of its own (cached == uncached is tested in tests/cache)
+        fresh = diff_cmd.compute(Common(repo=root, quiet=True, cache_dir=tmp / "fresh"), options)
+        _same(answer.run, fresh)
+    assert list((tmp / "tmp").iterdir()) == []  # no checkout or workspace left behind
+
+
+def test_a_save_that_changes_no_output_says_so(tmp_path: Path) -> None:
+    root = write_repo(init(tmp_path / "git"))
+    watcher = watching.Watcher(
+        Common(repo=root, quiet=True, cache_dir=tmp_path / "cache"), diff_cmd.DiffOptions()
+    )
+    assert watcher.answer().output_changed
+    cm = root / "apps/web/cm.yaml"
+    cm.write_text(cm.read_text() + "# a comment\n")
+    same = watcher.answer({str(cm)})
+    assert not same.output_changed and same.run.code == 0
+    cm.write_text(configmap("web", v="2", cluster="${CLUSTER}"))
+    changed = watcher.answer({str(cm)})
+    assert changed.output_changed
+    assert changed.run.analysis != same.run.analysis
+
+
+def test_editor_files_and_git_are_not_changes(tmp_path: Path) -> None:
+    root = write_repo(init(tmp_path / "git"))
+    watcher = watching.Watcher(
+        Common(repo=root, quiet=True, cache_dir=tmp_path / "cache"), diff_cmd.DiffOptions()
+    )
+    noise = [str(root / "apps/web/.cm.yaml.swp"), str(root / ".git/index"), str(root / "4913")]
+    assert watcher.classify(noise) == ([], False)
+    added = root / "apps/web/other.yaml"
+    added.write_text(configmap("other"))
+    assert watcher.classify([str(added)]) == ([], True)
+    assert watcher.classify([str(root / "apps/web/cm.yaml")]) == (
+        [str(root / "apps/web/cm.yaml")],
+        False,
+    )
+
+
+def test_goldens_base_is_read_again_when_the_goldens_change(tmp_path: Path) -> None:
+    from harness.cli.commands import update
+
+    root = write_repo(init(tmp_path / "git"))
+    common = Common(repo=root, quiet=True, cache_dir=tmp_path / "cache")
+    assert update.run(common) == 0
+    options = diff_cmd.DiffOptions(goldens=True, fail_on_diff=True)
+    watcher = watching.Watcher(common, options)
+    assert watcher.answer().run.code == 0
+    cm = root / "apps/web/cm.yaml"
+    cm.write_text(configmap("web", v="5", cluster="${CLUSTER}"))
+    assert watcher.answer({str(cm)}).run.code == 1
+    assert update.run(common) == 0  # new goldens: the tree matches them again
+    goldens = [str(p) for p in (root / "goldens").rglob("*") if p.is_file()]
+    assert watcher.answer(goldens).run.code == 0
