@@ -30,6 +30,8 @@ _COMMON: dict[str, tuple[bool, str]] = {
     "--no-strict": (False, "key"),
     "--quiet": (False, "key"),
     "-q": (False, "key"),
+    "--verbose": (False, "key"),
+    "-v": (False, "key"),
     "--helm": (False, "key"),
     "--no-helm": (False, "key"),
     "--helm-binary": (True, "tool"),

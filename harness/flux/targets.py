@@ -507,7 +507,7 @@ def _build_node(
     try:
         if probe:
             found = probe_flux(node.ks, directory, ctx, run.lookup, rules, root)
-            return None if found is None else _Outcome(directory, found, None)
+            return None if found is None else _Outcome(directory, found, None, shown=shown)
         built = build_flux(node.ks, directory, ctx, run.lookup, rules, root)
         return _Outcome(directory, built, None, shown=shown)
     except MissingObject as exc:

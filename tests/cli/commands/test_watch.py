@@ -72,7 +72,7 @@ def test_watch_answers_each_save_and_ctrl_c_leaves_nothing(
             proc.kill()
             proc.wait()
     assert proc.returncode == 1  # the last answer: a difference, with --fail-on-diff
-    assert out.count("changed: 1 changed, 0 added, 0 removed") == 2
+    assert out.count("changed: 1 object changes in 1 target: 1 changed, 0 added, 0 removed") == 2
     assert out.startswith("no change: 2 targets")
     assert list(tmpdir.iterdir()) == []  # no checkout, workspace or temp file left
 

@@ -235,7 +235,7 @@ def test_real_chart_shapes_equal_helm_template_with_the_clusters_capabilities(
     assert payload["errors"] == []
     comment = cli("comment", "--repo", repo, "--base", "HEAD~1", "-q", *binary)
     assert comment.code == 0, comment.stderr
-    assert "`prod/tools/watcher`" in comment.stdout and "Helm releases in prod" in comment.stdout
+    assert "`prod/tools/watcher`" in comment.stdout and "| helm: prod |" in comment.stdout
 
 
 @pytest.mark.slow
