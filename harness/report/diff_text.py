@@ -246,7 +246,8 @@ def blind_suffix(blind: BlindSpots | None) -> str:
 
 def blind_lines(blind: BlindSpots | None) -> list[str]:
     """What the run did not judge, each fact once: the changed files no rendered target
-    reads, and the Kustomizations not rendered, counted per reason (one per source)."""
+    reads, and the Kustomizations failed parents hide. (Kustomizations skipped on purpose
+    have their one `info:` line, cli/context.print_skipped, and the comment's section.)"""
     if blind is None:
         return []
     out = []
@@ -258,14 +259,6 @@ def blind_lines(blind: BlindSpots | None) -> list[str]:
             f"file{'' if len(blind.uncovered) == 1 else 's'} not covered by any rendered "
             f"target: {shown}{f' and {more} more' if more > 0 else ''}"
         )
-    if blind.skipped:
-        n = len(blind.skipped)
-        sources = blind.skipped_sources
-        reasons = "; ".join(
-            reason if len(sources) == 1 else f"{reason} ({count})"
-            for reason, count in sources.items()
-        )
-        out.append(f"not judged: {n} Kustomization{'' if n == 1 else 's'} not rendered: {reasons}")
     if blind.under_failed:
         n = sum(blind.under_failed.values())
         where = ", ".join(f"{t}: {c}" for t, c in list(blind.under_failed.items())[:5])
