@@ -19,7 +19,7 @@ goldens and harness.yaml never do.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,19 +62,28 @@ def uncovered(
 ) -> tuple[str, ...]:
     """The `changed` files (relative to `repo`, the tree `snapshot` was rendered from) that
     exist there, can be manifests and are read by no rendered target."""
-    candidates = [
-        rel for rel in changed if _may_be_manifest(repo, rel, goldens) and (repo / rel).is_file()
-    ]
-    if not candidates:
-        return ()
-    files, directories = _covered(repo, snapshot.results.values())
-    if "" in directories:  # a Flux target generated at the root reads every manifest
-        return ()
-    return tuple(
-        rel
-        for rel in candidates
-        if rel not in files and not any(rel.startswith(d + "/") for d in directories)
-    )
+    skip = _relative_dir(repo, goldens)
+    left = {rel for rel in changed if _may_be_manifest(repo, rel, skip) and (repo / rel).is_file()}
+    for files, directories in _covered(repo, snapshot.results.values()):
+        left -= files
+        left = {rel for rel in left if not any(_under(rel, d) for d in directories)}
+        if not left:  # the usual edit: some target reads it, and the walk stops there
+            break
+    return tuple(sorted(left))
+
+
+def _under(rel: str, directory: str) -> bool:
+    return directory == "" or rel.startswith(directory + "/")
+
+
+def _relative_dir(repo: Path, directory: Path | None) -> str | None:
+    """`directory` relative to `repo` (the goldens), None when outside it or not given."""
+    if directory is None:
+        return None
+    try:
+        return directory.resolve().relative_to(repo.resolve()).as_posix()
+    except ValueError:
+        return None
 
 
 def under_failed(repo: Path, snapshot: Snapshot) -> dict[str, int]:
@@ -127,27 +136,22 @@ def _declared(files: Iterable[Path]) -> set[str]:
     return out
 
 
-def _may_be_manifest(repo: Path, rel: str, goldens: Path | None) -> bool:
+def _may_be_manifest(repo: Path, rel: str, goldens: str | None) -> bool:
     parts = rel.split("/")
     if any(p.startswith(".") for p in parts) or rel in CONFIG_FILES:
         return False
-    if goldens is not None:
-        try:
-            (repo / rel).resolve().relative_to(goldens.resolve())
-            return False
-        except ValueError:
-            pass
+    if goldens is not None and (rel == goldens or rel.startswith(goldens + "/")):
+        return False
     if rel.endswith(MANIFEST_SUFFIXES):
         return True
     return kustomization_file((repo / rel).parent) is not None
 
 
-def _covered(repo: Path, results: Iterable[TargetResult]) -> tuple[set[str], list[str]]:
-    """(files read by a rendered target, directories whose every file is read), relative."""
+def _covered(repo: Path, results: Iterable[TargetResult]) -> Iterator[tuple[set[str], list[str]]]:
+    """Per rendered target, (files it reads, directories whose every file it reads), relative
+    to the repo; lazily, so a caller stops once everything it asks about is covered."""
     root = Path(os.path.abspath(repo))
     walker = Walker()
-    files: set[str] = set()
-    directories: list[str] = []
     for result in results:
         if not result.ok:
             continue
@@ -155,7 +159,7 @@ def _covered(repo: Path, results: Iterable[TargetResult]) -> tuple[set[str], lis
         if target.kind == "helm":
             chart = _repo_chart(target.helm.source if target.helm else "")
             if chart is not None:
-                directories.append(chart)
+                yield set(), [chart]
             continue
         directory = Path(os.path.abspath(target.path))
         try:
@@ -163,14 +167,13 @@ def _covered(repo: Path, results: Iterable[TargetResult]) -> tuple[set[str], lis
         except ValueError:
             continue  # a source outside this tree (a mapped checkout)
         if kustomization_file(directory) is None:
-            directories.append("" if rel == "." else rel)
+            yield set(), ["" if rel == "." else rel]
             continue
         try:
             closure = walker.closure(directory, root)
         except (EscapeError, OSError):
             continue
-        files.update(closure.files())
-    return files, directories
+        yield set(closure.files()), []
 
 
 def _repo_chart(source: str) -> str | None:

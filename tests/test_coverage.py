@@ -65,9 +65,9 @@ def test_a_file_is_covered_when_a_rendered_target_reads_it(tmp_path: Path) -> No
         "apps/web/deleted.yaml",  # gone from the tree: nothing to cover
     ]
     assert uncovered(repo, snap, changed, goldens=repo / "goldens") == (
-        "apps/web/unused.yaml",
-        "apps/broken/cm.yaml",  # its only target failed
         "Taskfile.yaml",
+        "apps/broken/cm.yaml",  # its only target failed
+        "apps/web/unused.yaml",
     )
 
 
