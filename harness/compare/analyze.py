@@ -297,25 +297,27 @@ def analyze(
                 unchanged=t.unchanged,
             )
         )
+    repaired = tuple(  # decided once, by compare_target
+        Repair(
+            t.name,
+            t.repaired,
+            "removed" if t.documents_after is None else "fixed",
+            t.documents_after or 0,
+        )
+        for t in comparison.targets
+        if t.repaired is not None
+    )
+    not_errors = {p.target for p in preexisting} | set_aside | {r.target for r in repaired}
     return Analysis(
         base=base,
         head=head,
         targets=tuple(targets),
         moves=_moves(targets, differ, labels),
         duplicates=_duplicates(base, head),
-        errors=_errors(base, head, preexisting, set_aside, repairs),
+        errors=_errors(base, head, not_errors),
         preexisting=preexisting,
         not_judged=not_judged,
-        repairs=tuple(
-            Repair(
-                t.name,
-                t.repaired,
-                "removed" if t.documents_after is None else "fixed",
-                t.documents_after or 0,
-            )
-            for t in comparison.targets
-            if t.repaired is not None
-        ),
+        repairs=repaired,
     )
 
 
@@ -406,21 +408,13 @@ def _duplicates(base: Snapshot, head: Snapshot) -> tuple[Duplicate, ...]:
 
 
 def _errors(
-    base: Snapshot,
-    head: Snapshot,
-    preexisting: Sequence[PreexistingError] = (),
-    not_judged: Collection[str] = (),
-    repairs: bool = True,
+    base: Snapshot, head: Snapshot, set_aside: Collection[str] = ()
 ) -> tuple[RenderError, ...]:
-    """Render errors that count: every failure except the pre-existing and unjudged ones,
-    and (with `repairs`) a base failure the head repairs (it renders there, or is gone)."""
+    """Render errors that count: every failure except those `set_aside` (pre-existing,
+    unjudged charts, repaired targets)."""
     sides: tuple[tuple[Side, Snapshot], ...] = (("base", base), ("head", head))
     out: list[RenderError] = []
-    known = {p.target for p in preexisting} | set(not_judged)
-    for name in sorted((set(base.results) | set(head.results)) - known):
-        after = head.results.get(name)
-        if repairs and (after is None or after.ok):
-            continue  # no head failure: a base failure here is a repair (Analysis.repairs)
+    for name in sorted((set(base.results) | set(head.results)) - set(set_aside)):
         for side, snapshot in sides:
             result = snapshot.results.get(name)
             if result is not None and not result.ok:
