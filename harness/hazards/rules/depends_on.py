@@ -19,7 +19,7 @@ render them (what the graph marks).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from harness.core.model import DocId, Document
 from harness.flux.ksgraph import ClusterGraph, Key, KsNode, ReleaseNode, display, parse
@@ -56,33 +56,23 @@ class DependsOn:
         self, cluster: str, graph: ClusterGraph, base: ClusterGraph | None
     ) -> list[Finding]:
         out = []
-        for key, node in graph.nodes.items():
-            for dep in node.depends_on:
-                if dep in graph.nodes:
-                    continue
-                removed = base is not None and dep in base.nodes
-                if base is not None and not removed:
-                    continue
-                what = (
-                    f"which this change removes from {cluster}"
-                    if removed
-                    else f"which does not exist in {cluster}"
+        edges = {key: node.depends_on for key, node in graph.nodes.items()}
+        for key, dep, what in _dangling(cluster, edges, graph.nodes, base.nodes if base else None):
+            out.append(
+                Finding(
+                    id=f"{self.id}:{cluster}:{display(key)}:missing:{display(dep)}",
+                    rule=self.id,
+                    severity="error",
+                    cluster=cluster,
+                    kustomizations=(display(key), display(dep)),
+                    documents=(),
+                    message=(
+                        f"{display(key)} dependsOn {display(dep)}, {what}: Flux keeps "
+                        f"{display(key)} not ready ('dependency not found') and applies "
+                        "nothing of it; fix or drop the dependsOn entry."
+                    ),
                 )
-                out.append(
-                    Finding(
-                        id=f"{self.id}:{cluster}:{display(key)}:missing:{display(dep)}",
-                        rule=self.id,
-                        severity="error",
-                        cluster=cluster,
-                        kustomizations=(display(key), display(dep)),
-                        documents=(),
-                        message=(
-                            f"{display(key)} dependsOn {display(dep)}, {what}: Flux keeps "
-                            f"{display(key)} not ready ('dependency not found') and applies "
-                            "nothing of it; fix or drop the dependsOn entry."
-                        ),
-                    )
-                )
+            )
         return out
 
     def _cycles(self, cluster: str, graph: ClusterGraph) -> list[Finding]:
@@ -110,35 +100,28 @@ class DependsOn:
         self, cluster: str, graph: ClusterGraph, base: ClusterGraph | None
     ) -> list[Finding]:
         out = []
-        for release in graph.releases.values():
-            for dep in release.depends_on:
-                if dep in graph.releases:
-                    continue
-                removed = base is not None and dep in base.releases
-                if base is not None and not removed:
-                    continue
-                name = f"{dep[0]}/{dep[1]}"
-                what = (
-                    f"which this change removes from {cluster}"
-                    if removed
-                    else f"which does not exist in {cluster}"
+        edges = {key: r.depends_on for key, r in graph.releases.items()}
+        for key, dep, what in _dangling(
+            cluster, edges, graph.releases, base.releases if base else None
+        ):
+            release = graph.releases[key]
+            name = f"{dep[0]}/{dep[1]}"
+            out.append(
+                Finding(
+                    id=f"{self.id}:{cluster}:helmrelease:{release.display}:missing:{name}",
+                    rule=self.id,
+                    severity="error",
+                    cluster=cluster,
+                    kustomizations=_owners([release], base.releases.get(dep) if base else None),
+                    documents=(f"helm.toolkit.fluxcd.io/HelmRelease/{release.display}",),
+                    message=(
+                        f"HelmRelease {release.display} dependsOn HelmRelease {name}, "
+                        f"{what}: helm-controller keeps {release.display} not ready "
+                        "('dependency not found') and never installs or upgrades it; fix "
+                        "or drop the dependsOn entry."
+                    ),
                 )
-                out.append(
-                    Finding(
-                        id=f"{self.id}:{cluster}:helmrelease:{release.display}:missing:{name}",
-                        rule=self.id,
-                        severity="error",
-                        cluster=cluster,
-                        kustomizations=_owners([release], base.releases.get(dep) if base else None),
-                        documents=(f"helm.toolkit.fluxcd.io/HelmRelease/{release.display}",),
-                        message=(
-                            f"HelmRelease {release.display} dependsOn HelmRelease {name}, "
-                            f"{what}: helm-controller keeps {release.display} not ready "
-                            "('dependency not found') and never installs or upgrades it; fix "
-                            "or drop the dependsOn entry."
-                        ),
-                    )
-                )
+            )
         return out
 
     def _release_cycles(self, cluster: str, graph: ClusterGraph) -> list[Finding]:
@@ -215,6 +198,27 @@ class DependsOn:
                 f"race): {what}; add dependsOn {w} (revision-gated) to close it."
             ),
         )
+
+
+def _dangling(
+    cluster: str,
+    edges: Mapping[Key, Sequence[Key]],
+    present: Mapping[Key, object],
+    before: Mapping[Key, object] | None,
+) -> Iterator[tuple[Key, Key, str]]:
+    """(who, the dependency it names, why it is missing) for each dependsOn naming nothing
+    in `present`; in a diff (`before`: the base's), only those this change removes."""
+    for key, deps in edges.items():
+        for dep in deps:
+            if dep in present:
+                continue
+            removed = before is not None and dep in before
+            if before is not None and not removed:
+                continue
+            if removed:
+                yield key, dep, f"which this change removes from {cluster}"
+            else:
+                yield key, dep, f"which does not exist in {cluster}"
 
 
 def _watched(doc: Document) -> bool:
