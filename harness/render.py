@@ -23,7 +23,7 @@ from typing import Literal
 
 from harness import render_errors
 from harness.cache import replay
-from harness.core import documents, parallel, process
+from harness.core import documents, parallel, process, secretflow
 from harness.core.errors import RendererError
 from harness.core.model import RendererInfo, Target, TargetResult
 from harness.discover import kustomization_file
@@ -307,14 +307,23 @@ def _executable(value: str, origin: str) -> Path:
     return Path(found)
 
 
-def result_from_output(target: Target, output: BuildOutput, repo: Path) -> TargetResult:
-    """Parse a build into documents, or turn its failure into the target's one-line error."""
+def result_from_output(
+    target: Target,
+    output: BuildOutput,
+    repo: Path,
+    flows: secretflow.Flows = secretflow.NONE,
+) -> TargetResult:
+    """Parse a build into documents, or turn its failure into the target's one-line error.
+
+    `flows` are the build's replacements and vars (its closure's): Secret values they copy
+    into other objects are masked before any document is made."""
     kfile = kustomization_file(target.path)
     where = _relative(kfile if kfile else target.path, repo)
     if output.error is not None or output.stdout is None:
         return TargetResult(target, error=f"{where}: {_relativise(output.error or '', repo)}")
     try:
-        docs = documents.parse_stream(output.stdout)
+        rewrite = (lambda objs: secretflow.mask(objs, flows)) if flows else None
+        docs = documents.parse_stream(output.stdout, rewrite)
     except documents.DocumentError as exc:
         return TargetResult(target, error=f"{where}: {exc}")
     result = TargetResult(target, documents=tuple(docs), duplicates=documents.duplicates(docs))

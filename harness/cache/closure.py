@@ -24,13 +24,13 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.cache import memo, parsed
-from harness.core import yamlload
+from harness.core import secretflow, yamlload
 from harness.discover import KUSTOMIZATION_FILES
 
 PATH_FIELDS = ("crds", "configurations", "patchesStrategicMerge")
@@ -124,6 +124,8 @@ class Closure:
     entries: tuple[tuple[str, str], ...]
     remote: tuple[str, ...] = ()
     generated: tuple[tuple[str, str], ...] = ()
+    # replacements and vars the build declares: where Secret values may be copied to
+    flows: secretflow.Flows = secretflow.NONE
 
     @property
     def cacheable(self) -> bool:
@@ -182,6 +184,7 @@ class Walker:
         entries: set[tuple[str, str]] = {("start", top.rel(start))}
         remote: set[str] = set()
         gen: list[tuple[str, str]] = []
+        flows: list[secretflow.Flows] = []
         queue, seen = [start], set()
         while queue:
             here = queue.pop(0)
@@ -202,8 +205,15 @@ class Walker:
             entries |= part.entries
             remote.update(part.remote)
             gen.extend(part.generated)
+            flows.append(part.flows)
             queue.extend(part.children)
-        return Closure(root, tuple(sorted(entries)), tuple(sorted(remote)), tuple(gen))
+        return Closure(
+            root,
+            tuple(sorted(entries)),
+            tuple(sorted(remote)),
+            tuple(gen),
+            secretflow.Flows.join(flows),
+        )
 
     def _part(self, root: Path, directory: Path, generated: tuple[str, str] | None) -> _Part:
         """What one kustomization directory reads itself (memoised: bases are shared)."""
@@ -217,6 +227,7 @@ class Walker:
             tuple(walk.remote),
             tuple(walk.children),
             tuple(walk.gen),
+            flows=secretflow.Flows.join(walk.flows),
         )
 
     def forget(self, paths: Iterable[str]) -> None:
@@ -296,6 +307,7 @@ class _Part:
     children: tuple[Path, ...]
     generated: tuple[tuple[str, str], ...]
     error: str | None = None
+    flows: secretflow.Flows = secretflow.NONE
 
 
 class _Walk:
@@ -318,6 +330,7 @@ class _Walk:
         self.remote: list[str] = []
         self.gen: list[tuple[str, str]] = []
         self.children: list[Path] = []  # kustomization directories this one reads
+        self.flows: list[secretflow.Flows] = []
 
     # -- paths ----------------------------------------------------------------------------
 
@@ -416,6 +429,10 @@ class _Walk:
                 path = self.resolve(directory, ref, kfile, field)
                 if path is not None:
                     self.file(path)
+                    if field == "configurations":
+                        self.flows.append(secretflow.from_configuration(_documents(path)))
+        if data.get("replacements") or data.get("vars"):
+            self.flows.append(secretflow.from_kustomization(data, self._reader(directory, kfile)))
         for field in ("patches", "patchesJson6902", "replacements"):
             for entry in _mappings(data.get(field)):
                 named = entry.get("path")
@@ -478,6 +495,18 @@ class _Walk:
         if home_path is not None:
             self.tree(home_path, kfile)
 
+    def _reader(self, directory: Path, via: Path) -> Callable[[str], list[Any]]:
+        """Documents of a file a replacement names (confined like every read)."""
+
+        def read(ref: str) -> list[Any]:
+            path = self.resolve(directory, ref, via, "replacements")  # EscapeError fails it
+            if path is None:
+                return []
+            self.file(path)  # its content is an input of the build
+            return _documents(path)
+
+        return read
+
     def plugin_config(self, directory: Path, config: Path) -> None:
         """Files a generator/transformer config names (HelmChartInflationGenerator, ...)."""
         try:
@@ -502,10 +531,19 @@ class _Walk:
                 path = self.resolve(directory, home, config, f"{config.name} chartHome")
                 if path is not None:
                     self.tree(path, config)
+            if doc.get("kind") == "ReplacementTransformer":
+                self.flows.append(secretflow.from_transformer(doc, self._reader(directory, config)))
             if doc.get("kind") == "HelmChartInflationGenerator":
                 self.remote.append(f"helm:{doc.get('repo') or 'local'}/{doc.get('name')}")
             if _is_function(doc):
                 self.remote.append(f"function:{config.name}")
+
+
+def _documents(path: Path) -> list[Any]:
+    try:
+        return yamlload.load_all(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yamlload.YAMLError):
+        return []
 
 
 def _is_function(doc: dict[str, Any]) -> bool:

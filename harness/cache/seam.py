@@ -171,18 +171,19 @@ def path_result(seam: Seam, target: Target, repo: Path) -> TargetResult:
     except EscapeError as exc:
         return TargetResult(target, error=str(exc))
     cache = seam.cache
+    flows = closure.flows
     if cache is None:
-        return result_from_output(target, seam.renderer.build(target.path), repo)
+        return result_from_output(target, seam.renderer.build(target.path), repo, flows)
     if not closure.cacheable:
         cache.skip()
-        return result_from_output(target, seam.renderer.build(target.path), repo)
+        return result_from_output(target, seam.renderer.build(target.path), repo, flows)
     digest = cache_mod.key("path", seam.identity(), closure.digest(seam.blobs))
     payload = cache.get(digest)
     if payload is not None:
         found = result_from_payload(target, payload)
         if found is not None:
             return found
-    result = result_from_output(target, seam.renderer.build(target.path), repo)
+    result = result_from_output(target, seam.renderer.build(target.path), repo, flows)
     if result.ok:
         cache.put(digest, result_payload(result))
     return result

@@ -6,7 +6,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from harness.cache import parsed
@@ -163,8 +163,14 @@ def from_objects(objs: Iterable[dict[str, Any]]) -> tuple[Document, ...]:
     return tuple(document_from_object(o) for o in objs)
 
 
-def parse_stream(text: str) -> list[Document]:
-    """Documents of a rendered stream in order; raises DocumentError naming the bad one."""
+def parse_stream(
+    text: str,
+    rewrite: Callable[[list[dict[str, Any]]], list[dict[str, Any]] | None] | None = None,
+) -> list[Document]:
+    """Documents of a rendered stream in order; raises DocumentError naming the bad one.
+
+    `rewrite` may return the objects with some replaced (secretflow.mask): a replaced one
+    is serialised anew, the others keep their exact text."""
     loaded: list[tuple[str, dict[str, Any]]] = []
     for index, chunk in enumerate(split_stream(text), start=1):
         try:
@@ -179,8 +185,12 @@ def parse_stream(text: str) -> list[Document]:
                 f"document {index}: not a Kubernetes object (needs apiVersion, kind, metadata.name)"
             )
         loaded.append((chunk, obj))
+    rewritten = rewrite([obj for _chunk, obj in loaded]) if rewrite is not None else None
     docs: list[Document] = []
-    for chunk, obj in loaded:
+    for index, (chunk, obj) in enumerate(loaded):
+        if rewritten is not None and rewritten[index] is not obj:
+            docs.append(document_from_object(rewritten[index]))
+            continue
         doc = document(obj, chunk)
         if doc.text is chunk:  # not redacted: obj is this text's object (parsed.py)
             parsed.remember(chunk, obj)

@@ -350,3 +350,65 @@ def test_blob_index_is_used_instead_of_reading(tmp_path: Path) -> None:
     assert blobs.of(path) == "feed"
     assert blobs.read == 0
     assert Blobs().of(tmp_path / "absent") is None
+
+
+def test_the_closure_collects_replacements_vars_and_var_references(tmp_path: Path) -> None:
+    """Every declaration by which kustomize copies a value between objects, from the built
+    directory and what it reads, so secretflow can mask Secret values copied out; the
+    files they live in count as inputs."""
+    source = {"kind": "Secret", "name": "creds", "fieldPath": "data.pw"}
+    target = "  targets: [{select: {kind: Deployment}, fieldPaths: [metadata.name]}]\n"
+    write_tree(
+        tmp_path,
+        {
+            "app/kustomization.yaml": (
+                "resources: [../base]\n"
+                "transformers: [transformer.yaml]\n"
+                "configurations: [refs.yaml]\n"
+                f"replacements:\n- source: {source}\n{target}"
+            ),
+            "app/transformer.yaml": (
+                "apiVersion: builtin\nkind: ReplacementTransformer\nmetadata: {name: r}\n"
+                "replacements: [{path: from-transformer.yaml}]\n"
+            ),
+            "app/from-transformer.yaml": (
+                f"source: {{kind: Secret, name: other}}\n{target.lstrip()}"
+            ),
+            "app/refs.yaml": "varReference: [{path: data, kind: ConfigMap}]\n",
+            "base/kustomization.yaml": (
+                "vars:\n- name: PW\n  objref: {kind: Secret, name: creds, apiVersion: v1}\n"
+                "  fieldref: {fieldpath: data.pw}\n"
+                "replacements: [{path: more.yaml}]\n"
+            ),
+            "base/more.yaml": f"- source: {{kind: ConfigMap, name: c}}\n{target}",
+        },
+    )
+    closure = Walker().closure(tmp_path / "app", tmp_path)
+    flows = closure.flows
+    assert sorted(r.source.name for r in flows.replacements) == ["c", "creds", "other"]
+    assert [(v.name, v.source.kind, v.field_path) for v in flows.vars] == [
+        ("PW", "Secret", "data.pw")
+    ]
+    assert [(f.path, f.kind) for f in flows.var_references] == [("data", "ConfigMap")]
+    assert {"app/from-transformer.yaml", "app/refs.yaml", "base/more.yaml"} <= set(
+        closure.files()
+    )
+    plain = write_tree(tmp_path / "plain", {"kustomization.yaml": kustomization("cm.yaml")})
+    assert not Walker().closure(plain, tmp_path).flows
+
+
+def test_a_replacement_transformer_reading_outside_the_root_fails_the_build(
+    tmp_path: Path,
+) -> None:
+    write_tree(
+        tmp_path,
+        {
+            "app/kustomization.yaml": "transformers: [t.yaml]\n",
+            "app/t.yaml": (
+                "apiVersion: builtin\nkind: ReplacementTransformer\nmetadata: {name: r}\n"
+                "replacements: [{path: ../../outside.yaml}]\n"
+            ),
+        },
+    )
+    with pytest.raises(EscapeError, match="outside the source root"):
+        Walker().closure(tmp_path / "app", tmp_path)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cache.seam import Seam
-from harness.core import documents, redaction, yamlload
+from harness.core import documents, redaction, secretflow, yamlload
 from harness.core.model import DocId, Document
 from harness.discover import kustomization_file
 from harness.flux import includes
@@ -277,11 +277,14 @@ def build(
     ctx: Context,
     lookup: Lookup,
     rules: Rules | None = None,
+    flows: secretflow.Flows = secretflow.NONE,
 ) -> Built:
     """Build `ks` from `directory` (its resolved spec.path); BuildError on any failure.
 
     `rules` are the source's ignore rules: the build sees the artifact source-controller
-    makes, not the whole tree.
+    makes, not the whole tree. `flows` are the replacements and vars of the build's closure:
+    Secret values they copy into other objects are masked before anything reads them
+    (substitution sources included).
     """
     try:
         plan = generator.plan(ks, directory, ctx.workspace, rules)
@@ -298,7 +301,7 @@ def build(
         message = ctx.relative(output.error or "kustomize produced no output")
         raise RenderFailed(f"{ctx.show(directory)}: {message}")
     parsed, dropped = ctx.memo.parsed(output.stdout)
-    objects = list(parsed)
+    objects = secretflow.mask(parsed, flows) or list(parsed)
     if dropped:
         notes.append(f"dropped {dropped} object(s) without apiVersion, kind or metadata.name")
     if ks.post_build is not None:

@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.cache import store as cache_mod
-from harness.cache.closure import EscapeError
+from harness.cache.closure import EscapeError, Walker
 from harness.cache.seam import documents_from_payload, documents_payload
-from harness.core import documents, yamlload
+from harness.core import documents, secretflow, yamlload
 from harness.flux.api import (
     FluxKustomization,
     ObjectRef,
@@ -91,7 +91,7 @@ def build_flux(
     """`build.build` behind confinement to `root` and the cache; BuildError on failure."""
     seam = ctx.seam
     if seam is None:
-        return build(ks, directory, ctx, lookup, rules)
+        return build(ks, directory, ctx, lookup, rules, _flows(ks, directory, ctx, rules, root))
     try:
         # what Flux would generate, without writing the mirror or decoding the listed files
         # yet: a cache hit needs neither (its key covers every listed file's content)
@@ -107,14 +107,15 @@ def build_flux(
         if ctx.artifacts is not None:
             raise BuildError(ctx.artifacts.explain_escape(str(exc), root, ctx.repo)) from None
         raise BuildError(str(exc)) from None
+    flows = closure.flows
     cache = seam.cache
     if cache is None:
-        return build(ks, directory, ctx, lookup, rules)
+        return build(ks, directory, ctx, lookup, rules, flows)
     if not closure.cacheable:
         if _probe:
             raise _Miss
         cache.skip()
-        return build(ks, directory, ctx, lookup, rules)
+        return build(ks, directory, ctx, lookup, rules, flows)
     digest = cache_mod.key(
         "flux",
         seam.identity(),
@@ -130,7 +131,9 @@ def build_flux(
         return known  # type: ignore[no-any-return]
     payload = cache.get(digest)
     if payload is not None:
-        found = _from_payload(payload, _Rebuild(lambda: build(ks, directory, ctx, lookup, rules)))
+        found = _from_payload(
+            payload, _Rebuild(lambda: build(ks, directory, ctx, lookup, rules, flows))
+        )
         if found is not None:
             if builds is not None and not any(isinstance(o, ElidedSecret) for o in found.raw):
                 builds[digest] = found  # no tie to this run's build: kept by a resident seam
@@ -147,7 +150,7 @@ def build_flux(
     if _probe:
         raise _Miss
     try:
-        built = build(ks, directory, ctx, lookup, rules)
+        built = build(ks, directory, ctx, lookup, rules, flows)
     except MissingObject as exc:
         if missing_digest is not None:
             cache.put(missing_digest, _missing_payload(exc))
@@ -160,6 +163,18 @@ def build_flux(
     built = dataclasses.replace(built, documents=docs)
     cache.put(digest, _payload(built))
     return built
+
+
+def _flows(
+    ks: FluxKustomization, directory: Path, ctx: Context, rules: Rules | None, root: Path
+) -> secretflow.Flows:
+    """The replacements and vars of a build that has no seam (and so no closure yet)."""
+    try:
+        plan = _plan(ks, directory, ctx, rules)
+        generated = (plan.file_name, plan.content) if plan.generated else None
+        return Walker().closure(directory, root, generated=generated).flows
+    except (generator.GeneratorError, EscapeError):
+        return secretflow.NONE  # the build itself reports it
 
 
 def _plan(

@@ -6,7 +6,11 @@ Routes: Flux `substituteFrom` into a ConfigMap value, into an annotation, into a
 HelmRelease's inline values and into its post-renderer patch; Helm `valuesFrom` a Secret;
 a SOPS-marked Secret's plaintext (`*_unencrypted`) key; a last-applied-configuration
 annotation holding a Secret, on a ConfigMap and on a Secret; a plain Secret's data and
-stringData (the baseline).
+stringData (the baseline); and kustomize's own copies out of a generated Secret (the
+`infra` build, a path target and a Flux target): a replacement into a Deployment's env, a
+replacement into part of a ConfigMap value (`options.delimiter`) that a second
+replacement copies on into an annotation (a chain), a `ReplacementTransformer` config
+with its replacements in a file, and a deprecated `var` substituted into container args.
 """
 
 from __future__ import annotations
@@ -39,6 +43,10 @@ ROUTES = (
     "last-applied-configmap",
     "last-applied-secret",
     "plain-secret",
+    "kustomize-replacement",
+    "kustomize-chain",
+    "kustomize-transformer",
+    "kustomize-var",
 )
 
 
@@ -108,7 +116,7 @@ def repo_files(c: dict[str, str]) -> dict[str, str]:
                 postBuild={"substituteFrom": [{"kind": "Secret", "name": "flux-vars"}]},
             )
         ),
-        "infra/kustomization.yaml": kustomization("secrets.yaml"),
+        **kustomize_routes(c),
         "infra/secrets.yaml": dump(
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}},
             secret(
@@ -155,6 +163,117 @@ def repo_files(c: dict[str, str]) -> dict[str, str]:
     }
     files.update(chart_files("1.0.0", prefix="charts/demo/"))
     return files
+
+
+def kustomize_routes(c: dict[str, str]) -> dict[str, str]:
+    """`infra`: a generated Secret whose values kustomize copies into other objects."""
+    kfile = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": ["secrets.yaml", "worker.yaml"],
+        "transformers": ["transformer.yaml"],
+        "secretGenerator": [
+            {
+                "name": "generated",
+                "namespace": "apps",
+                "literals": [
+                    f"token={c['kustomize-replacement']}",
+                    f"user={c['kustomize-chain']}",
+                    f"key={c['kustomize-transformer']}",
+                    f"pass={c['kustomize-var']}",
+                ],
+            }
+        ],
+        "replacements": [
+            {
+                "source": {"kind": "Secret", "name": "generated", "fieldPath": "data.token"},
+                "targets": [
+                    {
+                        "select": {"kind": "Deployment", "name": "work.*"},
+                        "fieldPaths": [
+                            "spec.template.spec.containers.[name=app].env.[name=TOKEN].value"
+                        ],
+                    }
+                ],
+            },
+            {
+                "source": {"kind": "Secret", "name": "generated", "fieldPath": "data.user"},
+                "targets": [
+                    {
+                        "select": {"kind": "ConfigMap", "name": "conn"},
+                        "fieldPaths": ["data.url"],
+                        "options": {"delimiter": "@", "index": 0},
+                    }
+                ],
+            },
+            {
+                "source": {"kind": "ConfigMap", "name": "conn", "fieldPath": "data.url"},
+                "targets": [
+                    {
+                        "select": {"kind": "Deployment"},
+                        "fieldPaths": ["metadata.annotations.[example.com/url]"],
+                        "options": {"create": True},
+                    }
+                ],
+            },
+        ],
+        "vars": [
+            {
+                "name": "PASS",
+                "objref": {"kind": "Secret", "name": "generated", "apiVersion": "v1"},
+                "fieldref": {"fieldpath": "data.pass"},
+            }
+        ],
+    }
+    worker = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "worker", "namespace": "apps"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "app",
+                            "image": "worker:1",
+                            "args": ["--password=$(PASS)"],
+                            "env": [
+                                {"name": "TOKEN", "value": "x"},
+                                {"name": "KEY", "value": "x"},
+                            ],
+                        }
+                    ]
+                }
+            }
+        },
+    }
+    conn = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "conn", "namespace": "apps"},
+        "data": {"url": "USER@cache:6379"},
+    }
+    transformer = {
+        "apiVersion": "builtin",
+        "kind": "ReplacementTransformer",
+        "metadata": {"name": "key"},
+        "replacements": [{"path": "key-replacement.yaml"}],
+    }
+    key = {
+        "source": {"kind": "Secret", "name": "generated", "fieldPath": "data.key"},
+        "targets": [
+            {
+                "select": {"kind": "Deployment"},
+                "fieldPaths": ["spec.template.spec.containers.*.env.[name=KEY].value"],
+            }
+        ],
+    }
+    return {
+        "infra/kustomization.yaml": dump(kfile),
+        "infra/worker.yaml": dump(worker, conn),
+        "infra/transformer.yaml": dump(transformer),
+        "infra/key-replacement.yaml": dump(key),
+    }
 
 
 def needles(values: dict[str, str]) -> dict[str, bytes]:
