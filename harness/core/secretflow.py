@@ -38,6 +38,7 @@ from typing import Any
 from harness.core import documents, redaction
 
 DEFAULT_FIELD_PATH = "metadata.name"
+SECRET_FIELDS = ("data", "stringData")  # what redaction hides; what a copy must not reveal
 
 
 @dataclass(frozen=True)
@@ -351,8 +352,9 @@ def _taints(objects: Sequence[dict[str, Any]], flows: Flows) -> list[_Taint]:
     sources = [(r.source, r.field_path, r.delimiter, r.index) for r in flows.replacements]
     sources += [(v.source, v.field_path, "", 0) for v in flows.vars]
     for selector, path, delimiter, index in sources:
-        if selector.kind not in ("", "Secret"):
-            continue
+        if selector.kind not in ("", "Secret") or _split(path)[0] not in SECRET_FIELDS:
+            continue  # a Secret's name or labels are not its values (`fieldPath` defaults to
+            # metadata.name: a replacement copying a generated Secret's hashed name is common)
         for obj in objects:
             if obj.get("kind") != "Secret" or not selector.selects(obj):
                 continue

@@ -129,6 +129,15 @@ def test_without_a_secret_source_nothing_is_copied_or_masked() -> None:
     assert secretflow.mask(objects, Flows()) is None
 
 
+def test_a_secrets_name_is_not_a_secret_value() -> None:
+    """`fieldPath` defaults to metadata.name: copying a generated Secret's hashed name into
+    an env var (so a sidecar can find it) is common and reveals nothing."""
+    rep = to_env("metadata.name", target_name="SECRET_NAME")
+    del rep["source"]["fieldPath"]
+    objects = [secret("creds-5fk2b8t7cm", pw="x"), deployment(SECRET_NAME="creds-5fk2b8t7cm")]
+    assert secretflow.mask(objects, flows(rep)) is None
+
+
 def test_target_selection_uses_anchored_regexes_and_reject() -> None:
     rep = to_env("data.password")
     rep["targets"][0]["select"] = {"kind": "Deploy.*", "name": "web-.*"}
