@@ -103,10 +103,12 @@ def _cause(message: str, directory: Path | None) -> str:
         return "no such file or directory" if _FROM.search(message) else missing.group(0)[6:]
     duplicate = _DUPLICATE.search(message)
     if duplicate:
-        line, key, first = duplicate.groups()
-        where = _yaml_file_with(directory, int(line), key, int(first))
-        found = f"{where}:{line}: " if where else f"line {line}: "
-        return f'{found}mapping key "{key}" already defined at line {first}'
+        line, key, first = (int(n) if n.isdigit() else n for n in duplicate.groups())
+        found = _yaml_file_with(directory, int(line), str(key), int(first))
+        if found is None:
+            return f'line {line}: mapping key "{key}" already defined at line {first}'
+        where, line, first = found
+        return f'{where}:{line}: mapping key "{key}" already defined at line {first}'
     helm = message.rfind("`: ")  # `...config: `<yaml>`: cause` (HelmChartInflationGenerator)
     if "HelmChartInflationGenerator" in message and helm >= 0:
         return "helmCharts: " + message[helm + 3 :]
@@ -120,12 +122,19 @@ def _cause(message: str, directory: Path | None) -> str:
     return message
 
 
-def _yaml_file_with(directory: Path | None, line: int, key: str, first: int) -> str | None:
-    """The file the build of `directory` reads whose lines `line` and `first` both define
-    `key` (kustomize names no file for a duplicate key), relative to `directory`."""
+def _yaml_file_with(
+    directory: Path | None, line: int, key: str, first: int
+) -> tuple[str, int, int] | None:
+    """The file the build of `directory` reads that defines `key` twice in one mapping
+    (kustomize names no file for a duplicate key), relative to `directory`, with the two
+    lines in that file. kustomize's line numbers count in the object as it re-serialised
+    it, which match the file only while no transformer changed the object (a `namespace:`
+    adds a line): a file whose lines `line` and `first` both define `key` wins, else the
+    first file holding `key` twice in one mapping."""
     if directory is None or not directory.is_dir():
         return None
-    pattern = re.compile(rf"^\s*(- )?['\"]?{re.escape(key)}['\"]?\s*:")
+    pattern = re.compile(rf"^(\s*)(- )?['\"]?{re.escape(key)}['\"]?\s*:")
+    fallback: tuple[str, int, int] | None = None
     for path in _read_files(directory):
         try:
             lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -134,7 +143,36 @@ def _yaml_file_with(directory: Path | None, line: int, key: str, first: int) -> 
         if max(line, first) <= len(lines) and all(
             pattern.match(lines[n - 1]) for n in (line, first)
         ):
-            return os.path.relpath(path, directory)
+            return os.path.relpath(path, directory), line, first
+        if fallback is None:
+            twice = _twice(lines, pattern)
+            if twice is not None:
+                fallback = (os.path.relpath(path, directory), *twice)
+    return fallback
+
+
+def _twice(lines: list[str], pattern: re.Pattern[str]) -> tuple[int, int] | None:
+    """(second, first) 1-based lines defining the key twice at one indent of one mapping:
+    no line between them is indented less or starts a new document."""
+    open_at: dict[int, int] = {}  # indent -> line of the key's last definition there
+    for number, text in enumerate(lines, start=1):
+        if text.startswith(("---", "...")):
+            open_at.clear()
+            continue
+        stripped = text.lstrip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        indent = len(text) - len(stripped)
+        open_at = {i: n for i, n in open_at.items() if i <= indent}  # left those mappings
+        match = pattern.match(text)
+        if match is None:
+            continue
+        at = indent + (2 if match.group(2) else 0)  # `- key:` opens a mapping at its key
+        if match.group(2):
+            open_at.pop(at, None)  # a new list item: a new mapping
+        elif at in open_at:
+            return number, open_at[at]
+        open_at[at] = number
     return None
 
 

@@ -6,12 +6,13 @@ so the expectations follow what kustomize actually prints.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from harness import render
+from harness import render, render_errors
 from harness.render_errors import MAX_CHARS, summarize
 from tests.conftest import configmap, kustomization, write_tree
 
@@ -48,6 +49,38 @@ def test_a_duplicate_key_names_the_file_the_line_and_the_key(
     line = len(BARE.splitlines()) + 3
     assert error.startswith(f'../base/cm.yaml:{line}: mapping key "x" already defined at line')
     assert "(hint: a key appears twice in one YAML mapping" in error
+
+
+def test_a_duplicate_key_is_found_when_a_transformer_moved_kustomizes_line_numbers(
+    renderer: render.Renderer, tmp_path: Path
+) -> None:
+    """kustomize counts lines in the object as it re-serialised it: a `namespace:` adds
+    one, so no file has the key on the lines it names; the file is still found, with its
+    own line numbers."""
+    files = {
+        "app/kustomization.yaml": "namespace: apps\n" + kustomization("../base"),
+        "base/kustomization.yaml": kustomization("ok.yaml", "cm.yaml"),
+        "base/ok.yaml": BARE.replace("name: b", "name: ok") + "data:\n  x: '1'\n",
+        "base/cm.yaml": "# a comment\n" + BARE + "data:\n  y: '0'\n  x: '1'\n  x: '2'\n",
+    }
+    error = _error(renderer, tmp_path, files, "app")
+    assert error.startswith('../base/cm.yaml:9: mapping key "x" already defined at line 8'), error
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("a:\n  x: 1\n  x: 2\n", (3, 2)),
+        ("a:\n  x: 1\nb:\n  x: 2\n", None),  # two mappings
+        ("- x: 1\n  y: 2\n- x: 3\n", None),  # two list items
+        ("- name: a\n  x: 1\n  z:\n    q: 1\n  x: 2\n", (5, 2)),
+        ("x: 1\n---\nx: 2\n", None),  # two documents
+        ("x: 1\n# x: 3\nx: 2\n", (3, 1)),
+    ],
+)
+def test_a_key_twice_in_one_mapping(text: str, found: tuple[int, int] | None) -> None:
+    pattern = re.compile(r"^(\s*)(- )?['\"]?x['\"]?\s*:")
+    assert render_errors._twice(text.splitlines(), pattern) == found
 
 
 def test_a_cycle_keeps_its_cause_and_the_chain_that_led_to_it(

@@ -300,3 +300,42 @@ def test_cache_clear_on_a_read_only_cache_fails(
     subprocess.run(["mount", "-o", "remount,rw", str(cache)], check=True)
     cleared = run_harness("cache", "clear")
     assert cleared.code == 0 and "removed" in cleared.stdout
+
+
+def test_multi_line_kustomize_errors_keep_file_line_and_cause_and_lose_nothing(
+    repo: Path,
+) -> None:
+    """kustomize's errors run over several lines (a wrapped YAML error, a cycle's chain):
+    each failing target still gets one line naming its file, the line and the cause (no
+    first-line cut), the other targets render, `update` writes nothing it should not."""
+    bare = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dup\n"
+    write_tree(
+        repo,
+        {
+            # a path target and the Flux target both read it: a duplicate key in a base
+            "apps/dup/kustomization.yaml": kustomization("../../base"),
+            "base/kustomization.yaml": kustomization("cm.yaml"),
+            "base/cm.yaml": bare + "data:\n  x: '1'\n  x: '2'\n",
+            "loop/one/kustomization.yaml": kustomization("../two"),
+            "loop/two/kustomization.yaml": kustomization("../one"),
+        },
+    )
+    goldens = {p: p.read_bytes() for p in (repo / "goldens").rglob("*") if p.is_file()}
+    for verb in ("check", "update", "render"):
+        res = run_harness(verb, "--repo", repo, "-q")
+        assert res.code == 2, (verb, res.stdout, res.stderr)
+        errors = [line for line in res.stderr.splitlines() if line.startswith("error:")]
+        dup = [e for e in errors if "apps/dup" in e.split(":")[1]]
+        assert len(dup) == 1, (verb, errors)
+        assert 'base/cm.yaml:7: mapping key "x" already defined at line 6' in dup[0], dup
+        loop = [e for e in errors if e.startswith(("error: loop/one:", "error: loop/two:"))]
+        assert len(loop) == 2, (verb, errors)
+        assert all("cycle detected" in e and "break the loop" in e for e in loop), loop
+        flux = [e for e in errors if "dev/flux-system/apps" in e]
+        assert len(flux) == 1, errors  # its targetNamespace moved kustomize's line numbers
+        assert '../base/cm.yaml:7: mapping key "x" already defined at line 6' in flux[0], flux
+        if verb != "update":
+            assert "apps/a" in res.stdout or verb == "check"
+    # update rendered what it could and left the failing targets' goldens as they were
+    after = {p: p.read_bytes() for p in (repo / "goldens").rglob("*") if p.is_file()}
+    assert after == goldens
