@@ -390,9 +390,7 @@ def test_the_closure_collects_replacements_vars_and_var_references(tmp_path: Pat
         ("PW", "Secret", "data.pw")
     ]
     assert [(f.path, f.kind) for f in flows.var_references] == [("data", "ConfigMap")]
-    assert {"app/from-transformer.yaml", "app/refs.yaml", "base/more.yaml"} <= set(
-        closure.files()
-    )
+    assert {"app/from-transformer.yaml", "app/refs.yaml", "base/more.yaml"} <= set(closure.files())
     plain = write_tree(tmp_path / "plain", {"kustomization.yaml": kustomization("cm.yaml")})
     assert not Walker().closure(plain, tmp_path).flows
 
