@@ -26,6 +26,14 @@ _DUPLICATE = re.compile(r'line (\d+): mapping key "([^"]+)" already defined at l
 _RECURSED = re.compile(r"': recursed accumulation of path '[^']*': ")
 _WARNING = re.compile(r"^(# )?warning:", re.IGNORECASE)
 _PREFIX = re.compile(r"^(error|Error): ")
+# Where kustomize quotes a value into its message, and what stands in for it: the value may
+# be a Secret's (a replacement's source), and an error line reaches every output and log.
+# The file, the field and the cause are what a reader acts on; the value never is.
+_QUOTED_VALUES = (
+    (re.compile(r"(is out of bounds for value ).*?(?=['\"]|$)"), r"\1***"),
+    (re.compile(r"(cannot unmarshal !!\w+ )`[^`]*`"), r"\1***"),
+)
+_NODE_CONTENTS = ": node contents:"
 
 # (substring of the cause, hint): causes whose remedy is not in kustomize's words
 HINTS: tuple[tuple[str, str], ...] = (
@@ -67,22 +75,31 @@ def _message(stderr: str) -> str:
     """The first line that is not a warning; when it ends with `:` (a list follows, as in
     `yaml: unmarshal errors:`), its indented lines joined with `; `; when it opens a quoted
     block (a generator's config), the line closing it, which holds the cause. A Go panic's
-    stack trace, which also follows its first line, is left out."""
+    stack trace, which also follows its first line, is left out; so are the values kustomize
+    quotes (a node's contents, a replacement's source value), which may be a Secret's."""
     lines = [raw.rstrip() for raw in stderr.splitlines()]
     for i, raw in enumerate(lines):
         line = raw.strip()
         if not line or _WARNING.match(line):
             continue
-        parts = [_PREFIX.sub("", line)]
+        if _NODE_CONTENTS in line:  # the YAML of the node follows: not shown
+            return _scrub(_PREFIX.sub("", line.split(_NODE_CONTENTS)[0]))
+        parts = [_scrub(_PREFIX.sub("", line))]
         if line.endswith("`"):  # a quoted config block follows, then "`: <cause>"
             parts += [more.strip() for more in lines[i + 1 :] if more.startswith("`")][:1]
         elif line.endswith(":"):
             for more in lines[i + 1 : i + 6]:
                 if not more[:1].isspace():
                     break
-                parts.append(more.strip())
+                parts.append(_scrub(more.strip()))
         return " ".join([parts[0], "; ".join(parts[1:])]) if len(parts) > 1 else parts[0]
     return ""
+
+
+def _scrub(text: str) -> str:
+    for pattern, replacement in _QUOTED_VALUES:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 def _chain(message: str) -> list[str]:

@@ -182,3 +182,43 @@ def test_a_directory_resource_reports_its_build_s_cause_not_the_file_attempt(
     error = _error(renderer, tmp_path, files, "app")
     assert error.startswith("dash: ")
     assert "must resolve to a file" not in error and "missing.json" in error
+
+
+def test_a_value_kustomize_quotes_in_its_error_is_left_out(
+    renderer: render.Renderer, tmp_path: Path
+) -> None:
+    """A replacement whose `options.index` misses quotes its source's value, here a
+    Secret's: the error line reaches every output and log, so the value is not in it."""
+    files = {
+        "app/kustomization.yaml": (
+            kustomization("cm.yaml")
+            + "secretGenerator:\n- name: s\n  literals: [pw=TopSecretValue99]\n"
+            + "replacements:\n- source: {kind: Secret, name: s, fieldPath: data.pw,"
+            + " options: {delimiter: ':', index: 3}}\n"
+            + "  targets: [{select: {kind: ConfigMap}, fieldPaths: [data.x]}]\n"
+        ),
+        "app/cm.yaml": CM,
+    }
+    error = _error(renderer, tmp_path, files, "app")
+    assert error == "options.index 3 is out of bounds for value ***"
+    assert "VG9wU2VjcmV0VmFsdWU5OQ" not in error
+
+
+@pytest.mark.parametrize(
+    ("stderr", "expected"),
+    [
+        (
+            "Error: wrong node kind: expected MappingNode but got ScalarNode: node contents:\n"
+            "hunter2\n",
+            "wrong node kind: expected MappingNode but got ScalarNode",
+        ),
+        (
+            "Error: map[string]interface {}(nil): yaml: unmarshal errors:\n"
+            "  line 4: cannot unmarshal !!str `hunter2` into int\n",
+            "map[string]interface {}(nil): yaml: unmarshal errors: "
+            "line 4: cannot unmarshal !!str *** into int",
+        ),
+    ],
+)
+def test_quoted_node_contents_and_scalars_are_left_out(stderr: str, expected: str) -> None:
+    assert summarize(stderr, 1) == expected
