@@ -414,7 +414,7 @@ class _Walk:
 
     def fields(self, directory: Path, kfile: Path, data: dict[str, Any]) -> None:
         for field in DIR_FIELDS:
-            for ref in _strings(data.get(field)):
+            for ref in yamlload.strings(data.get(field)):
                 path = self.resolve(directory, ref, kfile, field)
                 if path is None:
                     continue
@@ -423,7 +423,7 @@ class _Walk:
                 else:
                     self.file(path)
         for field in PATH_FIELDS:
-            for ref in _strings(data.get(field)):
+            for ref in yamlload.strings(data.get(field)):
                 if "\n" in ref:
                     continue  # an inline patch
                 path = self.resolve(directory, ref, kfile, field)
@@ -434,14 +434,14 @@ class _Walk:
         if data.get("replacements") or data.get("vars"):
             self.flows.append(secretflow.from_kustomization(data, self._reader(directory, kfile)))
         for field in ("patches", "patchesJson6902", "replacements"):
-            for entry in _mappings(data.get(field)):
+            for entry in yamlload.mappings(data.get(field)):
                 named = entry.get("path")
                 if isinstance(named, str) and named:
                     path = self.resolve(directory, named, kfile, field)
                     if path is not None:
                         self.file(path)
         for field in GENERATOR_FIELDS:
-            for entry in _mappings(data.get(field)):
+            for entry in yamlload.mappings(data.get(field)):
                 self.generator_entry(directory, kfile, field, entry)
         openapi = data.get("openapi")
         if isinstance(openapi, dict) and isinstance(openapi.get("path"), str):
@@ -450,7 +450,7 @@ class _Walk:
                 self.file(path)
         self.helm(directory, kfile, data)
         for field in PLUGIN_FIELDS:
-            for ref in _strings(data.get(field)):
+            for ref in yamlload.strings(data.get(field)):
                 if "\n" in ref:
                     continue  # an inline plugin config
                 path = self.resolve(directory, ref, kfile, field)
@@ -465,16 +465,16 @@ class _Walk:
     def generator_entry(
         self, directory: Path, kfile: Path, field: str, entry: dict[str, Any]
     ) -> None:
-        refs = [f.partition("=")[2] or f for f in _strings(entry.get("files"))]
-        refs += _strings(entry.get("envs"))
-        refs += _strings([entry.get("env")])
+        refs = [f.partition("=")[2] or f for f in yamlload.strings(entry.get("files"))]
+        refs += yamlload.strings(entry.get("envs"))
+        refs += yamlload.strings([entry.get("env")])
         for ref in refs:
             path = self.resolve(directory, ref, kfile, field)
             if path is not None:
                 self.file(path)
 
     def helm(self, directory: Path, kfile: Path, data: dict[str, Any]) -> None:
-        charts = _mappings(data.get("helmCharts"))
+        charts = yamlload.mappings(data.get("helmCharts"))
         if not charts:
             return
         globals_ = data.get("helmGlobals")
@@ -485,7 +485,7 @@ class _Walk:
         for chart in charts:
             # inflated by the `helm` binary kustomize runs, whose version is not in the key
             self.remote.append(f"helm:{chart.get('repo') or home}/{chart.get('name')}")
-            refs = _strings([chart.get("valuesFile")]) + _strings(
+            refs = yamlload.strings([chart.get("valuesFile")]) + yamlload.strings(
                 chart.get("additionalValuesFiles")
             )
             for ref in refs:
@@ -518,7 +518,7 @@ class _Walk:
                 continue
             for key in PLUGIN_FILE_KEYS:
                 value = doc.get(key)
-                refs = [value] if isinstance(value, str) else _strings(value)
+                refs = [value] if isinstance(value, str) else yamlload.strings(value)
                 for ref in refs:
                     if "\n" in ref:
                         continue
@@ -556,11 +556,3 @@ def _is_function(doc: dict[str, Any]) -> bool:
         return True
     api = str(doc.get("apiVersion") or "")
     return bool(api) and api != "builtin" and not api.startswith("builtin/")
-
-
-def _strings(value: Any) -> list[str]:
-    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
-
-
-def _mappings(value: Any) -> list[dict[str, Any]]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.core import documents, redaction
+from harness.core import documents, redaction, yamlload
 
 DEFAULT_FIELD_PATH = "metadata.name"
 SECRET_FIELDS = ("data", "stringData")  # what redaction hides; what a copy must not reveal
@@ -197,9 +197,9 @@ def from_kustomization(data: Mapping[str, Any], read: Callable[[str], list[Any]]
     """The replacements and vars one kustomization file declares. `read(path)` returns
     the documents of a file it names (relative to its directory), [] when unreadable."""
     reps: list[Replacement] = []
-    for entry in _mappings(data.get("replacements")):
+    for entry in yamlload.mappings(data.get("replacements")):
         reps += _replacements_entry(entry, read)
-    vars_ = [v for v in (_var(e) for e in _mappings(data.get("vars"))) if v is not None]
+    vars_ = [v for v in (_var(e) for e in yamlload.mappings(data.get("vars"))) if v is not None]
     return Flows(tuple(reps), tuple(vars_))
 
 
@@ -208,7 +208,7 @@ def from_transformer(doc: Mapping[str, Any], read: Callable[[str], list[Any]]) -
     if doc.get("kind") != "ReplacementTransformer":
         return NONE
     reps: list[Replacement] = []
-    for entry in _mappings(doc.get("replacements")):
+    for entry in yamlload.mappings(doc.get("replacements")):
         reps += _replacements_entry(entry, read)
     return Flows(tuple(reps))
 
@@ -219,7 +219,7 @@ def from_configuration(docs: Iterable[Any]) -> Flows:
     for doc in docs:
         if not isinstance(doc, dict):
             continue
-        for spec in _mappings(doc.get("varReference")):
+        for spec in yamlload.mappings(doc.get("varReference")):
             path = spec.get("path")
             if isinstance(path, str) and path:
                 refs.append(FieldSpec(path, _str(spec.get("kind")), _str(spec.get("group"))))
@@ -250,12 +250,13 @@ def _replacement(entry: Mapping[str, Any]) -> Replacement | None:
     options = source.get("options")
     options = options if isinstance(options, dict) else {}
     targets: list[Target] = []
-    for t in _mappings(entry.get("targets")):
+    for t in yamlload.mappings(entry.get("targets")):
         select = t.get("select")
         if not isinstance(select, dict):
             continue
-        paths = tuple(p for p in _strings(t.get("fieldPaths")) if p) or (DEFAULT_FIELD_PATH,)
-        rejects = tuple(_selector(r, regex=True) for r in _mappings(t.get("reject")))
+        paths = tuple(p for p in yamlload.strings(t.get("fieldPaths")) if p)
+        paths = paths or (DEFAULT_FIELD_PATH,)
+        rejects = tuple(_selector(r, regex=True) for r in yamlload.mappings(t.get("reject")))
         targets.append(Target(_selector(select, regex=True), rejects, paths))
     index = options.get("index", 0)
     return Replacement(
@@ -514,14 +515,6 @@ def _masked(value: Any, taints: list[_Taint]) -> Any:
 
 def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
-
-
-def _strings(value: Any) -> list[str]:
-    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
-
-
-def _mappings(value: Any) -> list[dict[str, Any]]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
 def _scalars_at(obj: Any, parts: list[str]) -> list[str]:

@@ -101,3 +101,13 @@ def dump(obj: Any, *, dumper: Any = None) -> str:
 
 
 YAMLError = yaml.YAMLError
+
+
+def strings(value: Any) -> list[str]:
+    """The strings of a YAML list (a kustomization's `resources:`), [] for anything else."""
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def mappings(value: Any) -> list[dict[str, Any]]:
+    """The mappings of a YAML list (`patches:`, `replacements:`), [] for anything else."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []

@@ -74,18 +74,18 @@ def file_refs(kfile: Path) -> tuple[Path, ...]:
         return ()
     found: list[str] = []
     for field in (*REF_FIELDS, "crds", "patchesStrategicMerge", "configurations", *PLUGIN_FIELDS):
-        found.extend(_strings(data.get(field)))
+        found.extend(yamlload.strings(data.get(field)))
     for field in ("patches", "patchesJson6902", "replacements"):
-        for entry in _mappings(data.get(field)):
-            found.extend(_strings([entry.get("path")]))
+        for entry in yamlload.mappings(data.get(field)):
+            found.extend(yamlload.strings([entry.get("path")]))
     for field in GENERATOR_FIELDS:
-        for entry in _mappings(data.get(field)):
-            found.extend(f.partition("=")[2] or f for f in _strings(entry.get("files")))
-            found.extend(_strings(entry.get("envs")))
-            found.extend(_strings([entry.get("env")]))
+        for entry in yamlload.mappings(data.get(field)):
+            found.extend(f.partition("=")[2] or f for f in yamlload.strings(entry.get("files")))
+            found.extend(yamlload.strings(entry.get("envs")))
+            found.extend(yamlload.strings([entry.get("env")]))
     openapi = data.get("openapi")
     if isinstance(openapi, dict):
-        found.extend(_strings([openapi.get("path")]))
+        found.extend(yamlload.strings([openapi.get("path")]))
     directory = kfile.parent
     paths = (
         Path(os.path.normpath(directory / ref))
@@ -93,14 +93,6 @@ def file_refs(kfile: Path) -> tuple[Path, ...]:
         if ref and "\n" not in ref and not is_remote(ref)
     )
     return tuple(dict.fromkeys(paths))
-
-
-def _strings(value: Any) -> list[str]:
-    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
-
-
-def _mappings(value: Any) -> list[dict[str, Any]]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
 def _scan_refs(directory: Path) -> tuple[Path, ...]:
