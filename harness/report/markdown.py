@@ -288,23 +288,22 @@ def not_judged(analysis: Analysis) -> list[tuple[str, list[tuple[str, str]]]]:
     return out
 
 
-def _preexisting_block(analysis: Analysis, limit: int | None) -> str:
-    """One line for everything not judged (pre-existing errors, skips, old duplicates), with
-    their counts; the lists are in the collapsed section at the end."""
+def _preexisting_line(analysis: Analysis) -> str:
+    """One line for everything not judged because it was there before (pre-existing errors,
+    skips, old duplicates), with their counts; the lists are in the collapsed section at
+    the end."""
     facts = not_judged(analysis)
     if not facts:
         return ""
-    kind = "WARNING" if analysis.preexisting else "NOTE"
     what = ", ".join(title for title, _items in facts)
     return (
-        f"> [!{kind}]\n> **Not judged**: {mb.escape_text(what)} (not caused or touched by this "
-        "change; listed at the end"
+        f"{mb.escape_text(what)} (not caused or touched by this change; listed at the end"
         + (
             "; `--fail-on-preexisting-error` makes pre-existing errors exit 2"
             if analysis.preexisting
             else ""
         )
-        + ").\n\n"
+        + ")."
     )
 
 
@@ -482,20 +481,22 @@ def _errors_head(analysis: Analysis, info: CommentInput, level: int) -> str:
     return _errors_block(analysis, (None, ERRORS_IN_HEAD, 3)[level])
 
 
-def _preexisting_head(analysis: Analysis, info: CommentInput, level: int) -> str:
-    return _preexisting_block(analysis, (None, ERRORS_IN_HEAD, 3)[level])
-
-
 def _not_judged_head(analysis: Analysis, info: CommentInput, level: int) -> str:
-    """What the run did not look at (changed files no target reads, Kustomizations not
-    rendered, charts not fetched): kept at every level, so a short comment never reads as a
-    clean bill where harness did not judge."""
+    """Everything the run did not judge, in one box (said once): changed files no target
+    reads, Kustomizations not rendered, charts not fetched, and one line for what was there
+    before the change. Kept at every level, so a short comment never reads as a clean bill
+    where harness did not judge."""
     lines = [mb.escape_text(line.removeprefix("not judged: ")) for line in info.not_judged]
     lines += _chart_lines(analysis)
+    before = _preexisting_line(analysis)
+    kind = "WARNING" if lines or analysis.preexisting else "NOTE"
+    if before and not lines:
+        return f"> [!{kind}]\n> **Not judged**: {before}\n\n"
+    lines += [before] if before else []
     if not lines:
         return ""
     body = "".join(f"> - {line}\n" for line in lines)
-    return f"> [!WARNING]\n> **Not judged**\n>\n{body}\n"
+    return f"> [!{kind}]\n> **Not judged**\n>\n{body}\n"
 
 
 def _repairs_head(analysis: Analysis, info: CommentInput, level: int) -> str:
@@ -551,7 +552,6 @@ HEAD_BLOCKS: list[HeadBlock] = [
     _hazards_head,
     _errors_head,
     _not_judged_head,
-    _preexisting_head,
     _repairs_head,
     _reasons_head,
     _table_head,

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
 
 from harness.compare import gate
-from harness.compare.analyze import analyze
+from harness.compare.analyze import PreexistingError, analyze
 from harness.core import documents
 from harness.report import markdown as md
 from harness.report import markdown_budget as mb
@@ -205,3 +206,26 @@ def test_a_long_value_is_shortened_with_a_mark_and_whole_in_the_details() -> Non
     assert digest in bullet and f"sha256:{'f' * 64}" in bullet  # whole, not cut inside
     details = body[body.index("<details>") :]
     assert f"data.blob: {long_before} -> {long_before}y" in details
+
+
+def test_what_was_not_judged_is_one_box() -> None:
+    """Blind spots (a changed file no target reads, a chart not fetched) and what was there
+    before the change (a pre-existing render error) are all 'not judged': one box says
+    them, never two boxes with the same title."""
+    analysis = dataclasses.replace(
+        synthetic.analysis(1),
+        preexisting=(PreexistingError("broken/old", "kustomize: missing.yaml"),),
+    )
+    info = dataclasses.replace(
+        INFO, not_judged=("not judged: 1 changed file not covered by any rendered target",)
+    )
+    (body,) = md.comment(analysis, info).bodies
+    mdcheck.check(body)
+    head = body.split("**Details**")[0]
+    assert head.count("**Not judged**") == 1, head
+    box = head[head.index("> [!WARNING]\n> **Not judged**") :].split("\n\n")[0]
+    assert "> - 1 changed file not covered by any rendered target\n" in box
+    assert "> - 1 pre-existing render error (not caused or touched by this change" in box
+    # alone, the pre-existing facts keep their one-line form
+    (alone,) = md.comment(analysis, INFO).bodies
+    assert "> [!WARNING]\n> **Not judged**: 1 pre-existing render error (" in alone
