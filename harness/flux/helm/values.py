@@ -156,6 +156,11 @@ def _at_path(
 
 
 def _redact(value: Any, doc_id: DocId, key: str) -> Any:
+    """A Secret's values as markers: strings and numbers (a port, an account id, a PIN).
+    Booleans and nulls stay: a template branches on them, and a marker, always truthy,
+    would render another chart than the cluster gets (they reveal one bit)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return documents.redaction_marker(doc_id, key, value)
     if isinstance(value, dict):
         return {k: _redact(v, doc_id, f"{key}.{k}") for k, v in value.items()}
     if isinstance(value, list):
