@@ -120,12 +120,12 @@ def _cause(message: str, directory: Path | None) -> str:
         return "no such file or directory" if _FROM.search(message) else missing.group(0)[6:]
     duplicate = _DUPLICATE.search(message)
     if duplicate:
-        line, key, first = (int(n) if n.isdigit() else n for n in duplicate.groups())
-        found = _yaml_file_with(directory, int(line), str(key), int(first))
-        if found is None:
-            return f'line {line}: mapping key "{key}" already defined at line {first}'
-        where, line, first = found
-        return f'{where}:{line}: mapping key "{key}" already defined at line {first}'
+        line, key, first = duplicate.groups()
+        found = _yaml_file_with(directory, int(line), key, int(first))
+        if found is not None:  # the file's own line numbers
+            where, at, before = found
+            return f'{where}:{at}: mapping key "{key}" already defined at line {before}'
+        return f'line {line}: mapping key "{key}" already defined at line {first}'
     helm = message.rfind("`: ")  # `...config: `<yaml>`: cause` (HelmChartInflationGenerator)
     if "HelmChartInflationGenerator" in message and helm >= 0:
         return "helmCharts: " + message[helm + 3 :]

@@ -509,11 +509,7 @@ class _Walk:
 
     def plugin_config(self, directory: Path, config: Path) -> None:
         """Files a generator/transformer config names (HelmChartInflationGenerator, ...)."""
-        try:
-            docs = yamlload.load_all(config.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yamlload.YAMLError):
-            return
-        for doc in docs:
+        for doc in _documents(config):
             if not isinstance(doc, dict):
                 continue
             for key in PLUGIN_FILE_KEYS:

@@ -30,6 +30,7 @@ an extra field costs a reader little, missing one leaks a value.
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -341,7 +342,7 @@ def mask(objects: Sequence[dict[str, Any]], flows: Flows) -> list[dict[str, Any]
             for i, obj in enumerate(objects):
                 if spec.kind and obj.get("kind") != spec.kind:
                     continue
-                if spec.group and str(obj.get("apiVersion") or "").rpartition("/")[0] != spec.group:
+                if spec.group and documents.identity(obj).group != spec.group:
                     continue
                 _mask_at(out, i, _slash_path(spec.path), var_taints, writable, lists=True)
     return out if copied else None
@@ -387,9 +388,11 @@ def _carried(
 # -- field paths ---------------------------------------------------------------------------
 
 
-def _split(path: str) -> list[str]:
+@functools.cache
+def _split(path: str) -> tuple[str, ...]:
     """kustomize's field path: `.`-separated, `\\.` escaped, `[...]` kept whole; a bracketed
-    part without `=` is a map key that may hold dots (`metadata.annotations.[a.b/c]`)."""
+    part without `=` is a map key that may hold dots (`metadata.annotations.[a.b/c]`).
+    Memoised: a build's few paths are split once, not once per object they are tried on."""
     raw: list[str] = []
     for part in path.lstrip(".").split("."):
         if raw and raw[-1].endswith("\\"):
@@ -412,11 +415,11 @@ def _split(path: str) -> list[str]:
             part = part[1:-1]
         out.append(part)
         i += 1
-    return out
+    return tuple(out)
 
 
-def _slash_path(path: str) -> list[str]:
-    return [p for p in path.split("/") if p]
+def _slash_path(path: str) -> tuple[str, ...]:
+    return tuple(p for p in path.split("/") if p)
 
 
 def _step(node: Any, part: str) -> Iterator[tuple[Any, Any]]:
@@ -449,22 +452,22 @@ def _step(node: Any, part: str) -> Iterator[tuple[Any, Any]]:
 def _mask_at(
     out: list[dict[str, Any]],
     index: int,
-    parts: list[str],
+    parts: tuple[str, ...],
     taints: list[_Taint],
     writable: Callable[[int], dict[str, Any]],
     lists: bool = False,
 ) -> None:
     """Mask the taints in the fields `parts` reaches in object `index`; a path that meets
-    a scalar before its end (structured data inside a string) masks that scalar."""
+    a scalar before its end (structured data inside a string) masks that scalar. The object
+    is copied only when a field really changes."""
     for route in list(_routes(out[index], parts, (), lists)):
-        if not _holds(_get(out[index], route), taints):
-            continue
-        parent = _get(writable(index), route[:-1])
-        parent[route[-1]] = _masked(parent[route[-1]], taints)
+        masked = _masked(_get(out[index], route), taints)
+        if masked is not _get(out[index], route):
+            _get(writable(index), route[:-1])[route[-1]] = masked
 
 
 def _routes(
-    node: Any, parts: list[str], route: tuple[Any, ...], lists: bool = False
+    node: Any, parts: tuple[str, ...], route: tuple[Any, ...], lists: bool = False
 ) -> Iterator[tuple[Any, ...]]:
     """Routes (keys from the object down) to what `parts` reaches; `lists`: a name crosses
     a list into each of its items (varReference paths), as a replacement's path does not."""
@@ -490,20 +493,14 @@ def _get(node: Any, route: Sequence[Any]) -> Any:
     return node
 
 
-def _holds(value: Any, taints: list[_Taint]) -> bool:
-    if isinstance(value, dict):
-        return any(_holds(v, taints) for v in value.values())
-    if isinstance(value, list):
-        return any(_holds(v, taints) for v in value)
-    text = value if isinstance(value, str) else None if value is None else str(value)
-    return text is not None and any(t.value in text for t in taints)
-
-
 def _masked(value: Any, taints: list[_Taint]) -> Any:
+    """`value` with the taints replaced by their markers; `value` itself when none occurs."""
     if isinstance(value, dict):
-        return {k: _masked(v, taints) for k, v in value.items()}
+        new = {k: _masked(v, taints) for k, v in value.items()}
+        return value if all(new[k] is v for k, v in value.items()) else new
     if isinstance(value, list):
-        return [_masked(v, taints) for v in value]
+        items = [_masked(v, taints) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
     if value is None:
         return value
     text = value if isinstance(value, str) else str(value)
@@ -517,7 +514,7 @@ def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _scalars_at(obj: Any, parts: list[str]) -> list[str]:
+def _scalars_at(obj: Any, parts: tuple[str, ...]) -> list[str]:
     """Every scalar (as text) at or below the fields a path reaches."""
     out: list[str] = []
     for route in _routes(obj, parts, ()):

@@ -321,4 +321,4 @@ def test_malformed_declarations_are_ignored_not_fatal() -> None:
     ],
 )
 def test_field_paths_split_as_kustomize_splits_them(path: str, parts: list[str]) -> None:
-    assert _split(path) == parts
+    assert _split(path) == tuple(parts)
