@@ -62,13 +62,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HERE))
 
-from harness import discover, render  # noqa: E402
-from harness.cache import closure  # noqa: E402
 from harness.core import config as config_mod  # noqa: E402
 from harness.flux.helm import stage  # noqa: E402
 from harness.flux.helm.targets import ClusterObjects  # noqa: E402
 from harness.flux.targets import render_flux  # noqa: E402
-from harness.pipeline import RenderOptions, render_repo  # noqa: E402
+from harness.pipeline.repo import RenderOptions, render_repo  # noqa: E402
+from harness.render import closure, discover  # noqa: E402
+from harness.render import kustomize as render  # noqa: E402
 
 HARNESS = (sys.executable, "-m", "harness")
 # the CLI runs measure this checkout, as the in-process lines do

@@ -1,67 +1,34 @@
-"""The layout holds: no import cycles, and no import from a lower floor to a higher one.
+"""The layout holds: packages are the layers, every import between them points down.
 
-docs/architecture.md draws the floors; this test is their definition. Every import counts:
-module level, inside a function (lazy) and under TYPE_CHECKING, since each is a dependency
-a reader has to follow.
+docs/architecture.md and each package's docstring (its `Imports:` line) describe the layers;
+`LAYERS` here is their definition. Every import counts: module level, inside a function (lazy)
+and under TYPE_CHECKING, since each is a dependency a reader has to follow.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "harness"
 
-# Lowest first. A module sits on the floor of its longest listed prefix.
-FLOORS: tuple[tuple[str, ...], ...] = (
-    # 0: foundations, no harness imports beyond this floor
-    (
-        "harness",
-        "harness.core.errors",
-        "harness.core.model",
-        "harness.core.yamlload",
-        "harness.core.parallel",
-        "harness.core.process",
-        "harness.core.scratch",
-        "harness.core.atomic",
-        "harness.cache.memo",
-        "harness.cache.fileformat",
-        "harness.cache.replay_argv",  # a data table the replay fast path reads argv with
-        "harness.gitref",
-    ),
-    # 1: data read from YAML: Flux's API types, the config, documents, the cache stores
-    (
-        "harness.core",
-        "harness.cache.parsed",
-        "harness.flux.spec",
-        "harness.flux.api",
-        "harness.flux.source.outside",
-        "harness.cache.replay",
-        "harness.cache.store",
-    ),
-    # 2: reading the repo and running kustomize
-    (
-        "harness.discover",
-        "harness.render",
-        "harness.render_errors",
-        "harness.cache.closure",
-        "harness.flux.includes",
-        "harness.flux.source.ignore",
-    ),
-    # 3: the render seam (cache or render)
-    ("harness.cache.seam",),
-    # 4: Flux's controllers: source, kustomize, helm; the Kustomization graph
-    ("harness.flux", "harness.cache"),
-    # 5: the pipeline and what it feeds
-    ("harness.pipeline", "harness.shard", "harness.goldens", "harness.coverage"),
-    # 6..10: compare -> hazards -> graph pictures -> report -> cli
-    ("harness.compare",),
-    ("harness.hazards",),
-    ("harness.graph",),
-    ("harness.report",),
-    ("harness.cli", "harness.__main__"),
+# One line per package, lowest first: a package imports only packages above its own line.
+LAYERS: tuple[str, ...] = (
+    "core",  # model, config, errors, YAML, documents, redaction, processes, memos
+    "cache",  # the render cache store, its file format, whole-run replay
+    "render",  # kustomize: discovery, the runner, its errors, closures, the render seam
+    "flux",  # Flux's controllers: source/, kustomize/, helm/; clusters, the fixed point
+    "pipeline",  # a side: one render of a tree, shards, goldens, git refs
+    "compare",  # two sides -> changes, moves, inputs, coverage, the verdict
+    "hazards",  # engine + rules/
+    "graph",  # pictures of the Kustomization graph
+    "report",  # formats/ and their layouts
+    "cli",  # the typer app, commands/
 )
+# the top-level modules: the package itself (`__version__`) and `python -m harness`
+TOP = {"harness": -1, "harness.__main__": len(LAYERS)}
 
 
 def _modules() -> dict[str, Path]:
@@ -100,24 +67,43 @@ def _imports(name: str, path: Path) -> Iterator[str]:
 GRAPH = {name: set(_imports(name, path)) for name, path in MODULES.items()}
 
 
-def floor(name: str) -> int:
-    best, found = -1, -1
-    for level, prefixes in enumerate(FLOORS):
-        for prefix in prefixes:
-            if (name == prefix or name.startswith(prefix + ".")) and len(prefix) > best:
-                best, found = len(prefix), level
-    assert found >= 0, f"{name} is on no floor: add it to FLOORS"
-    return found
+def layer(name: str) -> int:
+    if name in TOP:
+        return TOP[name]
+    parts = name.split(".")
+    assert len(parts) > 2 and parts[1] in LAYERS, f"{name} is in no package of LAYERS"
+    return LAYERS.index(parts[1])
 
 
-def test_every_module_is_on_a_floor_and_imports_only_its_own_or_lower() -> None:
+def test_every_module_is_in_a_layer_and_imports_only_its_own_or_lower() -> None:
     upward = sorted(
-        f"{m} (floor {floor(m)}) imports {t} (floor {floor(t)})"
+        f"{m} ({LAYERS[layer(m)] if layer(m) < len(LAYERS) else m}) imports {t}"
         for m, targets in GRAPH.items()
         for t in targets
-        if t != "harness" and floor(t) > floor(m)
+        if t != "harness" and layer(t) > layer(m)
     )
     assert upward == []
+
+
+def test_no_module_sits_loose_at_the_top_level() -> None:
+    assert sorted(m for m in MODULES if m.count(".") < 2 and m not in TOP) == [
+        f"harness.{p}" for p in sorted(LAYERS)
+    ]
+
+
+def test_each_package_says_what_it_may_import() -> None:
+    """A package's docstring ends with `Imports:` naming exactly the layers below it."""
+    for index, package in enumerate(LAYERS):
+        doc = ast.get_docstring(ast.parse((PACKAGE / package / "__init__.py").read_text())) or ""
+        found = re.search(r"^Imports: (.*)$", doc, re.MULTILINE)
+        assert found, f"harness/{package}/__init__.py: no 'Imports:' line"
+        said = found.group(1).rstrip(".")
+        if index == 0:
+            assert said.startswith("nothing of harness"), package
+        elif index == len(LAYERS) - 1:
+            assert said.startswith("every other package"), package
+        else:
+            assert said.split(", ") == list(LAYERS[:index]), package
 
 
 def test_no_import_cycles() -> None:
@@ -159,8 +145,8 @@ def test_the_scan_sees_lazy_and_type_checking_imports() -> None:
     assert "harness.cli.app" in GRAPH["harness.cli.entry"]  # imported inside main()
     assert "harness.hazards.sources" in GRAPH["harness.hazards.context"]  # lazy
     assert "harness.hazards.sources" in GRAPH["harness.hazards.preinstalled"]  # TYPE_CHECKING
-    assert floor("harness.cli.commands.diff") > floor("harness.report.formats.text")
-    assert floor("harness.core.config") < floor("harness.discover")
+    assert layer("harness.cli.commands.diff") > layer("harness.report.formats.text")
+    assert layer("harness.core.config") < layer("harness.render.discover")
 
 
 def test_tests_mirror_the_layout() -> None:

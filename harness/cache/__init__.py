@@ -1,3 +1,5 @@
-"""Remembering work: the render cache store and its file format, the render seam (closure and input
-digests), whole-run replay, per-run memos.
+"""Remembering work across runs: the render cache store and its on-disk file format, and the
+whole-run replay of an unchanged `check`/`lint` (with the verbs' options as data).
+
+Imports: core.
 """

@@ -256,9 +256,9 @@ def _run(fn: Callable[[], int], debug: bool = False) -> None:
     wraps one, such as a crashing hazard rule)."""
     import os
 
-    from harness.cache import memo, replay
+    from harness.cache import replay
     from harness.cli.context import EXIT_ERROR
-    from harness.core import process, scratch
+    from harness.core import memo, process, scratch
     from harness.core.errors import HarnessError
     from harness.report.visible import visible
 
@@ -362,12 +362,12 @@ ShardOpt = Annotated[
 
 
 def _sharded(c: context.Common, shard: str | None) -> context.Common:
-    """`--shard K/N` as the Sharder the verb's renders share (harness/shard.py)."""
+    """`--shard K/N` as the Sharder the verb's renders share (harness/pipeline/shard.py)."""
     if shard is None:
         return c
     from dataclasses import replace
 
-    from harness.shard import Sharder, ShardSpec
+    from harness.pipeline.shard import Sharder, ShardSpec
 
     return replace(c, shard=Sharder(ShardSpec.parse(shard)))
 

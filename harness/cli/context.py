@@ -7,23 +7,23 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness import render
 from harness.cache import replay
 from harness.cache import store as cache_mod
-from harness.cache.memo import Memo
 from harness.core import config as config_mod
 from harness.core.config import Config
 from harness.core.errors import ConfigError
+from harness.core.memo import Memo
 from harness.core.model import Snapshot
-from harness.discover import find_repo_root
-from harness.pipeline import RenderOptions, render_repo
+from harness.pipeline.repo import RenderOptions, render_repo
+from harness.render import kustomize as render
+from harness.render.discover import find_repo_root
 from harness.report.console import escape, render_progress, stderr
 from harness.report.text import skipped_lines
 
 if TYPE_CHECKING:
-    from harness.cache.seam import Resident
     from harness.hazards.engine import HazardReport
-    from harness.shard import Sharder
+    from harness.pipeline.shard import Sharder
+    from harness.render.seam import Resident
 
 EXIT_OK = 0
 EXIT_DIFF = 1

@@ -2,7 +2,7 @@
 
 The base side (a git ref, or the goldens) is rendered once and held. The head is the
 working tree: each save re-renders it through a render cache that lives as long as the
-process, with a `Resident` seam (cache/seam.py) that keeps each closure walk and blob id
+process, with a `Resident` seam (render/seam.py) that keeps each closure walk and blob id
 and is told which files changed, so only the targets whose input closure holds a changed
 file are built or looked up again; everything else is answered from memory. The comparison,
 hazards and verdict are those of `diff` (`diff.conclude`), so the answer is the one a fresh
@@ -30,10 +30,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import discover, gitref
-from harness.cache import inputs, memo
 from harness.cache import store as cache_mod
-from harness.cache.seam import Resident
 from harness.cli.commands import diff as diff_cmd
 from harness.cli.context import (
     Common,
@@ -42,13 +39,18 @@ from harness.cli.context import (
     render_snapshot,
     renderer_for,
 )
+from harness.compare import inputs
 from harness.compare.analyze import Origin, ignore_patterns
+from harness.core import memo
 from harness.core.config import Config
 from harness.core.errors import HarnessError
 from harness.core.model import Snapshot
 from harness.flux.source.ignore import IGNORE_FILE
 from harness.hazards import engine as hazard_engine
-from harness.render import Renderer
+from harness.pipeline import gitref
+from harness.render import discover
+from harness.render.kustomize import Renderer
+from harness.render.seam import Resident
 
 POLL_SECONDS = 0.2
 # editors' temporary files: their appearance says nothing about the repo
@@ -85,7 +87,7 @@ class Watcher:
     def _base(self) -> tuple[Snapshot, Origin, dict[str, str]]:
         """The base side, rendered once (from a remembered render when there is one)."""
         if self.options.goldens:
-            from harness import goldens
+            from harness.pipeline import goldens
 
             cfg = self.cfg
             snapshot = goldens.to_snapshot(goldens.load(cfg.goldens), cfg.repo)

@@ -345,7 +345,7 @@ def unreachable_charts(
     base: Snapshot, head: Snapshot, same_inputs: Collection[str]
 ) -> tuple[NotJudged, ...]:
     """Helm targets failing on both sides because their chart could not be fetched, with
-    unchanged inputs (cache/inputs.py), grouped by chart source."""
+    unchanged inputs (compare/inputs.py), grouped by chart source."""
     groups: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
     for name in sorted(set(same_inputs)):
         before, after = base.results.get(name), head.results.get(name)

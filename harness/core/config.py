@@ -8,9 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.core import yamlload
+from harness.core import outside, yamlload
 from harness.core.errors import ConfigError
-from harness.flux.source import outside
 
 CONFIG_NAMES = ("harness.yaml", "harness.yml", ".harness.yaml")
 DEFAULT_KUBECTL_FLAGS = ("--load-restrictor", "LoadRestrictionsNone")
@@ -61,7 +60,7 @@ class Config:
     comment_id: str = "harness:comment"
     comment_budget: int = 65536
     source_file: Path | None = None
-    # objects and sources that exist in the cluster but not in git (flux/source/outside.py)
+    # objects and sources that exist in the cluster but not in git (core/outside.py)
     outside_git: dict[str, outside.ClusterDecl] = field(default_factory=dict)
     helm: bool = False
     helm_targets: tuple[str, ...] = ()  # `helm: [globs]`: only these helm targets

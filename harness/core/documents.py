@@ -9,8 +9,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from harness.cache import parsed
-from harness.core import redaction, yamlload
+from harness.core import parsed, redaction, yamlload
 from harness.core.model import DocId, Document
 
 _SEPARATOR = re.compile(r"^---[ \t]*(?:#.*)?$", re.MULTILINE)

@@ -10,6 +10,18 @@ TargetKind = Literal["path", "flux", "helm"]
 
 
 @dataclass(frozen=True, order=True)
+class ObjectRef:
+    """`Kind/namespace/name` of a Flux object, the way error messages name it."""
+
+    kind: str
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}/{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, order=True)
 class DocId:
     """Identity of a Kubernetes object; the API version is deliberately not part of it.
 

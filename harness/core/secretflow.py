@@ -8,7 +8,7 @@ data.password}` puts the password, as it is, into a Deployment's env or a Config
 
 Scanning the whole render for every Secret value masks ordinary text that merely equals
 one (a Namespace named like a username), so the rule follows the declarations instead:
-the build's closure (cache/closure.py) collects every replacement and var; a source that
+the build's closure (render/closure.py) collects every replacement and var; a source that
 is a Secret in the build's output taints the values it copies; and only the fields those
 declarations write are masked, in the objects they select:
 

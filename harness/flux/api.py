@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.core.model import ObjectRef as ObjectRef
 from harness.flux import spec as spec_
 from harness.flux.spec import SpecError
 
@@ -22,18 +23,6 @@ SUBSTITUTE_KEY = f"{KUSTOMIZE_GROUP}/substitute"
 DISABLED = "disabled"
 # spec.buildMetadata: the CRD's enum; the API server rejects anything else
 BUILD_METADATA_OPTIONS = ("originAnnotations", "transformerAnnotations")
-
-
-@dataclass(frozen=True, order=True)
-class ObjectRef:
-    """`Kind/namespace/name` of a Flux object, the way error messages name it."""
-
-    kind: str
-    namespace: str
-    name: str
-
-    def __str__(self) -> str:
-        return f"{self.kind}/{self.namespace}/{self.name}"
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,6 @@ from typing import Any
 from harness.core import yamlload
 from harness.core.config import Config
 from harness.core.errors import ConfigError
-from harness.discover import is_component, kustomization_file, kustomization_in, walk
 from harness.flux import operator
 from harness.flux.api import (
     KUSTOMIZE_GROUP,
@@ -50,6 +49,7 @@ from harness.flux.api import (
     secure_join,
 )
 from harness.flux.includes import MANIFEST_SUFFIXES, Includes
+from harness.render.discover import is_component, kustomization_file, kustomization_in, walk
 
 _KIND_LINE = re.compile(r"^\s*kind:\s*['\"]?Kustomization['\"]?\s*(#.*)?$", re.MULTILINE)
 

@@ -14,9 +14,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from harness.cache import parsed
-from harness.core import yamlload
-from harness.discover import kustomization_file
+from harness.core import parsed, yamlload
+from harness.render.discover import kustomization_file
 
 REF_FIELDS = ("resources", "bases", "components")
 PLUGIN_FIELDS = ("generators", "transformers", "validators")

@@ -18,8 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.cache import parsed
-from harness.core import yamlload
+from harness.core import parsed, yamlload
 from harness.core.model import DocId, Document, Snapshot, TargetResult
 from harness.flux.api import PostBuild, parse_kustomization
 from harness.flux.spec import SpecError

@@ -36,10 +36,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness import discover
-from harness.cache import parsed
-from harness.cache.seam import Seam
-from harness.core import documents, parallel, yamlload
+from harness.core import documents, outside, parallel, parsed, yamlload
 from harness.core.config import Config
 from harness.core.model import Target, TargetResult
 from harness.flux import clusters as clusters_mod
@@ -65,11 +62,13 @@ from harness.flux.kustomize.build import (
     substitute_refs,
 )
 from harness.flux.kustomize.cached import ElidedSecret, build_flux, probe_flux
-from harness.flux.source import artifacts, outside
+from harness.flux.source import artifacts
 from harness.flux.source.artifacts import EXTERNAL_ARTIFACT, GeneratorError
 from harness.flux.source.ignore import Rules
 from harness.flux.spec import SpecError
-from harness.render import Renderer
+from harness.render import discover
+from harness.render.kustomize import Renderer
+from harness.render.seam import Seam
 
 # (cluster name, its bootstrap source, (flux target name, rendered objects) per built
 # Kustomization, the bootstrap source's root directory): what helm targets need of a
@@ -561,7 +560,7 @@ def _source_root(
     run: _Run, source: ObjectRef, config: Config, ctx: Context
 ) -> tuple[Path, artifacts.Artifact | None]:
     """The bootstrap source is its root directory (the repo, unless an OCI artifact is
-    pushed from a directory of it); harness.yaml maps others (source/outside.py); an
+    pushed from a directory of it); harness.yaml maps others (core/outside.py); an
     ExternalArtifact nobody maps is built from the ArtifactGenerator that declares it."""
     where = outside.source_root(run.declared, source, run.bootstrap, config.sources)
     if where.kind == "repo":

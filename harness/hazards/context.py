@@ -15,7 +15,7 @@ from harness.hazards.finding import Finding
 if TYPE_CHECKING:
     from harness.compare.snapshots import Comparison
     from harness.core.config import Preinstalled
-    from harness.flux.source.outside import ClusterDecl
+    from harness.core.outside import ClusterDecl
     from harness.hazards.preinstalled import Inventory
     from harness.hazards.sources import SourceIndex
 
@@ -26,7 +26,7 @@ class LintContext:
     files that no target renders verbatim, e.g. the pre-substitution text of a path without
     a kustomization file. `sources` and `outside_git` are harness.yaml's: rules resolve a
     Kustomization's source and its declared substituteFrom objects the way the renderer
-    does (sources.py, flux/source/outside.py)."""
+    does (sources.py, core/outside.py)."""
 
     snapshot: Snapshot
     repo: Path | None = None

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 from harness.core.config import Config, Preinstalled, Suppression
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.model import Snapshot, TargetResult
+from harness.core.outside import ClusterDecl
 from harness.flux.ksgraph import ClusterGraph
-from harness.flux.source.outside import ClusterDecl
 from harness.hazards.context import DiffContext, LintContext, Rule
 from harness.hazards.finding import SEVERITIES, Finding, at_least
 from harness.hazards.rules import (

@@ -33,12 +33,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.core import yamlload
 from harness.core.config import Preinstalled
-from harness.discover import walk
 from harness.flux.helm.capabilities import crd_apis
 from harness.flux.ksgraph import parse
 from harness.hazards.installers import chart_basename, installs
 from harness.hazards.k8s import CRD_ID
 from harness.hazards.scope import Scope
+from harness.render.discover import walk
 
 if TYPE_CHECKING:
     from harness.hazards.sources import SourceIndex

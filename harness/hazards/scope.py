@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from harness.core.model import Snapshot
+    from harness.core.outside import ClusterDecl
     from harness.flux.ksgraph import ClusterGraph
-    from harness.flux.source.outside import ClusterDecl
 
 
 class Scope(Protocol):

@@ -7,7 +7,7 @@ for a path without a kustomization file, its YAML files scanned the way Flux's g
 does. Components and inline `spec.patches` are scanned as text. Files are named relative to
 the repo root so a finding can say where to edit.
 
-A Kustomization's source resolves as the renderer resolves it (flux/source/outside.py): the
+A Kustomization's source resolves as the renderer resolves it (core/outside.py): the
 cluster's bootstrap source is the repo, any other a harness.yaml mapping (a local checkout
 inside the repo is read, one outside it is not), `external` (not rendered, so not judged)
 or unmapped (its target fails). A `substituteFrom` object missing from git but declared in
@@ -23,12 +23,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.cache.closure import EscapeError, Walker
-from harness.cache.memo import IdentityMemo
-from harness.core import yamlload
+from harness.core import outside, yamlload
 from harness.core.documents import identity, is_kubernetes_object
+from harness.core.memo import IdentityMemo
 from harness.core.model import DocId, TargetResult
-from harness.discover import kustomization_file
 from harness.flux.api import ObjectRef
 from harness.flux.ksgraph import (
     DEFAULT_NAMESPACE,
@@ -38,7 +36,8 @@ from harness.flux.ksgraph import (
     parse,
 )
 from harness.flux.kustomize.substitute import SubstitutionError, referenced_variables
-from harness.flux.source import outside
+from harness.render.closure import EscapeError, Walker
+from harness.render.discover import kustomization_file
 
 if TYPE_CHECKING:
     from harness.hazards.scope import Scope
@@ -306,7 +305,7 @@ class SourceIndex:
         return self._paths.get(rel)
 
     def source_root(self, node: KsNode) -> outside.SourceRoot | None:
-        """Where the node's source is (flux/source/outside.py's resolution); None if unknown."""
+        """Where the node's source is (core/outside.py's resolution); None if unknown."""
         if node.source is None:
             return None
         cluster = self.cluster(node.cluster)

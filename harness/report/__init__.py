@@ -1,1 +1,4 @@
-"""Formatting only: stages never print, report modules never compute."""
+"""Formatting only: stages never print, report modules never compute.
+
+Imports: core, cache, render, flux, pipeline, compare, hazards, graph.
+"""

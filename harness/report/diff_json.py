@@ -10,11 +10,11 @@ from typing import Any
 
 from harness.compare.analyze import Analysis, Location, Origin, TargetChange, summarize
 from harness.compare.counts import count
+from harness.compare.coverage import BlindSpots
 from harness.compare.docdiff import DocChange, FieldChange
 from harness.compare.gate import Expectation, Verdict
 from harness.compare.groups import ChangeGroup, group, verdict_reasons
 from harness.core.model import RendererInfo, Snapshot
-from harness.coverage import BlindSpots
 from harness.hazards.engine import HazardReport
 from harness.report.diff_text import blind_suffix, verdict_line
 from harness.report.findings import finding_dict, suppressed_dict

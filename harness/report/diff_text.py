@@ -27,8 +27,8 @@ from harness.report.console import escape, stdout
 from harness.report.findings import print_findings
 
 if TYPE_CHECKING:  # annotations only: `check` prints field lines without the diff gate
+    from harness.compare.coverage import BlindSpots
     from harness.compare.gate import Expectation, MoveGroup, Verdict
-    from harness.coverage import BlindSpots
 
 MAX_REASONS = 20
 STRING_DIFF_CONTEXT = 1

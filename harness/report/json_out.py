@@ -9,8 +9,8 @@ from typing import Any
 from harness.compare.snapshots import Comparison, TargetDiff
 from harness.core.config import Config
 from harness.core.model import HelmInfo, RendererInfo, Snapshot, TargetResult
-from harness.goldens import doc_fields
 from harness.hazards.engine import HazardReport
+from harness.pipeline.goldens import doc_fields
 from harness.report.findings import finding_dict, suppressed_dict
 from harness.report.text import summary_line
 

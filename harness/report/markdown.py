@@ -20,6 +20,7 @@ from harness.compare.analyze import (
     TargetChange,
 )
 from harness.compare.counts import Counts, count, objects_breakdown, objects_phrase
+from harness.compare.coverage import BlindSpots
 from harness.compare.docdiff import FieldChange
 from harness.compare.gate import Expectation, Verdict, judge
 from harness.compare.groups import (
@@ -31,7 +32,6 @@ from harness.compare.groups import (
     target_order,
     verdict_reasons,
 )
-from harness.coverage import BlindSpots
 from harness.hazards.engine import HazardReport
 from harness.report import markdown_budget as mb
 from harness.report.diff_text import blind_lines, field_lines, respecified_phrase

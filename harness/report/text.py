@@ -13,8 +13,8 @@ from harness.report.visible import visible
 if TYPE_CHECKING:  # annotations only: `lint` prints errors without loading the comparison
     from harness.compare.analyze import Analysis
     from harness.compare.snapshots import Comparison, TargetDiff
-    from harness.goldens import WriteReport
     from harness.hazards.engine import HazardReport
+    from harness.pipeline.goldens import WriteReport
 
 KIND_ORDER = ("path", "flux", "helm")
 EXTERNAL = " is external (harness.yaml outside_git)"  # flux/targets.py's reason for a skip

@@ -140,7 +140,7 @@ def test_invocation_is_the_key(project: Path, run: Run) -> None:
 
 
 def test_a_replaced_renderer_is_a_miss(project: Path, run: Run, tmp_path: Path) -> None:
-    from harness import render
+    from harness.render import kustomize as render
 
     kubectl = tmp_path / "bin" / "kubectl"
     kubectl.parent.mkdir()
@@ -154,7 +154,7 @@ def test_a_replaced_renderer_is_a_miss(project: Path, run: Run, tmp_path: Path) 
 
 def _stand_in(path: Path, action: str) -> Path:
     """A kubectl that answers `version` as the real one does and then fails its build."""
-    from harness import render
+    from harness.render import kustomize as render
 
     path.parent.mkdir(parents=True, exist_ok=True)
     real = render.resolve().binary

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import typer
 
-from harness import gitref
 from harness.cli import app as cli
 from harness.core.errors import HarnessError
+from harness.pipeline import gitref
 from tests.conftest import run_harness
 
 

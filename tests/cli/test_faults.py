@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import render
+from harness.render import kustomize as render
 from tests.conftest import Result, configmap, kustomization, run_harness, write_tree
 from tests.flux.conftest import flux_ks, ks_file
 from tests.gitkit import commit_all, init

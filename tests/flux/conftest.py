@@ -8,10 +8,10 @@ from typing import Any
 
 import yaml
 
-from harness import render
 from harness.core import config as config_mod
 from harness.core.model import TargetResult
 from harness.flux.targets import render_flux
+from harness.render import kustomize as render
 
 
 def flux_ks(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness import goldens
 from harness.core.model import Snapshot
 from harness.flux.ksgraph import graphs, prune_protected, split_target_name
+from harness.pipeline import goldens
 from tests.hazards.snap import cm, flux, ks, ns, obj, snapshot
 
 

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
-from harness import goldens
 from harness.compare.snapshots import compare
 from harness.core import config as config_mod
-from harness.pipeline import RenderOptions, render_repo
+from harness.pipeline import goldens
+from harness.pipeline.repo import RenderOptions, render_repo
 from harness.report import json_out, text
 from tests.flux.conftest import by_id, cm, docs, flux_ks, ks_file, new_renderer
 from tests.flux.conftest import render_repo as render_flux_repo

@@ -6,10 +6,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness.cache import store as cache_mod
-from harness.cache.seam import Seam
 from harness.core import config as config_mod
-from harness.flux.source import outside
+from harness.core import outside
 from harness.flux.targets import render_flux
+from harness.render.seam import Seam
 from tests import artifactrepo
 from tests.artifactrepo import dump, flux_ks, generator, kustomization
 from tests.flux.conftest import new_renderer, objects, render_repo

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.cache.memo import IdentityMemo
 from harness.cli.context import Common, load_config, render_snapshot, renderer_for
+from harness.core.memo import IdentityMemo
 from harness.core.model import Snapshot
 from harness.hazards import engine
 from harness.hazards.engine import HazardReport
@@ -144,7 +144,7 @@ def test_dev_literal_copied_into_a_prod_rendered_value(repo: Path) -> None:
 
 
 def _clear_memos() -> None:
-    from harness.cache import memo
+    from harness.core import memo
 
     memo.reset()
 
@@ -154,8 +154,7 @@ def test_the_per_document_memos_change_no_finding(
 ) -> None:
     """Three seed incidents at once: the diff and the lint report the same with the
     run's memos (strings, references, joined texts, parsed objects) bypassed, cold or warm."""
-    from harness.cache import parsed
-    from harness.core import yamlload
+    from harness.core import parsed, yamlload
     from harness.hazards.rules import overlay_parity
 
     split_cilium(repo)

@@ -6,7 +6,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness import goldens
 from harness.cli.context import (
     EXIT_DIFF,
     EXIT_ERROR,
@@ -17,11 +16,12 @@ from harness.cli.context import (
     render_snapshot,
     renderer_for,
 )
+from harness.compare.coverage import under_failed
 from harness.compare.snapshots import Comparison, compare
 from harness.core.config import Config
 from harness.core.model import Snapshot
-from harness.coverage import under_failed
 from harness.hazards import engine as hazard_engine
+from harness.pipeline import goldens
 from harness.report import formats
 
 
@@ -46,7 +46,7 @@ def run(
     extra: dict[str, Any] | None = None
     plan = common.shard.current if common.shard is not None else None
     if plan is not None:  # this shard's part; `harness merge` rebuilds the whole run
-        from harness import shard
+        from harness.pipeline import shard
 
         base = plan.restrict(base)
         options = {"fail_on_hazard": fail_on_hazard}

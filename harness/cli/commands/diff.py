@@ -11,10 +11,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from harness import gitref
-from harness.cache import inputs, refsnap
 from harness.cache import store as cache_mod
-from harness.cache.seam import known_version
 from harness.cli.context import (
     Common,
     cache_settings,
@@ -25,15 +22,17 @@ from harness.cli.context import (
     renderer_for,
     warn_cache,
 )
-from harness.compare import gate
+from harness.compare import gate, inputs
 from harness.compare.analyze import Analysis, Origin, analyze, ignore_patterns
+from harness.compare.coverage import BlindSpots, uncovered, under_failed
 from harness.core.config import Config
 from harness.core.errors import HarnessError
 from harness.core.model import Snapshot
-from harness.coverage import BlindSpots, uncovered, under_failed
 from harness.hazards import engine as hazard_engine
 from harness.hazards.engine import HazardReport
-from harness.render import Renderer
+from harness.pipeline import gitref, refsnap
+from harness.render.kustomize import Renderer
+from harness.render.seam import known_version
 from harness.report import formats
 
 DEFAULT_BASE = "HEAD"
@@ -123,7 +122,7 @@ def _ref_side(
     changed: Sequence[str] | None = None,
 ) -> Side:
     """`_side` of a ref, from its checkout (still there while this runs); remembered under
-    `key` when every target's render is a function of the tree (cache/refsnap.py)."""
+    `key` when every target's render is a function of the tree (pipeline/refsnap.py)."""
     checkout = exported.checkout
     origin = Origin("git", checkout.label, ref=checkout.ref, sha=checkout.sha)
     at = config_at(cfg, checkout.repo)
@@ -223,7 +222,7 @@ def _sides(
     background while the working tree renders (the head goes first; through the shared
     cache either order gives the same results), and the export is removed in the background
     while the caller analyses (`stack` holds it until then). A base remembered whole
-    (cache/refsnap.py) needs no checkout at all."""
+    (pipeline/refsnap.py) needs no checkout at all."""
     if head_ref is not None:
         base = _side(common, cfg, renderer, base_ref, cache, resolved)
         return base, _side(common, cfg, renderer, head_ref, cache, resolved, changed)
@@ -308,7 +307,7 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
         changed = gitref.changed_files(resolved.root, cfg.repo, resolved.shas[base_ref], head_sha)
     base_digests: dict[str, str] = {}  # goldens hold no failures: nothing is pre-existing
     if options.goldens:
-        from harness import goldens
+        from harness.pipeline import goldens
 
         base = goldens.to_snapshot(goldens.load(cfg.goldens), cfg.repo)
         base_origin = Origin("goldens", f"goldens ({cfg.goldens})", path=str(cfg.goldens))
@@ -338,7 +337,7 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
         if plan is None and common.shard is not None:  # nothing rendered (--goldens vs no targets)
             plan = common.shard.plan(cfg, [])
         if plan is not None:  # this shard's part; `harness merge` rebuilds the whole run
-            from harness import shard
+            from harness.pipeline import shard
 
             base, head = plan.restrict(base), plan.restrict(head)
             same_inputs = frozenset(n for n in same_inputs if n in base.results)

@@ -11,7 +11,6 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from harness import gitref
 from harness.cli.commands.diff import config_at
 from harness.cli.context import (
     EXIT_ERROR,
@@ -30,7 +29,8 @@ from harness.graph import dot, json_doc, mermaid, svg
 from harness.graph import view as graph_mod
 from harness.graph.view import Graph
 from harness.hazards import engine as hazard_engine
-from harness.render import Renderer
+from harness.pipeline import gitref
+from harness.render.kustomize import Renderer
 
 FORMATS = ("mermaid", "dot", "svg", "json")
 GROUPS = ("auto", "namespace", "none")

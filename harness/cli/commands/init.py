@@ -1,7 +1,7 @@
 """`harness init`: a starter harness.yaml and goldens for a repo that has neither.
 
 Rendering the repo the way `check` would finds what it cannot render from git alone:
-substituteFrom objects created outside git and sources of other repos (flux/source/outside.py
+substituteFrom objects created outside git and sources of other repos (core/outside.py
 `Gap`s). Each round declares them with visible placeholders and renders again, since a
 Kustomization that now builds may render children with gaps of their own; it stops when
 a round finds nothing new. The result is written as a commented harness.yaml (atomically,
@@ -17,18 +17,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness import goldens
 from harness.cli.context import EXIT_ERROR, EXIT_OK, Common, render_snapshot, renderer_for
-from harness.core import atomic, scratch, yamlload
+from harness.core import atomic, outside, scratch, yamlload
 from harness.core import config as config_mod
 from harness.core.config import Config
 from harness.core.errors import ConfigError
 from harness.core.model import Snapshot, TargetResult
-from harness.discover import find_repo_root
 from harness.flux.api import KUSTOMIZE_GROUP, ObjectRef
 from harness.flux.includes import Includes
-from harness.flux.source import outside
 from harness.flux.targets import render_flux
+from harness.pipeline import goldens
+from harness.render.discover import find_repo_root
 from harness.report import text
 from harness.report.console import escape, render_progress, stderr, stdout
 

@@ -14,7 +14,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from harness import shard
 from harness.cli.commands import check as check_cmd
 from harness.cli.commands import comment as comment_cmd
 from harness.cli.commands import diff as diff_cmd
@@ -22,9 +21,10 @@ from harness.cli.commands import render as render_cmd
 from harness.cli.commands import update as update_cmd
 from harness.cli.context import Common, load_config
 from harness.compare.analyze import Origin
+from harness.compare.coverage import BlindSpots
 from harness.core.config import Config
 from harness.core.errors import HarnessError
-from harness.coverage import BlindSpots
+from harness.pipeline import shard
 
 
 def read_blocks(files: Sequence[Path]) -> list[tuple[str, Mapping[str, Any]]]:

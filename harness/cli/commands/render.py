@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from harness import shard
 from harness.cli.context import (
     EXIT_ERROR,
     EXIT_OK,
@@ -13,6 +12,7 @@ from harness.cli.context import (
 )
 from harness.core.errors import HarnessError
 from harness.core.model import Snapshot
+from harness.pipeline import shard
 from harness.report import json_out, text
 
 

@@ -35,9 +35,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from harness.cache import seam
 from harness.cache import store as cache_mod
-from harness.cache.closure import Blobs
 from harness.core import yamlload
 from harness.core.model import Target, TargetResult
 from harness.flux.api import secure_join
@@ -45,7 +43,9 @@ from harness.flux.helm import sdk
 from harness.flux.helm.engine import BinaryEngine, Engine, RenderRequest
 from harness.flux.helm.release import HelmRelease
 from harness.flux.source import charts
-from harness.render import Renderer
+from harness.render import seam
+from harness.render.closure import Blobs
+from harness.render.kustomize import Renderer
 
 SCHEMA = "helm-entry-v1"
 HELMIGNORE = ".helmignore"

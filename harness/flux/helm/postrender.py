@@ -17,7 +17,7 @@ from typing import Any
 from harness.core import scratch, yamlload
 from harness.flux.helm.engine import Part
 from harness.flux.helm.release import HELM_GROUP, HelmRelease
-from harness.render import Renderer
+from harness.render.kustomize import Renderer
 
 
 class PostRenderError(Exception):

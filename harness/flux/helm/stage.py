@@ -15,8 +15,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness import discover
-from harness.cache.closure import Blobs
 from harness.cache.store import RenderCache
 from harness.core.config import Config
 from harness.core.model import TargetResult
@@ -25,7 +23,9 @@ from harness.flux.helm.cached import ReleaseCache
 from harness.flux.helm.targets import CAPABILITIES_NOTE, ClusterObjects, HelmContext, render_helm
 from harness.flux.source.chartcache import ChartCache, default_root
 from harness.flux.source.fetch import Fetcher
-from harness.render import Renderer
+from harness.render import discover
+from harness.render.closure import Blobs
+from harness.render.kustomize import Renderer
 
 HELM_SUFFIX = "@helm"
 

@@ -30,7 +30,7 @@ from harness.flux.helm.release import HelmRelease, is_helm_release, parse_helm_r
 from harness.flux.source import charts
 from harness.flux.source.fetch import Fetcher, FetchError
 from harness.flux.spec import SpecError
-from harness.render import Renderer
+from harness.render.kustomize import Renderer
 
 CLUSTER_SCOPED = frozenset(
     {

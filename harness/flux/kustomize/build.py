@@ -24,10 +24,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.cache.seam import Seam
 from harness.core import documents, redaction, secretflow, yamlload
 from harness.core.model import DocId, Document
-from harness.discover import kustomization_file
+from harness.core.outside import DeclaredObject
 from harness.flux import includes
 from harness.flux.api import KUSTOMIZE_GROUP, FluxKustomization, ObjectRef, substitution_disabled
 from harness.flux.kustomize import generator
@@ -39,8 +38,9 @@ from harness.flux.kustomize.substitute import (
 )
 from harness.flux.source.artifacts import Store
 from harness.flux.source.ignore import Pattern, Rules, SourceIgnores
-from harness.flux.source.outside import DeclaredObject
-from harness.render import UNRESTRICTED, Renderer
+from harness.render.discover import kustomization_file
+from harness.render.kustomize import UNRESTRICTED, Renderer
+from harness.render.seam import Seam
 
 SOPS_MASK = documents.SOPS_MASK
 SOPS_MASK_B64 = base64.b64encode(SOPS_MASK.encode()).decode()

@@ -29,8 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from harness.cache import store as cache_mod
-from harness.cache.closure import EscapeError, Walker
-from harness.cache.seam import documents_from_payload, documents_payload
 from harness.core import documents, secretflow, yamlload
 from harness.flux.api import (
     FluxKustomization,
@@ -52,6 +50,8 @@ from harness.flux.kustomize.build import (
 )
 from harness.flux.source import artifacts
 from harness.flux.source.ignore import Rules
+from harness.render.closure import EscapeError, Walker
+from harness.render.seam import documents_from_payload, documents_payload
 
 
 class _Miss(Exception):

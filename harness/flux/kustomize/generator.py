@@ -31,11 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.cache import parsed
-from harness.core import scratch, yamlload
-from harness.discover import KUSTOMIZATION_FILES, kustomization_file
+from harness.core import parsed, scratch, yamlload
 from harness.flux.api import FluxKustomization
 from harness.flux.source.ignore import Rules
+from harness.render.discover import KUSTOMIZATION_FILES, kustomization_file
 
 KUSTOMIZE_API = "kustomize.config.k8s.io/v1beta1"
 

@@ -39,7 +39,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.discover import KUSTOMIZATION_FILES
+from harness.render.discover import KUSTOMIZATION_FILES
 
 IGNORE_FILE = ".sourceignore"
 DEFAULT_ORIGIN = "default exclusions"

@@ -19,8 +19,8 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from harness.cache.memo import IdentityMemo
 from harness.core.documents import REDACTED_PREFIX
+from harness.core.memo import IdentityMemo
 from harness.core.model import DocId
 from harness.flux.ksgraph import ClusterGraph, Key, KsNode, display, parse
 from harness.hazards.context import DiffContext, LintContext

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from harness.compare.analyze import Analysis, Origin
+    from harness.compare.coverage import BlindSpots
     from harness.compare.gate import Expectation, Verdict
     from harness.compare.snapshots import Comparison
     from harness.core.config import Config
     from harness.core.model import Snapshot
-    from harness.coverage import BlindSpots
     from harness.hazards.engine import HazardReport
 
 FORMATS: dict[str, tuple[str, ...]] = {

@@ -276,8 +276,8 @@ OTHER_OUTPUTS = {
     "xml.etree.ElementTree",
 }
 NOT_FOR_A_PLAIN_DIFF = {
-    "harness.shard",
-    "harness.goldens",
+    "harness.pipeline.shard",
+    "harness.pipeline.goldens",
     "harness.hazards.introduced",
     "harness.hazards.preinstalled",
     "harness.hazards.sources",
@@ -309,7 +309,7 @@ def test_a_diff_imports_only_its_output_format(repo: Path) -> None:
 def test_each_ref_is_resolved_once(repo: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
     """The refs are resolved up front (a typo fails first) and the checkouts reuse the
     answers: one `rev-parse --show-toplevel` and one per ref, not two of each."""
-    from harness import gitref
+    from harness.pipeline import gitref
 
     asked: list[tuple[str, ...]] = []
     real = gitref.git

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from harness.flux.source.outside import placeholder
+from harness.core.outside import placeholder
 from tests.conftest import Result
 from tests.flux.conftest import cm, docs, flux_ks, ks_file
 

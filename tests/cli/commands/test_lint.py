@@ -139,11 +139,16 @@ def test_a_text_lint_loads_no_comparison_or_other_output(make_repo: Repo) -> Non
     assert "harness.report.lint_text" in modules
     unused = {
         "harness.report.json_out",
-        "harness.goldens",
+        "harness.pipeline.goldens",
         "harness.compare.snapshots",
         "harness.compare.gate",
     }
-    unused |= {"harness.shard", "harness.report.junit", "harness.report.github", "helm_python"}
+    unused |= {
+        "harness.pipeline.shard",
+        "harness.report.junit",
+        "harness.report.github",
+        "helm_python",
+    }
     assert modules & unused == set()
 
 

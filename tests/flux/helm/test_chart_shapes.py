@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 import yaml
 
-from harness import render as render_mod
 from harness.core import config as config_mod
 from harness.core.model import Snapshot
 from harness.flux.helm import capabilities, sdk
-from harness.pipeline import RenderOptions, render_repo
+from harness.pipeline.repo import RenderOptions, render_repo
+from harness.render import kustomize as render_mod
 from tests import gitkit
 from tests.conftest import write_tree
 from tests.flux.helm import shapes

@@ -22,7 +22,6 @@ from typing import Any
 import pytest
 import yaml
 
-from harness import render as render_mod
 from harness.core import config as config_mod
 from harness.core.errors import RendererError
 from harness.flux.helm import engine as engine_mod
@@ -38,7 +37,8 @@ from harness.flux.helm.engine import (
     sort_manifests,
     split_manifests,
 )
-from harness.pipeline import RenderOptions, render_repo
+from harness.pipeline.repo import RenderOptions, render_repo
+from harness.render import kustomize as render_mod
 from tests.conftest import write_tree
 from tests.flux.helm import shapes
 from tests.flux.helm.charts import chart_files, cluster_repo, configmap, helm_release, local_chart

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from harness import render as render_mod
 from harness.cache import store as cache
 from harness.core import config as config_mod
 from harness.core.model import Snapshot
 from harness.flux.helm import cached, sdk
 from harness.flux.helm.engine import BinaryEngine
-from harness.pipeline import RenderOptions, render_repo
+from harness.pipeline.repo import RenderOptions, render_repo
+from harness.render import kustomize as render_mod
 from tests.conftest import Result, fresh_python, write_tree
 from tests.flux.helm.charts import (
     cluster_repo,

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 import yaml
 
-from harness import render as render_mod
 from harness.core import config as config_mod
 from harness.core.errors import ConfigError
 from harness.core.model import TargetResult
 from harness.flux.helm import sdk
-from harness.pipeline import RenderOptions, render_repo
+from harness.pipeline.repo import RenderOptions, render_repo
+from harness.render import kustomize as render_mod
 from tests.conftest import write_tree
 from tests.flux.helm.charts import (
     GADGET_CRD,

@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 import yaml
 
-from harness import render
 from harness.core import documents
 from harness.flux.api import ObjectRef, parse_kustomization
 from harness.flux.includes import Includes
 from harness.flux.kustomize import build as build_mod
 from harness.flux.kustomize import generator
 from harness.flux.kustomize.build import BuildError, Context, build, mask_sops
+from harness.render import kustomize as render
 from tests.flux.conftest import cm, docs, flux_ks, ks_file, new_renderer
 
 Repo = Callable[[dict[str, str | bytes]], Path]

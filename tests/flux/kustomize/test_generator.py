@@ -682,7 +682,7 @@ def test_a_rewrite_that_changes_nothing_builds_what_the_mirror_builds(
     (targetNamespace equal to the file's namespace or not, a namePrefix): whenever the plan
     builds the directory in place, the build is byte-identical to kustomize on Flux's
     generated file in a mirror, which is what the build would otherwise run."""
-    from harness import render
+    from harness.render import kustomize as render
 
     root = tmp_path_factory.mktemp("inplace")
     app = root / "app"

@@ -27,7 +27,7 @@ from harness.flux.source.ignore import (
     read_patterns,
     source_rules,
 )
-from harness.pipeline import RenderOptions, render_repo
+from harness.pipeline.repo import RenderOptions, render_repo
 from tests.flux.conftest import by_id, cm, docs, flux_ks, ks_file, new_renderer
 from tests.flux.conftest import render_repo as render_flux_repo
 

@@ -8,9 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.cache import parsed
-from harness.cache.seam import documents_from_payload, documents_payload
-from harness.core import documents, yamlload
+from harness.core import documents, parsed, yamlload
+from harness.render.seam import documents_from_payload, documents_payload
 
 STREAM = """apiVersion: v1
 kind: ConfigMap

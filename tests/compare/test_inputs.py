@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.cache import inputs
+from harness.compare import inputs
 from harness.compare.analyze import analyze
 from harness.compare.gate import exit_code, judge
 from harness.core.model import RendererInfo, Snapshot, Target, TargetResult

@@ -29,9 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.cache import memo, parsed
-from harness.core import secretflow, yamlload
-from harness.discover import KUSTOMIZATION_FILES
+from harness.core import memo, parsed, secretflow, yamlload
+from harness.render.discover import KUSTOMIZATION_FILES
 
 PATH_FIELDS = ("crds", "configurations", "patchesStrategicMerge")
 DIR_FIELDS = ("resources", "bases", "components")

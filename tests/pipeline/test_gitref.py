@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import gitref
 from harness.core.errors import GitError
+from harness.pipeline import gitref
 from tests.conftest import configmap, kustomization
 from tests.gitkit import commit_all, init, make_busy, state
 
@@ -106,7 +106,7 @@ SCRIPT = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from harness import gitref
+    from harness.pipeline import gitref
     with gitref.checkout(Path(sys.argv[1]), "HEAD") as co:
         print(co.root, flush=True)
         time.sleep(60)
@@ -151,7 +151,7 @@ def test_remove_tree_handles_read_only_directories_and_missing_paths(tmp_path: P
 
 
 def test_blob_index_gives_the_checkout_files_their_git_ids(repo: Path) -> None:
-    from harness.cache.closure import git_blob_id
+    from harness.render.closure import git_blob_id
 
     os.symlink("cm.yaml", repo / "examples" / "app" / "link.yaml")
     commit_all(repo, "a symlink")

@@ -10,21 +10,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from harness import discover
-from harness.cache import memo
-from harness.cache import seam as incremental
 from harness.cache.store import RenderCache, Store
 from harness.cache.store import key as cache_key
-from harness.core import parallel
+from harness.core import memo, parallel
 from harness.core.config import Config, default_jobs
 from harness.core.model import Snapshot, Target, TargetResult
 from harness.flux.api import ObjectRef
 from harness.flux.targets import render_flux
-from harness.render import Renderer
+from harness.render import discover
+from harness.render import seam as incremental
+from harness.render.kustomize import Renderer
 
 if TYPE_CHECKING:
     from harness.flux.helm.stage import Stage
-    from harness.shard import Plan, Sharder
+    from harness.pipeline.shard import Plan, Sharder
 
 OnDone = Callable[[TargetResult], None]
 OnPlan = Callable[[int], None]

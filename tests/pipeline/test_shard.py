@@ -9,10 +9,18 @@ from typing import Any
 
 import pytest
 
-from harness import discover
 from harness.core import config as config_mod
 from harness.core.model import Target
-from harness.shard import FLUX_UNIT, ShardError, ShardSpec, Unit, assign, make_plan, stable_shard
+from harness.pipeline.shard import (
+    FLUX_UNIT,
+    ShardError,
+    ShardSpec,
+    Unit,
+    assign,
+    make_plan,
+    stable_shard,
+)
+from harness.render import discover
 from tests.conftest import Result
 
 Cli = Callable[..., Result]

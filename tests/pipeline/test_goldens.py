@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from harness import goldens
 from harness.compare.snapshots import compare
 from harness.core import atomic, documents
 from harness.core.errors import GoldensError
 from harness.core.model import RendererInfo, Snapshot, Target, TargetResult
+from harness.pipeline import goldens
 from tests.conftest import configmap, kustomization, run_harness, write_tree
 
 RENDERER = RendererInfo("kubectl", "v1.37.1 (kustomize v5.8.1)")

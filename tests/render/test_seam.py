@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from harness import render
 from harness.cache import store as cache
 from harness.core import config as config_mod
 from harness.core import documents
 from harness.core.model import DocId, Snapshot
-from harness.pipeline import RenderOptions, render_repo
+from harness.pipeline.repo import RenderOptions, render_repo
+from harness.render import kustomize as render
 from tests.conftest import Result, configmap, kustomization, run_harness, write_tree
 from tests.flux.conftest import cm, flux_ks, ks_file
 from tests.gitkit import commit_all, init
@@ -309,7 +309,7 @@ def test_the_renderer_version_is_asked_once_per_binary(
 ) -> None:
     """A warm run takes kubectl's version from the cache (keyed by the binary's identity); a
     corrupt entry or a script (a shim may pick another binary per directory) asks again."""
-    from harness.cache.seam import known_version
+    from harness.render.seam import known_version
 
     store = cache.Store(tmp_path / "cache")
     first = fresh_renderer()

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import render, render_errors
-from harness.render_errors import MAX_CHARS, summarize
+from harness.render import errors as render_errors
+from harness.render import kustomize as render
+from harness.render.errors import MAX_CHARS, summarize
 from tests.conftest import configmap, kustomization, write_tree
 
 CM = configmap("a")

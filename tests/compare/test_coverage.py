@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.compare.coverage import BlindSpots, uncovered
 from harness.core.model import HelmInfo, RendererInfo, Snapshot, Target, TargetResult
-from harness.coverage import BlindSpots, uncovered
 from tests.conftest import configmap, kustomization, write_tree
 
 INFO = RendererInfo("kubectl", "v1")

@@ -15,7 +15,7 @@ repository: helm targets are never remembered here), the checkout is byte-for-by
 (`gitref.checkout_is_tree`: no filter or CRLF conversion, the rule of `gitref.blob_index`),
 no source is mapped to a directory outside the repo, and no `--shard`. The entry holds the
 snapshot (documents already redacted, as in every entry) and the input digests of its failed
-targets (cache/inputs.py), which need the tree.
+targets (compare/inputs.py), which need the tree.
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness import gitref
 from harness.cache import store as cache_mod
-from harness.cache.seam import documents_from_payload, documents_payload
 from harness.core.config import Config
 from harness.core.errors import GitError
 from harness.core.model import DocId, RendererInfo, Snapshot, Target, TargetResult
+from harness.pipeline import gitref
+from harness.render.seam import documents_from_payload, documents_payload
 
 KIND = "ref-snapshot"
 

@@ -35,13 +35,13 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.cache.closure import Blobs, EscapeError, Walker
 from harness.core import yamlload
 from harness.core.model import Document, Snapshot, TargetResult
 from harness.flux.api import FluxKustomization, ObjectRef, parse_kustomization
 from harness.flux.kustomize import generator
 from harness.flux.source.ignore import Rules, SourceIgnores
 from harness.flux.spec import SpecError
+from harness.render.closure import Blobs, EscapeError, Walker
 
 FLUX_KS_GROUP = "kustomize.toolkit.fluxcd.io"
 OWNER_LABELS = (f"{FLUX_KS_GROUP}/name:", f"{FLUX_KS_GROUP}/namespace:")

@@ -17,7 +17,7 @@ import os
 import re
 from pathlib import Path
 
-from harness.cache.closure import EscapeError, Walker
+from harness.render.closure import EscapeError, Walker
 
 MAX_CHARS = 600
 _FROM = re.compile(r"accumulating resources from '([^']*)'")

@@ -21,12 +21,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from harness import render_errors
 from harness.cache import replay
 from harness.core import documents, parallel, process, secretflow
 from harness.core.errors import RendererError
 from harness.core.model import RendererInfo, Target, TargetResult
-from harness.discover import kustomization_file
+from harness.render import errors as render_errors
+from harness.render.discover import kustomization_file
 
 # what Flux builds with when the configured flags do not say so already (flux/kustomize/build.py)
 UNRESTRICTED = ("--load-restrictor", "LoadRestrictionsNone")
@@ -156,7 +156,7 @@ class Renderer:
         return future.result()
 
     def assume_version(self, version: str) -> None:
-        """Take the version an earlier run asked this same binary (cache/seam.py keeps it)."""
+        """Take the version an earlier run asked this same binary (render/seam.py keeps it)."""
         info = self._info_for(version)
         with self._lock:
             if self._info is None:

@@ -19,12 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.cache import parsed
 from harness.cache import store as cache_mod
-from harness.cache.closure import Blobs, EscapeError, Walker
-from harness.core import parallel
+from harness.core import parallel, parsed
 from harness.core.model import DocId, Document, Target, TargetResult
-from harness.render import Renderer, result_from_output
+from harness.render.closure import Blobs, EscapeError, Walker
+from harness.render.kustomize import Renderer, result_from_output
 
 RESIDENT_LIMIT = 20_000  # entries a resident process keeps before starting over
 

@@ -9,7 +9,7 @@ that JSON back, decoded only if something asks. An object is always what
 `yamlload.load(text)` gives for exactly that text, so a reader gets the same object either
 way; it is shared, so nobody may mutate it.
 
-Per run (cache/memo.py), bounded; the render threads only do single dict operations.
+Per run (core/memo.py), bounded; the render threads only do single dict operations.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness.cache.memo import Memo
 from harness.core import yamlload
+from harness.core.memo import Memo
 
 LIMIT = 32768
 _OBJECTS: Memo[str, Any] = Memo("parsed objects", LIMIT)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cache.closure import Blobs, EscapeError, Walker, git_blob_id, is_remote
+from harness.render.closure import Blobs, EscapeError, Walker, git_blob_id, is_remote
 from tests.conftest import configmap, kustomization, write_tree
 
 EVERY_FIELD = """\

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from harness.core.errors import ConfigError
-from harness.flux.api import ObjectRef
+from harness.core.model import ObjectRef
 
 SECTION = "outside_git"
 ANY_CLUSTER = "*"

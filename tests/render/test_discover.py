@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from harness import discover
 from harness.core import config
+from harness.render import discover
 from tests.conftest import configmap, kustomization
 
 COMPONENT = "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"

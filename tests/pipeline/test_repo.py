@@ -6,12 +6,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from harness import discover, render
-from harness.cache import seam as incremental
 from harness.core import config as config_mod
 from harness.core.model import TargetResult
 from harness.flux.targets import render_flux
-from harness.pipeline import RenderOptions, render_repo
+from harness.pipeline.repo import RenderOptions, render_repo
+from harness.render import discover
+from harness.render import kustomize as render
+from harness.render import seam as incremental
 from tests.conftest import EXAMPLE
 from tests.flux.conftest import cm, docs, flux_ks, ks_file
 from tests.flux.test_targets import two_clusters

@@ -7,8 +7,7 @@ import os
 from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 
-from harness.cache import memo, parsed
-from harness.core import yamlload
+from harness.core import memo, parsed, yamlload
 from harness.core.config import Config, find_config
 from harness.core.model import Target
 

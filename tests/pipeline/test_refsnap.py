@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from harness import gitref, render
-from harness.cache import refsnap
 from harness.cache import store as cache_mod
 from harness.cli.commands import diff as diff_cmd
 from harness.cli.context import Common
 from harness.core import config as config_mod
 from harness.core.model import HelmInfo, Snapshot
+from harness.pipeline import gitref, refsnap
+from harness.render import kustomize as render
 from tests.conftest import configmap, kustomization
 from tests.gitkit import commit_all, init
 
@@ -90,7 +90,7 @@ def test_helm_targets_are_never_remembered(tmp_path: Path) -> None:
     assert key is not None
     cache = cache_mod.RenderCache(None)
     renderer = render.resolve()
-    from harness.pipeline import RenderOptions, render_repo
+    from harness.pipeline.repo import RenderOptions, render_repo
 
     snapshot = render_repo(cfg, renderer, RenderOptions(jobs=1))
     name = next(iter(snapshot.results))

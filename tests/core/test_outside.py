@@ -13,12 +13,11 @@ import pytest
 import yaml
 
 from harness.core import config as config_mod
-from harness.core import documents
+from harness.core import documents, outside
 from harness.core.errors import ConfigError
 from harness.core.model import DocId
 from harness.flux.api import ObjectRef
-from harness.flux.source import outside
-from harness.pipeline import RenderOptions, render_repo
+from harness.pipeline.repo import RenderOptions, render_repo
 from tests.flux.conftest import by_id, cm, docs, flux_ks, ks_file, new_renderer
 from tests.flux.conftest import render_repo as rr
 

@@ -8,7 +8,7 @@ root). Both are counted and listed, so a reviewer never reads "no change" where 
 simply did not look.
 
 A file is covered when a rendered target reads it: it is in the input closure of a path or
-Flux target that rendered (cache/closure.py, the same walk the render cache keys on), under
+Flux target that rendered (render/closure.py, the same walk the render cache keys on), under
 the directory of a Flux target without a kustomization file (Flux's generated
 kustomization takes every manifest below it), or in the directory of a chart a `helm`
 target rendered from the repo. Only files that can be manifests count: YAML and JSON, and
@@ -23,13 +23,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.cache.closure import EscapeError, Walker
 from harness.core import yamlload
 from harness.core.model import Snapshot, TargetResult
-from harness.discover import kustomization_file
 from harness.flux.api import is_flux_kustomization
 from harness.flux.clusters import declares_flux_kustomization
 from harness.flux.includes import Includes, manifest_files
+from harness.render.closure import EscapeError, Walker
+from harness.render.discover import kustomization_file
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 CONFIG_FILES = ("harness.yaml", "harness.yml")

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import render
 from harness.core.errors import RendererError
 from harness.core.model import DocId, Target
+from harness.render import kustomize as render
 from tests.conftest import configmap, kustomization
 
 Repo = Callable[[dict[str, str | bytes]], Path]
@@ -338,7 +338,7 @@ def test_failed_version_check_fails_every_asker(tmp_path: Path) -> None:
 def test_render_repo_reports_a_failed_version_check(tmp_path: Path, make_repo: Repo) -> None:
     """The check starts in the background; its error still ends the render as before."""
     from harness.core import config as config_mod
-    from harness.pipeline import RenderOptions, render_repo
+    from harness.pipeline.repo import RenderOptions, render_repo
 
     fake = _script(tmp_path, 'if [ "$1" = version ]; then echo nope >&2; exit 3; fi\nexit 0\n')
     repo = make_repo({"app/kustomization.yaml": kustomization("cm.yaml"), "app/cm.yaml": ""})

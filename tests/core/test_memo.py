@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from harness.cache import memo, parsed
+from harness.core import memo, parsed
 
 
 def test_a_memo_is_bounded_and_cleared_when_full() -> None:
