@@ -44,22 +44,44 @@ class Location:
 
 @dataclass(frozen=True)
 class RemovedDoc:
+    """A document gone from one target, with every target of its scope rendering it in head.
+
+    `strict` (Flux targets: one cluster) makes only a copy that *arrived* (`paired`) a
+    relocation: a Kustomization that rendered it all along is no place it went to."""
+
     doc: Document
     still_rendered_by: tuple[Location, ...] = ()
+    strict: bool = False
+
+    @property
+    def relocations(self) -> tuple[Location, ...]:
+        """Where it went: the copies that explain the removal as a move."""
+        return tuple(loc for loc in self.still_rendered_by if loc.paired or not self.strict)
 
     @property
     def accounted(self) -> bool:
-        return any(loc.same_content for loc in self.still_rendered_by)
+        return any(loc.same_content for loc in self.relocations)
 
 
 @dataclass(frozen=True)
 class AddedDoc:
+    """A document new in one target, with every target of its scope that rendered it in base.
+
+    `strict` (Flux targets): only a copy that *left* (`paired`) makes it a relocation; one
+    still rendered where it was makes this an addition where it now also appears."""
+
     doc: Document
     previously_rendered_by: tuple[Location, ...] = ()
+    strict: bool = False
+
+    @property
+    def relocations(self) -> tuple[Location, ...]:
+        """Where it came from: the copies that explain the addition as a move."""
+        return tuple(loc for loc in self.previously_rendered_by if loc.paired or not self.strict)
 
     @property
     def accounted(self) -> bool:
-        return any(loc.same_content for loc in self.previously_rendered_by)
+        return any(loc.same_content for loc in self.relocations)
 
 
 @dataclass(frozen=True)
@@ -265,6 +287,7 @@ def analyze(
                     )
                     for name, other in head_index.find(scope, doc.id, t.name)
                 ),
+                strict=t.kind == "flux",
             )
             for doc in t.removed
         )
@@ -279,6 +302,7 @@ def analyze(
                     )
                     for name, other in base_index.find(scope, doc.id, t.name)
                 ),
+                strict=t.kind == "flux",
             )
             for doc in t.added
         )

@@ -284,13 +284,13 @@ class _Judge:
         elif t.kind == "flux" and (t.cluster, t.name, r.doc.id) in self.moved_from:
             return  # judged once, as a move
         elif is_flux_kustomization(r.doc.id):
-            if r.still_rendered_by:
-                self._flux_ks_changed(r.still_rendered_by[0].change, t.name)
+            if r.relocations:
+                self._flux_ks_changed(r.relocations[0].change, t.name)
             else:
                 self._flux_ks_gone(r.doc, t.name)
         else:
-            where = _with_changes(r.still_rendered_by, "renders it")
-            counter = "moved_with_changes" if r.still_rendered_by else "removed"
+            where = _with_changes(r.relocations, "renders it", r.still_rendered_by)
+            counter = "moved_with_changes" if r.relocations else "removed"
             self.real(counter, f"{t.name}: {r.doc.id} removed{where}", t.name, r.doc.id)
             self.reported.add((t.name, r.doc.id))
 
@@ -299,13 +299,13 @@ class _Judge:
             self.moving = True
         elif t.kind == "flux" and (t.cluster, t.name, ad.doc.id) in self.moved_to:
             return
-        elif any((loc.target, ad.doc.id) in self.reported for loc in ad.previously_rendered_by):
+        elif any((loc.target, ad.doc.id) in self.reported for loc in ad.relocations):
             return  # the removal side already named this relocation and its fields
         elif is_flux_kustomization(ad.doc.id):
             self._flux_ks_new(ad.doc, t.name)
         else:
-            where = _with_changes(ad.previously_rendered_by, "rendered it")
-            counter = "moved_with_changes" if ad.previously_rendered_by else "added"
+            where = _with_changes(ad.relocations, "rendered it", ad.previously_rendered_by)
+            counter = "moved_with_changes" if ad.relocations else "added"
             self.real(counter, f"{t.name}: {ad.doc.id} added{where}", t.name, ad.doc.id)
 
     def _changed(self, t: TargetChange, c: DocChange) -> None:
@@ -434,8 +434,13 @@ def judge(analysis: Analysis) -> Verdict:
     return _Judge(analysis).run()
 
 
-def _with_changes(locations: Sequence[Any], verb: str) -> str:
+def _with_changes(locations: Sequence[Any], verb: str, copies: Sequence[Any] = ()) -> str:
+    """Where a removed (`renders it`) or added (`rendered it`) document went or came from;
+    `copies` are the targets rendering it on both sides, which make it no move."""
     if not locations:
+        if copies:
+            also = ", ".join(sorted(loc.target for loc in copies))
+            return f" (also rendered by {also}, on both sides)"
         if verb == "renders it":
             return " (rendered by no other target)"
         return " (new: no target rendered it before)"

@@ -213,13 +213,14 @@ class _Grouper:
             note = f"moved to {copy} ({how})"
             self._entry("removed", t, doc_id, note, fields, move.change, real, True, copy, how)
             return
-        if not r.still_rendered_by:
+        if not r.relocations:
             real = self.counted(t, doc_id, True)
-            self._entry("removed", t, doc_id, "rendered by no other target", (), None, real)
+            note = _copies_note(r.still_rendered_by, t.cluster) or "rendered by no other target"
+            self._entry("removed", t, doc_id, note, (), None, real)
             return
-        best = _best(r.still_rendered_by)
+        best = _best(r.relocations)
         where = _local(best.target, t.cluster)
-        more = len(r.still_rendered_by) - 1
+        more = len(r.relocations) - 1
         where += f" and {more} more" if more > 0 else ""
         how = _how(best.change)
         note = f"still rendered by {where} ({how})"
@@ -238,18 +239,19 @@ class _Grouper:
             note = f"moved from {copy} ({how})"
             self._entry("added", t, doc_id, note, fields, move.change, False, True, copy, how)
             return
-        if not a.previously_rendered_by:
+        if not a.relocations:
             real = self.counted(t, doc_id, True)
-            note = "new: no target rendered it before"
+            note = _copies_note(a.previously_rendered_by, t.cluster)
+            note = note or "new: no target rendered it before"
             self._entry("added", t, doc_id, note, (), None, real)
             return
-        best = _best(a.previously_rendered_by)
+        best = _best(a.relocations)
         where = _local(best.target, t.cluster)
-        more = len(a.previously_rendered_by) - 1
+        more = len(a.relocations) - 1
         where += f" and {more} more" if more > 0 else ""
         how = _how(best.change)
         note = f"previously rendered by {where} ({how})"
-        echo = any((loc.target, doc_id) in self.reported for loc in a.previously_rendered_by)
+        echo = any((loc.target, doc_id) in self.reported for loc in a.relocations)
         real = not (a.accounted or echo) and self.counted(t, doc_id, True)
         fields = () if best.change.same_content else best.change.fields
         self._entry("added", t, doc_id, note, fields, best.change, real, True, where, how)
@@ -281,6 +283,15 @@ class _Grouper:
             copy=copy,
             how=how,
         )
+
+
+def _copies_note(copies: Sequence[Location], cluster: str | None) -> str:
+    """`also rendered by flux-system/apps (on both sides)`: a copy that stayed where it was,
+    so this side's addition or removal is no move."""
+    if not copies:
+        return ""
+    names = ", ".join(sorted(_local(loc.target, cluster) for loc in copies))
+    return f"also rendered by {names} (on both sides)"
 
 
 def _all_places(groups: Iterable[ChangeGroup]) -> list[Place]:

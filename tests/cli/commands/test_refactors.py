@@ -154,6 +154,18 @@ def touch_broken(root: Path) -> None:
     path.write_text("# still broken\n" + path.read_text())
 
 
+def copy_into_bootstrap(root: Path) -> None:
+    """media's Namespace also goes into the cluster's root Kustomization; apps/media keeps it."""
+    files = fr.cluster(
+        {"media": fr.flux_ks("media", "./apps/media"), "db": fr.flux_ks("db", "./apps/db")}
+    )
+    files[f"{fr.CLUSTER}/namespaces.yaml"] = fr.namespace("media")
+    files[f"{fr.CLUSTER}/kustomization.yaml"] = fr.kustomization(
+        "sync.yaml", "db.yaml", "media.yaml", "namespaces.yaml"
+    )
+    write(root, files)
+
+
 def break_media(root: Path) -> None:
     write(root, fr.broken("apps/media"))
     remove(root, "apps/media/namespace.yaml")
@@ -305,6 +317,38 @@ def test_an_error_new_on_head_is_exit_2(git_root: Path, cli: Cli) -> None:
     assert data["verdict"] == "changed"
 
 
+def test_a_copy_still_rendered_where_it_was_is_an_addition_not_a_move(
+    git_root: Path, cli: Cli
+) -> None:
+    root = scenario(git_root, two_apps(), copy_into_bootstrap)
+    code, data = as_json(cli, root)
+    assert code == 0
+    assert data["moves"] == []
+    assert data["verdict_line"].startswith(
+        "changed: 1 object changes in 1 cluster (1 target): 0 changed, 1 added, 0 removed"
+    )
+    [flux] = [ch for ch in data["changes"] if ch["clusters"]]
+    assert (flux["op"], flux["id"], flux["real"], flux["moved"]) == (
+        "added",
+        "Namespace/media",
+        True,
+        False,
+    )
+    assert flux["note"] == "also rendered by flux-system/media (on both sides)"
+    assert flux["targets"] == ["dev/flux-system/flux-system"]
+    c = data["summary"]["counts"]
+    assert (c["added"], c["removed"], c["objects_added"], c["objects_removed"]) == (1, 0, 1, 0)
+    [reason] = [r for r in data["reasons"] if r["counts_as"] == "added"]
+    assert reason["message"] == (
+        "dev/flux-system/flux-system: Namespace/media added "
+        "(also rendered by dev/flux-system/media, on both sides)"
+    )
+    text = cli(*DIFF, "--repo", root).stdout
+    assert "+ Namespace/media  also rendered by flux-system/media (on both sides)" in text
+    comment = cli("comment", *DIFF[1:], "--repo", root).stdout
+    assert "1 object changes in 1 cluster (1 target): 0 changed, 1 added, 0 removed" in comment
+
+
 # -- one counting model: every headline is the JSON summary ----------------------------------
 
 SCENARIOS: dict[str, tuple[Callable[[], fr.Files], Scenario]] = {
@@ -314,6 +358,7 @@ SCENARIOS: dict[str, tuple[Callable[[], fr.Files], Scenario]] = {
     "removal": (lambda: two_apps(storage=True, broken=True), remove_apps),
     "ci-only": (lambda: two_apps(broken=True), ci_only),
     "new-error": (lambda: two_apps(broken=True), break_media),
+    "copy": (two_apps, copy_into_bootstrap),
 }
 
 
