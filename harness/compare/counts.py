@@ -21,15 +21,23 @@ Stated in docs/json-schemas.md ("Counting"); every headline number is a field he
   several targets (a shared base deployed by two clusters) is one object. `objects` counts
   distinct identities with a real document change, `objects_changed`/`_added`/`_removed`/
   `_moved_with_changes` the same per kind of change, and `clusters` the clusters whose
-  targets hold them: `1 object changes in 2 clusters (5 targets)`.
+  targets hold them: `1 object changes in 2 clusters (5 targets)`. A path target's copy
+  is the Flux copy it is deployed as (`ObjectIds`): kustomize leaves a namespaced object
+  without a namespace where the directory sets none, Flux gives it one (`targetNamespace`),
+  so `OCIRepository/podinfo` of `apps/src` and `OCIRepository/flux-system/podinfo` of
+  `dev/flux-system/src` are one object. A Flux Kustomization object changing in every
+  target rendering it is one Kustomization (`kustomizations_changed`).
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from harness.compare.analyze import Analysis
+from harness.compare.analyze import Analysis, TargetChange
+from harness.core.model import DocId
 
 if TYPE_CHECKING:  # annotations only: `check` prints without loading the diff gate
     from harness.compare.gate import Verdict
@@ -71,6 +79,43 @@ class Counts:
         return {**asdict(self), "documents_changing": self.documents_changing}
 
 
+def _change_ids(t: TargetChange) -> Iterable[DocId]:
+    yield from (a.doc.id for a in t.added)
+    yield from (r.doc.id for r in t.removed)
+    yield from (c.id for c in t.changed)
+
+
+class ObjectIds:
+    """Which object a (target, document) difference is: the one identity model of counts and
+    change groups. A path target's document without a namespace, where a Flux or helm
+    target's difference has the same group, kind and name in a namespace, is that copy (or
+    those copies: one base deployed into two namespaces is two objects); any other document
+    is its own identity."""
+
+    def __init__(self, analysis: Analysis) -> None:
+        self.kind = {t.name: t.kind for t in analysis.targets}
+        self.ids: dict[tuple[str, str], DocId] = {}
+        self.deployed: dict[tuple[str, str, str], set[DocId]] = defaultdict(set)
+        for t in analysis.targets:
+            for doc_id in _change_ids(t):
+                self.ids[(t.name, str(doc_id))] = doc_id
+                if t.kind != "path" and doc_id.namespace:
+                    self.deployed[(doc_id.group, doc_id.kind, doc_id.name)].add(doc_id)
+
+    def of(self, target: str, doc_id: DocId) -> tuple[DocId, ...]:
+        """The objects this target's document is (one, unless a base is deployed twice)."""
+        if self.kind.get(target) == "path" and not doc_id.namespace:
+            found = self.deployed.get((doc_id.group, doc_id.kind, doc_id.name))
+            if found:
+                return tuple(sorted(found))
+        return (doc_id,)
+
+    def named(self, target: str, doc_id: str) -> tuple[str, ...]:
+        """`of` for a verdict reason's (target, id string)."""
+        known = self.ids.get((target, doc_id))
+        return (doc_id,) if known is None else tuple(str(i) for i in self.of(target, known))
+
+
 def count(analysis: Analysis, verdict: Verdict) -> Counts:
     targets = analysis.targets
     preexisting = {p.target for p in analysis.preexisting}
@@ -82,10 +127,17 @@ def count(analysis: Analysis, verdict: Verdict) -> Counts:
         if r.target is not None and r.id is not None and r.counter in DOCUMENT_COUNTERS
     ]
     document_targets = {r.target for r in documents}
-    by_counter = {
-        counter: len({r.id for r in documents if r.counter == counter})
-        for counter in DOCUMENT_COUNTERS
-    }
+    ids = ObjectIds(analysis)
+
+    def objects(counters: Iterable[str]) -> set[str]:
+        return {
+            o
+            for r in verdict.reasons
+            if r.counter in counters and r.target is not None and r.id is not None
+            for o in ids.named(r.target, r.id)
+        }
+
+    by_counter = {counter: len(objects((counter,))) for counter in DOCUMENT_COUNTERS}
     cluster_of = {t.name: t.cluster for t in targets}
     clusters = {cluster_of.get(r.target or "") for r in documents} - {None}
     changed = sum(1 for t in targets if t.differs)
@@ -104,11 +156,11 @@ def count(analysis: Analysis, verdict: Verdict) -> Counts:
         added=tally.added,
         removed=tally.removed,
         moved_with_changes=tally.moved_with_changes,
-        kustomizations_changed=tally.flux_kustomizations,
+        kustomizations_changed=len(objects(("flux_kustomizations",))),
         duplicates=tally.duplicates,
         change_targets=len(document_targets),
         targets_not_judged=sum(len(n.targets) for n in analysis.not_judged),
-        objects=len({r.id for r in documents}),
+        objects=len(objects(DOCUMENT_COUNTERS)),
         objects_changed=by_counter["changed"],
         objects_added=by_counter["added"],
         objects_removed=by_counter["removed"],

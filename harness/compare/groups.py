@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from harness.compare.analyze import AddedDoc, Analysis, Location, RemovedDoc, TargetChange
+from harness.compare.counts import ObjectIds
 from harness.compare.docdiff import DocChange, FieldChange, without_owner_labels
 from harness.core.model import DocId
 
@@ -137,6 +138,13 @@ class _Grouper:
         self.groups: dict[tuple[Any, ...], dict[str, Any]] = {}
         self.order: list[tuple[Any, ...]] = []
         self.reported: set[tuple[str, DocId]] = set()  # relocations named on the removal side
+        self.ids = ObjectIds(analysis)
+
+    def object_id(self, t: TargetChange, doc_id: DocId) -> DocId:
+        """The object a path target's copy is deployed as, when it is one (counts.ObjectIds),
+        so that the path copy and the Flux copy are one entry."""
+        found = self.ids.of(t.name, doc_id)
+        return found[0] if len(found) == 1 else doc_id
 
     def add(self, key: tuple[Any, ...], place: Place, **entry: Any) -> None:
         group = self.groups.get(key)
@@ -188,12 +196,13 @@ class _Grouper:
             real = self.counted(t, c.id, True)
         else:
             real = True
-        key = ("changed", c.id, fields_key(c.fields), c.reformat_only, c.ignored_only, real)
+        obj = self.object_id(t, c.id)
+        key = ("changed", obj, fields_key(c.fields), c.reformat_only, c.ignored_only, real)
         self.add(
             key,
             self._place(t),
             op="changed",
-            id=c.id,
+            id=obj,
             fields=c.fields,
             change=c,
             real=real,
@@ -269,12 +278,13 @@ class _Grouper:
         copy: str = "",
         how: str = "",
     ) -> None:
-        key = (op, doc_id, note, fields_key(fields), real, moved)
+        obj = self.object_id(t, doc_id)
+        key = (op, obj, note, fields_key(fields), real, moved)
         self.add(
             key,
             self._place(t),
             op=op,
-            id=doc_id,
+            id=obj,
             fields=fields,
             change=change,
             note=note,

@@ -166,6 +166,39 @@ def copy_into_bootstrap(root: Path) -> None:
     write(root, files)
 
 
+OCI = (
+    "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n  name: podinfo\n"
+    "spec:\n  interval: 10m\n  url: oci://ghcr.io/stefanprodan/manifests/podinfo\n"
+    "  ref:\n    tag: {tag}\n"
+)
+
+
+def with_source() -> fr.Files:
+    """two_apps plus apps/src: one OCIRepository, no namespace in the directory; its Flux
+    Kustomization puts it into flux-system."""
+    files = two_apps()
+    files.update(
+        {
+            "apps/src/oci.yaml": OCI.format(tag="6.0.0"),
+            "apps/src/kustomization.yaml": fr.kustomization("oci.yaml"),
+            **fr.cluster(
+                {
+                    "media": fr.flux_ks("media", "./apps/media"),
+                    "db": fr.flux_ks("db", "./apps/db"),
+                    "src": fr.flux_ks("src", "./apps/src", target_namespace="flux-system"),
+                }
+            ),
+        }
+    )
+    return files
+
+
+def bump_source(root: Path) -> None:
+    """The OCIRepository's tag is bumped and media's Kustomization gains a service account."""
+    media = fr.flux_ks("media", "./apps/media") + "  serviceAccountName: media\n"
+    write(root, {"apps/src/oci.yaml": OCI.format(tag="6.1.0"), "clusters/dev/media.yaml": media})
+
+
 def break_media(root: Path) -> None:
     write(root, fr.broken("apps/media"))
     remove(root, "apps/media/namespace.yaml")
@@ -349,6 +382,33 @@ def test_a_copy_still_rendered_where_it_was_is_an_addition_not_a_move(
     assert "1 object changes in 1 cluster (1 target): 0 changed, 1 added, 0 removed" in comment
 
 
+def test_a_path_copy_and_its_flux_copy_are_one_object(git_root: Path, cli: Cli) -> None:
+    root = scenario(git_root, with_source(), bump_source)
+    _code, data = as_json(cli, root)
+    assert data["verdict_line"] == (
+        "changed: 1 object changes in 1 cluster (2 targets): 1 changed, 0 added, 0 removed; "
+        "1 Flux Kustomization changes"
+    )
+    c = data["summary"]["counts"]
+    assert (c["objects"], c["objects_changed"], c["kustomizations_changed"]) == (1, 1, 1)
+    assert (c["changed"], c["change_targets"]) == (2, 2)  # per target, as the reasons say
+    assert [(ch["id"], ch["targets"]) for ch in data["changes"] if ch["real"]] == [
+        (
+            "source.toolkit.fluxcd.io/OCIRepository/flux-system/podinfo",
+            ["apps/src", "dev/flux-system/src"],
+        ),
+        (
+            "kustomize.toolkit.fluxcd.io/Kustomization/flux-system/media",
+            ["clusters/dev", "dev/flux-system/flux-system"],
+        ),
+    ]
+    comment = cli("comment", *DIFF[1:], "--repo", root).stdout
+    assert comment.splitlines()[0] == (
+        "### 1 object changes in 1 cluster (2 targets): 1 changed, 0 added, 0 removed; "
+        "1 Flux Kustomization changes"
+    )
+
+
 # -- one counting model: every headline is the JSON summary ----------------------------------
 
 SCENARIOS: dict[str, tuple[Callable[[], fr.Files], Scenario]] = {
@@ -359,6 +419,7 @@ SCENARIOS: dict[str, tuple[Callable[[], fr.Files], Scenario]] = {
     "ci-only": (lambda: two_apps(broken=True), ci_only),
     "new-error": (lambda: two_apps(broken=True), break_media),
     "copy": (two_apps, copy_into_bootstrap),
+    "source": (with_source, bump_source),
 }
 
 
@@ -400,8 +461,8 @@ def test_every_headline_is_the_json_summary(name: str, git_root: Path, cli: Cli)
     }
     for key in ("changed", "added", "removed", "moved_with_changes"):
         assert c[key] == sum(1 for r in data["reasons"] if r["counts_as"] == key)
-    assert c["kustomizations_changed"] == sum(
-        1 for r in data["reasons"] if r["counts_as"] == "flux_kustomizations"
+    assert c["kustomizations_changed"] == len(
+        {r["id"] for r in data["reasons"] if r["counts_as"] == "flux_kustomizations"}
     )
 
     # text: the verdict line (also in the JSON) and the closing targets line
