@@ -23,6 +23,15 @@ is never digested: a chart comes from a repository that may answer differently o
 A build that reads outside its source root has no digest either (its closure stops at the
 escape). Unknown counts as changed, so an unchanged digest means the same inputs. Only
 failed targets are digested (nothing else is asked).
+
+A kustomize failure whose cause can be read from its message is digested by that cause
+alone (`failing_input`), not by the whole closure: the remote base it could not fetch (its
+URL; offline, a root Kustomization naming a remote base fails the same way whatever else a
+commit edits), or the files the message names, resolved from the failing kustomization
+along kustomize's chain of resources (each file's blob id, or its absence; for a Flux
+target also its declaration, since the kustomization Flux generates follows the spec).
+So a target failing the same way for the same reason is pre-existing even when other
+files of its closure changed, and an edit of a file the failure names is not.
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -42,6 +52,7 @@ from harness.flux.kustomize import generator
 from harness.flux.source.ignore import Rules, SourceIgnores
 from harness.flux.spec import SpecError
 from harness.render.closure import Blobs, EscapeError, Walker
+from harness.render.discover import kustomization_file
 
 FLUX_KS_GROUP = "kustomize.toolkit.fluxcd.io"
 OWNER_LABELS = (f"{FLUX_KS_GROUP}/name:", f"{FLUX_KS_GROUP}/namespace:")
@@ -113,6 +124,13 @@ def target_digest(
         with digester(repo) as own:
             return target_digest(repo, snapshot, result, own)
     repo = Path(os.path.abspath(repo))
+    cause = failing_input(repo, result.error or "", dig.blobs)
+    if cause is not None:
+        h = hashlib.sha256(f"{result.target.kind}\0cause\0{cause}".encode())
+        if result.target.kind == "flux" and not cause.startswith("remote\0"):
+            docs, sources = _declaration(snapshot, result)
+            h.update("\0".join(sorted([*docs, *sources])).encode())
+        return h.hexdigest()
     directory = Path(os.path.abspath(result.target.path))
     h = hashlib.sha256(f"{result.target.kind}\0".encode())
     try:
@@ -123,6 +141,55 @@ def target_digest(
     except EscapeError:
         return None
     return h.hexdigest()
+
+
+KUSTOMIZE_SEP = ": kustomize: "
+# a remote base or resource as kustomize accepts one (URL, scp-like git, bare forge host)
+_REMOTE = re.compile(
+    r"(?:https?|ssh|git|file)://[^\s'\"]+"
+    r"|git@[\w.-]+:[^\s'\"]+"
+    r"|(?<![\w./-])(?:github\.com|gitlab\.com|bitbucket\.org)/[^\s'\"]+"
+)
+_LINE = re.compile(r":\d+$")  # `deployment.yaml:7` (a duplicate key's line)
+
+
+def failing_input(repo: Path, message: str, blobs: Blobs) -> str | None:
+    """What a kustomize failure names as its cause, as text comparable across sides: the
+    remote URLs it names (`remote\0...`), else every file it names (`files\0...`, each
+    repo-relative with its blob id or `absent`), starting at the failing kustomization
+    (`<where>: kustomize: <chain> -> <file>: <cause>`). None when the message is not a
+    kustomize failure (a Flux generator or substitution error: its inputs are the closure)."""
+    where, sep, rest = message.partition(KUSTOMIZE_SEP)
+    if not sep or not where:
+        return None
+    remotes = sorted(set(_REMOTE.findall(rest)))
+    if remotes:
+        return "remote\0" + "\0".join(remotes)
+    start = repo / where
+    if not start.exists():
+        return None
+    base = start if start.is_dir() else start.parent
+    named = [_blob_of(repo, kustomization_file(start) if start.is_dir() else start, blobs)]
+    for part in re.split(r": | -> ", rest):
+        token = _LINE.sub("", part.strip("' "))
+        if not token or " " in token or token.startswith("-"):
+            continue
+        candidate = Path(os.path.normpath(base / token))
+        if not candidate.is_relative_to(repo):
+            continue
+        if candidate.is_dir():
+            base = candidate
+            named.append(_blob_of(repo, kustomization_file(candidate), blobs, candidate))
+        elif "." in token or "/" in token:
+            named.append(_blob_of(repo, candidate, blobs))
+    return "files\0" + "\0".join(named)
+
+
+def _blob_of(repo: Path, path: Path | None, blobs: Blobs, directory: Path | None = None) -> str:
+    """`rel=blob` for a named file, `rel=absent` when it does not exist."""
+    if path is None:
+        return f"{_relative(repo, directory or repo)}/=no kustomization"
+    return f"{_relative(repo, path)}={blobs.of(path) or 'absent'}"
 
 
 HELM_GROUP = "helm.toolkit.fluxcd.io"

@@ -192,11 +192,13 @@ def test_a_synthesised_root_digests_the_cluster_directory_as_flux_builds_it(
     assert not inputs.inputs_unchanged(name, side(one), side(two))
 
 
-def test_through_the_cli_a_closure_only_change_is_the_changes_error(
+def test_through_the_cli_a_failure_is_judged_by_the_input_it_names(
     tmp_path: Path, cli: Cli
 ) -> None:
-    """A broken target stays pre-existing across a commit that edits nothing it reads, and
-    becomes the change's error (exit 2) when a data file only its closure follows changes."""
+    """A broken target stays pre-existing across a commit that edits nothing it reads and
+    across one that edits a data file only its closure follows (the failure names
+    `missing.yaml` of `app/kustomization.yaml`, not that file); it becomes the change's
+    error (exit 2) when the kustomization the failure names changes."""
     root = init(tmp_path / "git")
     write_tree(
         root,
@@ -216,14 +218,22 @@ def test_through_the_cli_a_closure_only_change_is_the_changes_error(
     (root / "README.md").write_text("docs\n")
     (root / "base/notes.txt").write_text("unread\n")
     commit_all(root, "docs only")
-    docs_only = cli("diff", "--repo", root, "--base", "HEAD~1", "--head", "HEAD")
-    assert docs_only.code == 0, docs_only.stdout + docs_only.stderr
-    assert (
+    preexisting = (
         "1 pre-existing render error (failing the same way on both sides, inputs unchanged; "
         "not judged): app;"
-    ) in docs_only.stdout
+    )
+    docs_only = cli("diff", "--repo", root, "--base", "HEAD~1", "--head", "HEAD")
+    assert docs_only.code == 0, docs_only.stdout + docs_only.stderr
+    assert preexisting in docs_only.stdout
     (root / "base/data/settings.conf").write_text("level=debug\n")
     commit_all(root, "closure-only data change")
+    data = cli("diff", "--repo", root, "--base", "HEAD~1", "--head", "HEAD")
+    assert data.code == 0, data.stdout + data.stderr
+    assert preexisting in data.stdout
+    (root / "app/kustomization.yaml").write_text(
+        "# still broken\n" + kustomization("../base", "missing.yaml")
+    )
+    commit_all(root, "the failing kustomization edited")
     touched = cli("diff", "--repo", root, "--base", "HEAD~1", "--head", "HEAD")
     assert touched.code == 2, touched.stdout + touched.stderr
     assert "pre-existing" not in touched.stdout + touched.stderr

@@ -199,6 +199,46 @@ def bump_source(root: Path) -> None:
     write(root, {"apps/src/oci.yaml": OCI.format(tag="6.1.0"), "clusters/dev/media.yaml": media})
 
 
+REMOTE = "https://example.invalid/org/fleet//base?ref=v1"  # never resolves (RFC 2606)
+
+
+def remote_root() -> fr.Files:
+    """two_apps whose cluster root also names a remote base, unreachable on both sides."""
+    files = two_apps()
+    files[f"{fr.CLUSTER}/kustomization.yaml"] = fr.kustomization(
+        "sync.yaml", "db.yaml", "media.yaml", REMOTE
+    )
+    return files
+
+
+def retune_media(root: Path) -> None:
+    """media's Kustomization (a file of the failing root's closure) changes its interval."""
+    write(root, {f"{fr.CLUSTER}/media.yaml": fr.flux_ks("media", "./apps/media", prune=False)})
+
+
+def broken_with_config() -> fr.Files:
+    """two_apps plus apps/broken: a ConfigMap that builds, then a file that does not exist."""
+    files = two_apps()
+    files.update(
+        {
+            "apps/broken/config.yaml": fr.configmap("broken", LOG_LEVEL="info"),
+            "apps/broken/kustomization.yaml": fr.kustomization("config.yaml", "missing.yaml"),
+            **fr.cluster(
+                {
+                    "media": fr.flux_ks("media", "./apps/media"),
+                    "db": fr.flux_ks("db", "./apps/db"),
+                    "broken": fr.flux_ks("broken", "./apps/broken"),
+                }
+            ),
+        }
+    )
+    return files
+
+
+def edit_broken_config(root: Path) -> None:
+    write(root, {"apps/broken/config.yaml": fr.configmap("broken", LOG_LEVEL="debug")})
+
+
 def break_media(root: Path) -> None:
     write(root, fr.broken("apps/media"))
     remove(root, "apps/media/namespace.yaml")
@@ -407,6 +447,38 @@ def test_a_path_copy_and_its_flux_copy_are_one_object(git_root: Path, cli: Cli) 
         "### 1 object changes in 1 cluster (2 targets): 1 changed, 0 added, 0 removed; "
         "1 Flux Kustomization changes"
     )
+
+
+def test_an_unreachable_remote_base_is_preexisting_whatever_else_changes(
+    git_root: Path, cli: Cli
+) -> None:
+    root = scenario(git_root, remote_root(), retune_media)
+    code, data = as_json(cli, root)
+    assert code == 0, data["errors"]
+    assert data["errors"] == []
+    assert {p["target"] for p in data["preexisting_errors"]} == {
+        "clusters/dev",
+        "dev/flux-system/flux-system",
+    }
+    assert all(REMOTE in p["message"] for p in data["preexisting_errors"])
+    assert data["verdict"] == "no-change"
+    assert cli(*DIFF, "--repo", root, "--fail-on-preexisting-error").code == 2
+
+
+def test_a_failure_is_preexisting_when_only_files_it_does_not_name_change(
+    git_root: Path, cli: Cli
+) -> None:
+    root = scenario(git_root, broken_with_config(), edit_broken_config)
+    code, data = as_json(cli, root)
+    assert code == 0, data["errors"]
+    assert {p["target"] for p in data["preexisting_errors"]} == {
+        "apps/broken",
+        "dev/flux-system/broken",
+    }
+    assert [p["message"] for p in data["preexisting_errors"]] == [
+        "apps/broken/kustomization.yaml: kustomize: missing.yaml: no such file or directory",
+        "apps/broken: kustomize: missing.yaml: no such file or directory",
+    ]
 
 
 # -- one counting model: every headline is the JSON summary ----------------------------------
