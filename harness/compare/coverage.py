@@ -8,7 +8,9 @@ root). Both are counted and listed, so a reviewer never reads "no change" where 
 simply did not look.
 
 A file is covered when a rendered target reads it: it is in the input closure of a path or
-Flux target that rendered (render/closure.py, the same walk the render cache keys on), under
+Flux target that rendered (render/closure.py, the same walk the render cache keys on; for a
+Flux target taken with the kustomization Flux generates, so files read only through
+`spec.components` or the patches of those components count, as in compare/inputs.py), under
 the directory of a Flux target without a kustomization file (Flux's generated
 kustomization takes every manifest below it), or in the directory of a chart a `helm`
 target rendered from the repo. Only files that can be manifests count: YAML and JSON, and
@@ -23,12 +25,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.compare import inputs
 from harness.core import yamlload
-from harness.core.model import Snapshot, TargetResult
+from harness.core.model import Snapshot
 from harness.flux.api import is_flux_kustomization
 from harness.flux.clusters import declares_flux_kustomization
 from harness.flux.includes import Includes, manifest_files
-from harness.render.closure import EscapeError, Walker
+from harness.render.closure import EscapeError
 from harness.render.discover import kustomization_file
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -64,11 +67,14 @@ def uncovered(
     exist there, can be manifests and are read by no rendered target."""
     skip = _relative_dir(repo, goldens)
     left = {rel for rel in changed if _may_be_manifest(repo, rel, skip) and (repo / rel).is_file()}
-    for files, directories in _covered(repo, snapshot.results.values()):
-        left -= files
-        left = {rel for rel in left if not any(_under(rel, d) for d in directories)}
-        if not left:  # the usual edit: some target reads it, and the walk stops there
-            break
+    if not left:
+        return ()
+    with inputs.digester(repo) as dig:
+        for files, directories in _covered(repo, snapshot, dig):
+            left -= files
+            left = {rel for rel in left if not any(_under(rel, d) for d in directories)}
+            if not left:  # the usual edit: some target reads it, and the walk stops there
+                break
     return tuple(sorted(left))
 
 
@@ -147,12 +153,16 @@ def _may_be_manifest(repo: Path, rel: str, goldens: str | None) -> bool:
     return kustomization_file((repo / rel).parent) is not None
 
 
-def _covered(repo: Path, results: Iterable[TargetResult]) -> Iterator[tuple[set[str], list[str]]]:
+def _covered(
+    repo: Path, snapshot: Snapshot, dig: inputs.Digester
+) -> Iterator[tuple[set[str], list[str]]]:
     """Per rendered target, (files it reads, directories whose every file it reads), relative
-    to the repo; lazily, so a caller stops once everything it asks about is covered."""
+    to the repo; lazily, so a caller stops once everything it asks about is covered. A Flux
+    target reads what its generated kustomization reads (inputs.flux_closure: components,
+    patches), beside its directory's own closure."""
     root = Path(os.path.abspath(repo))
-    walker = Walker()
-    for result in results:
+    walker = dig.walker
+    for result in snapshot.results.values():
         if not result.ok:
             continue
         target = result.target
@@ -166,6 +176,10 @@ def _covered(repo: Path, results: Iterable[TargetResult]) -> Iterator[tuple[set[
             rel = directory.relative_to(root).as_posix()
         except ValueError:
             continue  # a source outside this tree (a mapped checkout)
+        if target.kind == "flux":
+            built = inputs.flux_closure(root, snapshot, result, dig)
+            if built is not None:
+                yield {_repo_relative(root, built.root, f) for f in built.files()}, []
         if kustomization_file(directory) is None:
             yield set(), ["" if rel == "." else rel]
             continue
@@ -174,6 +188,11 @@ def _covered(repo: Path, results: Iterable[TargetResult]) -> Iterator[tuple[set[
         except (EscapeError, OSError):
             continue
         yield set(closure.files()), []
+
+
+def _repo_relative(repo: Path, root: Path, rel: str) -> str:
+    """A closure file (relative to its source root) relative to the repo."""
+    return os.path.relpath(os.path.join(root, rel), repo)
 
 
 def _repo_chart(source: str) -> str | None:

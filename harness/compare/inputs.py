@@ -51,7 +51,7 @@ from harness.flux.api import FluxKustomization, ObjectRef, parse_kustomization
 from harness.flux.kustomize import generator
 from harness.flux.source.ignore import Rules, SourceIgnores
 from harness.flux.spec import SpecError
-from harness.render.closure import Blobs, EscapeError, Walker
+from harness.render.closure import Blobs, Closure, EscapeError, Walker
 from harness.render.discover import kustomization_file
 
 FLUX_KS_GROUP = "kustomize.toolkit.fluxcd.io"
@@ -124,7 +124,7 @@ def target_digest(
         with digester(repo) as own:
             return target_digest(repo, snapshot, result, own)
     repo = Path(os.path.abspath(repo))
-    cause = failing_input(repo, result.error or "", dig.blobs)
+    cause = failing_input(repo, result.error or "", dig)
     if cause is not None:
         h = hashlib.sha256(f"{result.target.kind}\0cause\0{cause}".encode())
         if result.target.kind == "flux" and not cause.startswith("remote\0"):
@@ -153,12 +153,15 @@ _REMOTE = re.compile(
 _LINE = re.compile(r":\d+$")  # `deployment.yaml:7` (a duplicate key's line)
 
 
-def failing_input(repo: Path, message: str, blobs: Blobs) -> str | None:
+def failing_input(repo: Path, message: str, dig: Digester) -> str | None:
     """What a kustomize failure names as its cause, as text comparable across sides: the
-    remote URLs it names (`remote\0...`), else every file it names (`files\0...`, each
-    repo-relative with its blob id or `absent`), starting at the failing kustomization
-    (`<where>: kustomize: <chain> -> <file>: <cause>`). None when the message is not a
-    kustomize failure (a Flux generator or substitution error: its inputs are the closure)."""
+    remote URLs it names (`remote\0...`), else, when the innermost thing it names is a file
+    (`missing.yaml: no such file`, `deployment.yaml:7: mapping key ...`), every file along
+    its chain from the failing kustomization (`<where>: kustomize: <chain> -> <file>:
+    <cause>`), each repo-relative with its blob id or `absent`, and, when it is a directory
+    (a component a patch fails in), that directory's closure. None when the message names
+    nothing inside the build or is no kustomize failure (a Flux generator or substitution
+    error): then the inputs are the whole closure."""
     where, sep, rest = message.partition(KUSTOMIZE_SEP)
     if not sep or not where:
         return None
@@ -169,20 +172,43 @@ def failing_input(repo: Path, message: str, blobs: Blobs) -> str | None:
     if not start.exists():
         return None
     base = start if start.is_dir() else start.parent
-    named = [_blob_of(repo, kustomization_file(start) if start.is_dir() else start, blobs)]
+    named = [_blob_of(repo, kustomization_file(start) if start.is_dir() else start, dig.blobs)]
+    innermost: Path | None = None
     for part in re.split(r": | -> ", rest):
-        token = _LINE.sub("", part.strip("' "))
+        token = _LINE.sub("", part.strip("'\" "))
         if not token or " " in token or token.startswith("-"):
             continue
-        candidate = Path(os.path.normpath(base / token))
-        if not candidate.is_relative_to(repo):
+        candidate = _resolve(repo, base, token)
+        if candidate is None:
             continue
+        innermost = candidate
         if candidate.is_dir():
             base = candidate
-            named.append(_blob_of(repo, kustomization_file(candidate), blobs, candidate))
-        elif "." in token or "/" in token:
-            named.append(_blob_of(repo, candidate, blobs))
+            named.append(_blob_of(repo, kustomization_file(candidate), dig.blobs, candidate))
+        else:
+            named.append(_blob_of(repo, candidate, dig.blobs))
+    if innermost is None:
+        return None
+    if innermost.is_dir():
+        try:
+            named.append(_closure_digest(dig, innermost, repo))
+        except EscapeError:
+            return None
     return "files\0" + "\0".join(named)
+
+
+def _resolve(repo: Path, base: Path, token: str) -> Path | None:
+    """A path a kustomize message names: relative to the kustomization it was read from,
+    else to the repo (messages are made repo-relative); an absent file counts (a missing
+    resource) when the token looks like a manifest path."""
+    for anchor in (base, repo):
+        candidate = Path(os.path.normpath(anchor / token))
+        if candidate.is_relative_to(repo) and candidate.exists():
+            return candidate
+    candidate = Path(os.path.normpath(base / token))
+    if candidate.is_relative_to(repo) and token.endswith((".yaml", ".yml", ".json")):
+        return candidate
+    return None
 
 
 def _blob_of(repo: Path, path: Path | None, blobs: Blobs, directory: Path | None = None) -> str:
@@ -307,6 +333,35 @@ def _flux_inputs(
             _closure_digest(dig, directory, root, generated),
         )
     )
+
+
+def flux_closure(
+    repo: Path, snapshot: Snapshot, result: TargetResult, dig: Digester
+) -> Closure | None:
+    """What a Flux target's build read: its directory's closure taken with the kustomization
+    Flux generates in place of the one on disk (`spec.components`, `spec.patches`, a
+    directory scan), under its source root; the walk `_flux_inputs` digests. None when it
+    cannot be known here (a source that is not this tree, an ExternalArtifact, a build that
+    stopped before its directory, an empty scan, an escape)."""
+    directory = Path(os.path.abspath(result.target.path))
+    ks = _kustomization(_declaration(snapshot, result)[0]) or _bare(repo, directory)
+    if ks is None or ks.source.kind == "ExternalArtifact":
+        return None
+    root, reached = _source_root(repo, directory, ks)
+    if not reached:
+        return None
+    rules = dig.ignores.rules(root, ks.source.kind, _spec_ignore(snapshot, result, ks))
+    try:
+        plan = generator.plan(ks, directory, dig.workspace, rules, mirror=False, check=False)
+    except generator.GeneratorError:
+        return None
+    if plan.empty:
+        return None
+    generated = (plan.file_name, plan.content) if plan.generated else None
+    try:
+        return dig.walker.closure(directory, root, generated=generated)
+    except (EscapeError, OSError):
+        return None
 
 
 def _bare(repo: Path, directory: Path) -> FluxKustomization | None:

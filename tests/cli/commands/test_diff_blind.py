@@ -125,3 +125,32 @@ def test_kustomizations_a_failed_parent_hides_are_counted(tmp_path: Path, cli: C
         .splitlines()[-1]
         .endswith("; 2 Kustomizations not rendered (not judged)")
     ), check.stdout
+
+
+COMPONENT = (
+    "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
+    "patches:\n  - path: replicas.yaml\n    target:\n      kind: Deployment\n"
+)
+REPLICAS = "- op: replace\n  path: /spec/replicas\n  value: {n}\n"
+
+
+def test_files_read_through_flux_components_are_judged(tmp_path: Path, cli: Cli) -> None:
+    """A component only `spec.components` pulls in: its patch file is read by the build
+    Flux generates, so a change to it is a change, never a blind spot."""
+    web = fr.flux_ks("web", "./apps/web") + "  components:\n    - ../../components/scale\n"
+    repo = _repo(
+        tmp_path,
+        {
+            **fr.cluster({"web": web}),
+            **fr.app("apps/web", "web", "web"),
+            "components/scale/kustomization.yaml": COMPONENT,
+            "components/scale/replicas.yaml": REPLICAS.format(n=2),
+        },
+    )
+    (repo / "components/scale/replicas.yaml").write_text(REPLICAS.format(n=3))
+    data = json.loads(cli("diff", "--repo", repo, "-q", "-o", "json").stdout)
+    assert data["not_judged"]["uncovered_files"] == []
+    assert data["verdict_line"] == (
+        "changed: 1 object changes in 1 cluster (1 target): 1 changed, 0 added, 0 removed"
+    )
+    assert "not judged" not in cli("diff", "--repo", repo, "-q").stdout
