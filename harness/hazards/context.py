@@ -114,6 +114,8 @@ class Rule(Protocol):
     summary: str
     # Optionally `modes: tuple[str, ...]`, "lint" and/or "diff": where the rule can report
     # anything (lint's per-rule summary lists the lint ones); absent means both.
+    # Optionally `unjudged(ctx: DiffContext) -> set[str]`: ids of lint findings that a
+    # target failed in head makes unknown; a diff never reports them as introduced.
 
     def check_snapshot(self, ctx: LintContext) -> list[Finding]: ...
 

@@ -299,6 +299,13 @@ def diff(
         else:
             before = side(base, base_graphs)
         bare = _unique(side(head, head_graphs))
+        # what a failed head render hides is unknown, not introduced (a rule's `unjudged`)
+        hidden: set[str] = set()
+        for rule in rules:
+            unjudged = getattr(rule, "unjudged", None)
+            if unjudged is not None:
+                hidden |= unjudged(ctx)
+        bare = [f for f in bare if f.id not in hidden]
         new = introduced.introduced(before, bare, names)
         if new:
             wanted = {f.rule for f in new}  # the repo-aware pass words what is reported

@@ -8,7 +8,9 @@ that adds a variable can be built before the new ConfigMap is applied. Under str
 substitution that build fails and Flux retries it (self-healing: a warning); without strict
 substitution the variable renders empty and is applied (an error). Diff: a dependsOn left
 pointing at a Kustomization this change removes (same id as the lint finding, with a
-message saying so).
+message saying so). A dependency missing in head only because the target that rendered or
+declared it failed there is unknown, not removed: it is skipped, and one
+`depends-on:unjudged:<cluster>` warning per cluster lists what was skipped and why.
 
 HelmReleases alike: a `spec.dependsOn` naming a HelmRelease the cluster does not have (or
 that this change removes), and dependsOn cycles among HelmReleases, leave helm-controller
@@ -24,7 +26,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from harness.core.model import DocId, Document
 from harness.flux.ksgraph import ClusterGraph, Key, KsNode, ReleaseNode, display, parse
 from harness.hazards.context import DiffContext, LintContext
-from harness.hazards.finding import Finding
+from harness.hazards.finding import Finding, and_list
+from harness.hazards.rules.prune_delete import hidden_by_failure
 
 
 class DependsOn:
@@ -48,19 +51,63 @@ class DependsOn:
         for cluster, head in ctx.head_graphs.items():
             base = ctx.base_graphs.get(cluster)
             if base is not None:
-                out.extend(self._missing(cluster, head, base))
-                out.extend(self._missing_releases(cluster, head, base))
+                skipped: list[tuple[str, str, str]] = []
+                out.extend(self._missing(cluster, head, base, skipped))
+                out.extend(self._missing_releases(cluster, head, base, skipped))
+                if skipped:
+                    out.append(self._unjudged(cluster, skipped))
         return out
 
+    def unjudged(self, ctx: DiffContext) -> set[str]:
+        """Ids of the lint findings a failed head render makes unknown (a dependency it
+        hides), which a diff must not report as introduced (engine.diff)."""
+        ids: set[str] = set()
+        for cluster, head in ctx.head_graphs.items():
+            base = ctx.base_graphs.get(cluster)
+            if base is not None:
+                skipped: list[tuple[str, str, str]] = []
+                self._missing(cluster, head, base, skipped)
+                self._missing_releases(cluster, head, base, skipped)
+                ids |= {finding_id for finding_id, _edge, _why in skipped}
+        return ids
+
+    def _unjudged(self, cluster: str, skipped: list[tuple[str, str, str]]) -> Finding:
+        """The one note saying which dependsOn entries a failed render left unjudged."""
+        edges = sorted({edge for _id, edge, _why in skipped})
+        whys = sorted({why for _id, _edge, why in skipped})
+        return Finding(
+            id=f"{self.id}:unjudged:{cluster}",
+            rule=self.id,
+            severity="warning",
+            cluster=cluster,
+            kustomizations=(),
+            documents=(),
+            message=(
+                f"depends-on could not judge {len(edges)} dependsOn entr"
+                f"{'y' if len(edges) == 1 else 'ies'} in {cluster} ({and_list(edges, 4)}): "
+                f"{'; '.join(whys)}; what it renders in head is unknown, not removed; fix the "
+                "render error and run the diff again."
+            ),
+        )
+
     def _missing(
-        self, cluster: str, graph: ClusterGraph, base: ClusterGraph | None
+        self,
+        cluster: str,
+        graph: ClusterGraph,
+        base: ClusterGraph | None,
+        skipped: list[tuple[str, str, str]] | None = None,
     ) -> list[Finding]:
         out = []
         edges = {key: node.depends_on for key, node in graph.nodes.items()}
         for key, dep, what in _dangling(cluster, edges, graph.nodes, base.nodes if base else None):
+            finding_id = f"{self.id}:{cluster}:{display(key)}:missing:{display(dep)}"
+            why = hidden_by_failure(base, graph, dep) if base is not None else None
+            if why is not None and skipped is not None:
+                skipped.append((finding_id, f"{display(key)} -> {display(dep)}", why))
+                continue
             out.append(
                 Finding(
-                    id=f"{self.id}:{cluster}:{display(key)}:missing:{display(dep)}",
+                    id=finding_id,
                     rule=self.id,
                     severity="error",
                     cluster=cluster,
@@ -97,7 +144,11 @@ class DependsOn:
         return out
 
     def _missing_releases(
-        self, cluster: str, graph: ClusterGraph, base: ClusterGraph | None
+        self,
+        cluster: str,
+        graph: ClusterGraph,
+        base: ClusterGraph | None,
+        skipped: list[tuple[str, str, str]] | None = None,
     ) -> list[Finding]:
         out = []
         edges = {key: r.depends_on for key, r in graph.releases.items()}
@@ -106,9 +157,14 @@ class DependsOn:
         ):
             release = graph.releases[key]
             name = f"{dep[0]}/{dep[1]}"
+            finding_id = f"{self.id}:{cluster}:helmrelease:{release.display}:missing:{name}"
+            why = _release_hidden(base, graph, dep) if base is not None else None
+            if why is not None and skipped is not None:
+                skipped.append((finding_id, f"HelmRelease {release.display} -> {name}", why))
+                continue
             out.append(
                 Finding(
-                    id=f"{self.id}:{cluster}:helmrelease:{release.display}:missing:{name}",
+                    id=finding_id,
                     rule=self.id,
                     severity="error",
                     cluster=cluster,
@@ -219,6 +275,17 @@ def _dangling(
                 yield key, dep, f"which this change removes from {cluster}"
             else:
                 yield key, dep, f"which does not exist in {cluster}"
+
+
+def _release_hidden(base: ClusterGraph, head: ClusterGraph, dep: Key) -> str | None:
+    """Why a HelmRelease missing in head may only be unseen: a Kustomization that rendered
+    it in base failed in head (or its declarer did)."""
+    release = base.releases.get(dep)
+    for owner in release.owners if release is not None else ():
+        why = hidden_by_failure(base, head, owner)
+        if why is not None:
+            return why
+    return None
 
 
 def _watched(doc: Document) -> bool:

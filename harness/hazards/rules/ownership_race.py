@@ -6,6 +6,10 @@ B relabels it when B applies. Nothing orders the two unless, in head, A dependsO
 A has prune: false, or the live object (the base document) is marked
 `kustomize.toolkit.fluxcd.io/prune: disabled`. Otherwise A may delete it first, and B
 recreates it later: for a Namespace that is a delete of everything inside it.
+
+A document "leaving" A only because A (or the Kustomization declaring it) failed to render
+in head is no move: what A renders there is unknown. Such documents are skipped, with one
+`ownership-race:unjudged:<cluster>:<A>` note per Kustomization.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from harness.core.model import Document
 from harness.flux.ksgraph import ClusterGraph, Key, display, parse, prune_protected
 from harness.hazards.context import DiffContext, LintContext
 from harness.hazards.finding import Finding, Severity, and_list
-from harness.hazards.rules.prune_delete import consequence, prunes
+from harness.hazards.rules.prune_delete import consequence, hidden_by_failure, prunes
 
 PROCEDURES = (
     "use one of Flux's two documented procedures: set prune: false on {a} for this commit "
@@ -33,11 +37,36 @@ class OwnershipRace:
         return []
 
     def check_diff(self, ctx: DiffContext) -> list[Finding]:
-        return [
-            self._move(ctx, d.cluster, d.base, d.head, d.owner, list(d.new_owners), d.doc)
-            for d in ctx.departures()
-            if d.new_owners
-        ]
+        out: list[Finding] = []
+        unjudged: dict[tuple[str, Key], tuple[str, list[str]]] = {}
+        for d in ctx.departures():
+            if not d.new_owners:
+                continue
+            why = hidden_by_failure(d.base, d.head, d.owner)
+            if why is not None:
+                unjudged.setdefault((d.cluster, d.owner), (why, []))[1].append(str(d.doc.id))
+                continue
+            out.append(
+                self._move(ctx, d.cluster, d.base, d.head, d.owner, list(d.new_owners), d.doc)
+            )
+        for (cluster, key), (why, docs) in sorted(unjudged.items()):
+            out.append(
+                Finding(
+                    id=f"{self.id}:unjudged:{cluster}:{display(key)}",
+                    rule=self.id,
+                    severity="info",
+                    cluster=cluster,
+                    kustomizations=(display(key),),
+                    documents=tuple(sorted(docs)),
+                    message=(
+                        f"ownership-race did not judge {len(docs)} document(s) that "
+                        f"{display(key)} rendered in {cluster} before and another Kustomization "
+                        f"renders in head ({and_list(sorted(docs), 4)}): {why}; whether they "
+                        "move is unknown until it renders."
+                    ),
+                )
+            )
+        return out
 
     def _move(
         self,

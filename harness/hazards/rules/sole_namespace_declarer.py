@@ -10,7 +10,8 @@ cluster's directories are another cluster's business): the component declaring a
 is the smallest path target whose render contains it (a target whose documents include
 another's is a larger one); other components are path targets with objects in that
 namespace that do not render the Namespace. Diff looks at flux targets: a Namespace that
-changed Kustomization while others still apply objects into it.
+changed Kustomization while others still apply objects into it (not when the owner it
+"left" failed to render in head: what that one renders is unknown).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from harness.flux.ksgraph import display
 from harness.hazards import k8s
 from harness.hazards.context import DiffContext, LintContext
 from harness.hazards.finding import Finding, Severity, and_list
+from harness.hazards.rules.prune_delete import hidden_by_failure
 
 
 def _by_cluster(ctx: LintContext, paths: list[TargetResult]) -> list[list[TargetResult]]:
@@ -137,6 +139,8 @@ class SoleNamespaceDeclarer:
                 after = {k for k, _d in head.find(ns_id)}
                 if not after or after == before or len(after) != 1:
                     continue
+                if any(hidden_by_failure(base, head, k) for k in before - after):
+                    continue  # an owner that failed in head: unknown, not a change of owner
                 (owner,) = after
                 users = sorted(
                     {

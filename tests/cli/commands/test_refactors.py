@@ -239,6 +239,43 @@ def edit_broken_config(root: Path) -> None:
     write(root, {"apps/broken/config.yaml": fr.configmap("broken", LOG_LEVEL="debug")})
 
 
+def helm_release(name: str, namespace: str, depends: str = "") -> str:
+    """A HelmRelease of chart `app`; `depends` is `namespace/name` of one it dependsOn."""
+    deps = ""
+    if depends:
+        dep_ns, dep_name = depends.split("/")
+        deps = f"  dependsOn:\n    - name: {dep_name}\n      namespace: {dep_ns}\n"
+    return (
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n"
+        f"  name: {name}\n  namespace: {namespace}\nspec:\n"
+        + deps
+        + "  interval: 1h\n  chart:\n    spec:\n      chart: app\n      sourceRef:\n"
+        "        kind: HelmRepository\n        name: charts\n        namespace: flux-system\n"
+    )
+
+
+def releases() -> fr.Files:
+    """infra installs HelmRelease db/postgres; apps' media/sonarr dependsOn it."""
+    repository = (
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n"
+        "  name: charts\n  namespace: flux-system\nspec:\n  url: https://charts.example.invalid\n"
+    )
+    return {
+        "infra/repository.yaml": repository,
+        "infra/postgres.yaml": helm_release("postgres", "db"),
+        "infra/kustomization.yaml": fr.kustomization("repository.yaml", "postgres.yaml"),
+        "apps/sonarr.yaml": helm_release("sonarr", "media", "db/postgres"),
+        "apps/kustomization.yaml": fr.kustomization("sonarr.yaml"),
+        **fr.cluster(
+            {"infra": fr.flux_ks("infra", "./infra"), "apps": fr.flux_ks("apps", "./apps")}
+        ),
+    }
+
+
+def break_infra(root: Path) -> None:
+    write(root, {"infra/kustomization.yaml": fr.kustomization("repository.yaml", "gone.yaml")})
+
+
 def break_media(root: Path) -> None:
     write(root, fr.broken("apps/media"))
     remove(root, "apps/media/namespace.yaml")
@@ -479,6 +516,20 @@ def test_a_failure_is_preexisting_when_only_files_it_does_not_name_change(
         "apps/broken/kustomization.yaml: kustomize: missing.yaml: no such file or directory",
         "apps/broken: kustomize: missing.yaml: no such file or directory",
     ]
+
+
+def test_a_target_broken_at_head_removes_no_dependency(git_root: Path, cli: Cli) -> None:
+    root = scenario(git_root, releases(), break_infra)
+    code, data = as_json(cli, root)
+    assert code == 2
+    assert ("infra", "head") in {
+        (e["target"].rsplit("/", 1)[-1], e["side"]) for e in data["errors"]
+    }
+    depends = findings(data, "depends-on")
+    assert depends == {"depends-on:unjudged:dev": "warning"}
+    [note] = [f for f in data["findings"] if f["id"] == "depends-on:unjudged:dev"]
+    assert "HelmRelease media/sonarr -> db/postgres" in note["message"]
+    assert "this change removes" not in json.dumps(data["findings"])
 
 
 # -- one counting model: every headline is the JSON summary ----------------------------------

@@ -135,3 +135,29 @@ def test_the_race_heals_under_strict_substitution_and_ships_empty_values_without
     watched = snapshot(flux("dev", ROOT, ks("platform", subst_from=["cluster-vars"]), watched_cm))
     (f,) = RULE.check_snapshot(LintContext(watched, strict=True))
     assert "the watch label re-triggers it at once" in f.message
+
+
+def test_a_dependency_in_a_target_that_fails_in_head_is_unknown_not_removed() -> None:
+    """infra breaks at head: its HelmRelease and the Kustomization it declares are unseen,
+    not gone, so nothing 'this change removes'; one warning says what was not judged."""
+
+    def side(infra: Any) -> Any:
+        return snapshot(
+            flux("dev", ROOT, ks("infra"), ks("apps", depends=["infra-extra"])),
+            infra,
+            flux("dev", "apps", _hr("sonarr", "media", "db/postgres")),
+        )
+
+    base = side(flux("dev", "infra", _hr("postgres", "db"), ks("infra-extra")))
+    broken = "infra/kustomization.yaml: kustomize: missing.yaml: no such file or directory"
+    head = side(flux("dev", "infra", error=broken))
+    (f,) = RULE.check_diff(diff_ctx(base, head))
+    assert f.id == "depends-on:unjudged:dev"
+    assert f.severity == "warning"
+    assert f.message == (
+        "depends-on could not judge 2 dependsOn entries in dev (HelmRelease media/sonarr -> "
+        "db/postgres and apps -> infra-extra): infra failed to render in head (it applies and "
+        "prunes nothing until fixed); infra, which declares infra-extra, failed to render in "
+        "head, so whether infra-extra still exists is unknown; what it renders in head is "
+        "unknown, not removed; fix the render error and run the diff again."
+    )

@@ -113,3 +113,21 @@ def test_removed_old_owner_garbage_collects_unless_it_had_prune_false() -> None:
     base = snapshot(flux("dev", ROOT, ks("apps", prune=False)), flux("dev", "apps", cm("app", "x")))
     (g,) = RULE.check_diff(diff_ctx(base, head))
     assert g.severity == "info"
+
+
+def test_a_document_left_behind_by_a_failed_target_is_no_move() -> None:
+    """apps and shared both render the ConfigMap; apps fails at head: no move to shared."""
+
+    def side(apps: Any) -> Any:
+        return snapshot(
+            flux("dev", "flux-system", ks("apps"), ks("shared")),
+            apps,
+            flux("dev", "shared", cm("settings", "media")),
+        )
+
+    base = side(flux("dev", "apps", cm("settings", "media")))
+    head = side(flux("dev", "apps", error="apps: kustomize: missing.yaml: no such file"))
+    (f,) = RULE.check_diff(diff_ctx(base, head))
+    assert (f.id, f.severity) == ("ownership-race:unjudged:dev:apps", "info")
+    assert f.documents == ("ConfigMap/media/settings",)
+    assert "apps failed to render in head" in f.message
