@@ -179,3 +179,27 @@ def test_one_change_in_many_targets_is_one_object() -> None:
     assert markdown.headline(a, v) == (
         "1 object changes in 2 clusters (4 targets): 1 changed, 0 added, 0 removed"
     )
+
+
+def test_a_path_copy_without_namespace_is_the_flux_copy_it_deploys_as() -> None:
+    """`apps/src` leaves the ConfigMap without a namespace, its Flux target puts it into
+    flux-system (targetNamespace); a ConfigMap of the same name deployed into two
+    namespaces elsewhere stays two objects."""
+
+    def side(v: str) -> Snapshot:
+        bare = f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: src\ndata:\n  v: '{v}'\n"
+        return snapshot(
+            {
+                "apps/src": [bare],
+                "dev/flux-system/src": [cm("src", "flux-system", owner="src", v=v)],
+                "apps/twice": [bare.replace("name: src", "name: twice")],
+                "dev/flux-system/a": [cm("twice", "a", owner="a", v=v)],
+                "dev/flux-system/b": [cm("twice", "b", owner="b", v=v)],
+            }
+        )
+
+    analysis = analyze(side("1"), side("2"))
+    verdict = gate.judge(analysis)
+    c = count(analysis, verdict)
+    assert (c.changed, c.objects, c.objects_changed, c.change_targets) == (5, 3, 3, 5)
+    assert objects_phrase(c) == "3 objects change in 1 cluster (5 targets)"
