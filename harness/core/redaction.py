@@ -4,8 +4,9 @@ One rule, applied where documents are made (documents.py), so goldens, the rende
 shard JSON and every output only ever see markers:
 
 - every value of a Secret's `data`/`stringData` is a marker, whether or not the Secret
-  carries a `sops:` block; only a SOPS ciphertext (`ENC[AES256_GCM,...]`) and the masks
-  `flux build` writes over encrypted values stay as they are (they reveal nothing);
+  carries a `sops:` block; only a SOPS ciphertext (`ENC[AES256_GCM,...]`), the masks
+  `flux build` writes over encrypted values and the empty value stay as they are (they
+  reveal nothing; an empty value substitutes as empty, which Flux reads back as null);
 - a `kubectl.kubernetes.io/last-applied-configuration` annotation holds a whole object
   as JSON: it is redacted like the object it holds;
 - a value that leaves a Secret (Flux `substituteFrom`, Helm `valuesFrom`, and so whatever a
@@ -51,7 +52,11 @@ def marker(owner: object, key: str, value: Any) -> str:
     """The marker of `value` under `key` of the object `owner` (its identity).
 
     Salted with the identity and key so one common password does not give one marker
-    everywhere; keyed with `HARNESS_MASK_KEY` when it is set."""
+    everywhere; keyed with `HARNESS_MASK_KEY` when it is set. The empty value is its own
+    marker: it reveals nothing, and a marker in its place would substitute as a string
+    where Flux substitutes nothing (`key: ${EMPTY}` is `key: null`)."""
+    if value == "":
+        return ""
     message = f"{owner}\0{key}\0{value}".encode("utf-8", "surrogateescape")
     secret = os.environ.get(ENV_KEY)
     if secret:
@@ -82,8 +87,9 @@ def is_encrypted(value: Any) -> bool:
 
 
 def kept(value: Any) -> bool:
-    """A Secret value that may be shown as it is: a marker, a mask, or SOPS ciphertext."""
-    return is_marker(value) or is_encrypted(value)
+    """A Secret value that may be shown as it is: a marker, a mask, SOPS ciphertext, or
+    the empty value."""
+    return value == "" or is_marker(value) or is_encrypted(value)
 
 
 def contains_marker(text: str) -> bool:

@@ -24,9 +24,16 @@ A directory whose path holds `${` is never a cluster.
 The `clusters:` config key replaces all of this with an explicit list (a FluxInstance's
 sync still supplies the root Kustomization of a listed directory).
 
-Naming: a cluster is named by its directory's basename (`clusters/dev` -> `dev`); when two
-clusters share a basename, each of those is named by its repo-relative path instead
-(`east/prod`, `west/prod`). The repo root itself is named after the repo directory.
+Naming: a cluster is named by its directory's basename (`clusters/dev` -> `dev`), or when
+that is a generic name (`flux`, `flux-system`, `clusters`, ...: GENERIC_NAMES) by the
+nearest ancestor's that is not (`kube/clusters/home/flux` -> `home`; the basename still
+when all are generic, `cluster/flux` -> `flux`); when two clusters share a name, each of
+those is named by its repo-relative path instead (`east/prod`, `west/prod`). The repo
+root itself is named after the repo directory.
+
+A self-managing root counts only when its `spec.path` names a directory: with an OCI or
+Bucket source, `path: ./` (an upstream artifact such as flux-manifests, built whole)
+matches every ancestor of its file and so says nothing about where a cluster is.
 """
 
 from __future__ import annotations
@@ -256,6 +263,11 @@ def _self_root(
         name,
     }:
         return None
+    if kind != "GitRepository" and not _names_a_directory(path):
+        # an artifact built whole (`path: ./`, such as the upstream flux-manifests a
+        # bootstrap file installs Flux from) names no directory: every ancestor of the
+        # file would match, so it is no evidence of where a cluster is
+        return None
     roots = [repo] if kind == "GitRepository" else _ancestors(file.parent, repo)
     for root in roots:
         target = secure_join(root, path)
@@ -268,6 +280,10 @@ def _self_root(
             evidence = f"Kustomization {meta.get('name')} in {rel} builds its own directory"
             return Entry(target, evidence, None, root, True)
     return None
+
+
+def _names_a_directory(path: str) -> bool:
+    return any(p not in ("", ".") for p in path.replace("\\", "/").split("/"))
 
 
 def _ancestors(directory: Path, repo: Path) -> list[Path]:
@@ -334,10 +350,30 @@ def keep(candidates_: Iterable[Path], reaches: dict[Path, set[Path]]) -> list[Pa
     return kept
 
 
+# Directory names that say "Flux lives here", not which cluster: `clusters/<name>/flux`
+# is the cluster <name>, `kube/clusters/<name>/flux-system` too.
+GENERIC_NAMES = frozenset(
+    {"flux", "flux-system", "cluster", "clusters", "kubernetes", "k8s", "kube", "gitops"}
+)
+
+
+def meaningful_name(path: Path, repo: Path) -> str:
+    """The nearest directory name, from `path` up, that is not generic (GENERIC_NAMES);
+    the basename when every one up to the repo is."""
+    if path == repo:
+        return repo.name
+    for here in (path, *path.parents):
+        if here == repo or not here.is_relative_to(repo):
+            break
+        if here.name not in GENERIC_NAMES:
+            return here.name
+    return path.name
+
+
 def names(paths: Iterable[Path], repo: Path) -> list[Cluster]:
-    """Basename, or the repo-relative path for basenames that collide."""
+    """The meaningful basename, or the repo-relative path for names that collide."""
     paths = sorted(paths)
-    base = {p: (p.name if p != repo else repo.name) for p in paths}
+    base = {p: meaningful_name(p, repo) for p in paths}
     counts: dict[str, int] = {}
     for name in base.values():
         counts[name] = counts.get(name, 0) + 1

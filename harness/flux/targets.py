@@ -707,7 +707,11 @@ def _config_of_this_tree(config: Config) -> bool:
 
 
 def _aliases(path: Path, repo: Path) -> tuple[str, ...]:
-    return outside.aliases(path, repo)
+    """Names harness.yaml may call the cluster: its basename and path, and the name it is
+    given when the basename is generic (`kube/clusters/home/flux` is `home` too)."""
+    names = outside.aliases(path, repo)
+    meaningful = clusters_mod.meaningful_name(path, repo)
+    return names if meaningful in names else (meaningful, *names)
 
 
 def _integrate(run: _Run, node: _Node, outcome: _Outcome, ctx: Context) -> None:

@@ -35,7 +35,11 @@ from harness.flux.ksgraph import (
     is_flux_kustomization,
     parse,
 )
-from harness.flux.kustomize.substitute import SubstitutionError, referenced_variables
+from harness.flux.kustomize.substitute import (
+    SubstitutionError,
+    escaped_expressions,
+    referenced_variables,
+)
 from harness.render.closure import EscapeError, Walker
 from harness.render.discover import kustomization_file
 
@@ -254,6 +258,34 @@ def references(doc: SourceDoc) -> tuple[list[Reference], list[str]]:
         found = _REFERENCES.put(doc.obj, _raw_references(doc.obj, doc.patch), doc.patch)
     raw, errors = found
     return [Reference(n, e, d, f, m, s, doc) for n, e, d, f, m, s in raw], list(errors)
+
+
+@dataclass(frozen=True)
+class Escaped:
+    """One escaped `$${...}` in a document (what substitution would unescape)."""
+
+    expression: str  # `$${src%.dist}`
+    field: str
+    multiline: bool
+    script: bool
+    source: SourceDoc
+
+    @property
+    def name(self) -> str:
+        body = self.expression[3:-1]
+        end = next((i for i, c in enumerate(body) if not (c.isalnum() or c == "_")), len(body))
+        return body[:end]
+
+
+def escapes(doc: SourceDoc) -> list[Escaped]:
+    """Every escaped `$${...}` of one document's string values."""
+    out: list[Escaped] = []
+    for path, text in strings(doc.obj):
+        for expression in escaped_expressions(text) if "$${" in text else ():
+            script = not doc.patch and looks_like_script(path, text)
+            multiline = "\n" in text.strip()
+            out.append(Escaped(expression, format_path(path), multiline, script, doc))
+    return out
 
 
 def _raw_references(obj: Any, patch: bool) -> _RawRefs:

@@ -9,8 +9,9 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markup import escape as markup_escape
+from rich.segment import Segment
 
 from harness.cache import replay
 from harness.core.model import TargetResult
@@ -25,6 +26,25 @@ def escape(text: str) -> str:
 def escape_block(text: str) -> str:
     """As `escape`, keeping line breaks."""
     return markup_escape(visible(text, newlines=True))
+
+
+class Exact:
+    """Text printed as it is: a document's bytes, a line of a diff of them.
+
+    Console markup cannot carry every text (rich reads `\\[` as an escaped bracket even
+    where no tag follows: `b: \\[(x)\\]` printed as `b: [(x)\\]`), and rich's own text
+    expands tabs; one segment is written untouched. Only control characters are made
+    visible, as everywhere (kustomize's YAML holds none but tab and newline)."""
+
+    def __init__(self, text: str, style: str = "", end: str = "\n", block: bool = False) -> None:
+        self.text = visible(text, newlines=block)  # only a document keeps its line breaks
+        self.style = style
+        self.end = end  # rich ends only text with `print(end=...)`, never a renderable
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Segment(self.text, console.get_style(self.style) if self.style else None)
+        if self.end:
+            yield Segment(self.end)
 
 
 def _color_allowed() -> bool:

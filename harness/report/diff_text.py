@@ -23,7 +23,7 @@ from harness.compare.groups import (
     verdict_reasons,
 )
 from harness.hazards.engine import HazardReport
-from harness.report.console import escape, stdout
+from harness.report.console import Exact, escape, stdout
 from harness.report.findings import print_findings
 
 if TYPE_CHECKING:  # annotations only: `check` prints field lines without the diff gate
@@ -162,7 +162,7 @@ def _print_unified(out: Console, text: str, indent: str) -> None:
             style = "red"
         elif line.startswith("+"):
             style = "green"
-        out.print(indent + escape(line), style=style or None)
+        out.print(Exact(indent + line, style))
 
 
 def print_target(out: Console, t: TargetChange) -> None:
@@ -185,7 +185,7 @@ def print_target(out: Console, t: TargetChange) -> None:
         else:
             out.print(f"  [yellow]~ {escape(str(c.id))}[/yellow]")
             for line in field_lines(c.fields, "      "):
-                out.print(escape(line))
+                out.print(Exact(line))
         if c.unified:
             _print_unified(out, c.unified, "      ")
 
@@ -225,7 +225,7 @@ def print_groups(out: Console, groups: Sequence[ChangeGroup]) -> None:
         first, *rest = group_lines(first_group)
         out.print(f"[{colour}]{escape(first)}[/{colour}]")
         for line in rest:
-            out.print(escape(line))
+            out.print(Exact(line))
         for g in others:
             out.print(escape(also_line(g)))
         change = first_group.change

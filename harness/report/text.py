@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from harness.core.config import Config
 from harness.core.model import Snapshot, TargetResult
-from harness.report.console import escape, escape_block, stderr, stdout
+from harness.report.console import Exact, escape, escape_block, stderr, stdout
 from harness.report.visible import visible
 
 if TYPE_CHECKING:  # annotations only: `lint` prints errors without loading the comparison
@@ -253,6 +253,6 @@ def print_documents(result: TargetResult) -> None:
     for doc in result.documents:
         out.print(f"# {escape(str(doc.id))}  sha256:{doc.sha256}", style="dim")
         out.print("---")
-        out.print(escape_block(doc.text), end="")
+        out.print(Exact(doc.text, end="", block=True))
     for dup in result.duplicates:
         stderr().print(f"warning: {escape(result.name)}: duplicate identity {escape(str(dup))}")

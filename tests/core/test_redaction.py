@@ -96,3 +96,22 @@ def test_last_applied_is_redacted_like_the_object_it_holds() -> None:
     broken = _with_last_applied("Secret", '{"kind":"Secret","stringData":{"p":"plain-leak-3"')
     doc = documents.parse_stream(broken)[0]
     assert "plain-leak-3" not in doc.text and f"{LAST}: <redacted sha256:" in doc.text
+
+
+def test_an_empty_value_stays_empty_in_the_document() -> None:
+    """Issue 33: an empty value reveals nothing; a marker in its place made goldens, and
+    every substitution of it, show a string where the Secret holds nothing."""
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "s", "namespace": "a"},
+        "data": {"empty": "", "set": "aw=="},
+        "stringData": {"blank": ""},
+    }
+    hidden = documents.redact(secret)
+    assert hidden is not None
+    assert hidden["data"] == {"empty": "", "set": redaction.marker(SECRET_ID, "data.set", "aw==")}
+    assert hidden["stringData"] == {"blank": ""}
+    assert redaction.marker(SECRET_ID, "data.empty", "") == ""
+    only_empty = {**secret, "data": {"empty": ""}, "stringData": {}}
+    assert documents.redact(only_empty) is None  # nothing to hide

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -13,7 +14,9 @@ from harness.core.errors import ConfigError
 from harness.flux import clusters
 from harness.flux.includes import Includes
 from harness.flux.targets import render_flux
+from tests.conftest import Result, write_tree
 from tests.flux.conftest import cm, flux_ks, ks_file, new_renderer, render_repo
+from tests.gitkit import commit_all, init
 
 Repo = Callable[[dict[str, str | bytes]], Path]
 
@@ -329,3 +332,94 @@ def test_pin_line_shortens_long_lists() -> None:
         "`clusters: [apps/00, apps/01, apps/02, apps/03, apps/04, apps/05, apps/06, apps/07]`"
         " (+2 more)"
     )
+
+
+KUBE_SUBDIR_GIT = """apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: flux-system
+  namespace: flux-system
+spec:
+  interval: 10m
+  url: https://example.invalid/home-ops
+  ref: {branch: main}
+  ignore: |
+    /*
+    !/kube
+"""
+
+KUBE_SUBDIR_FLUX_INSTALL = """apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata:
+  name: flux-manifests
+  namespace: flux-system
+spec:
+  interval: 10m
+  url: oci://ghcr.io/fluxcd/flux-manifests
+  ref: {tag: v2.8.5}
+---
+"""
+
+
+def test_kubernetes_under_a_subdirectory_is_one_cluster_named_after_it(
+    tmp_path: Path, cli: Callable[..., Result]
+) -> None:
+    """Issue 33 (JJGadgets/Biohazard's shape): `kube/clusters/home/flux` holds the
+    Kustomization building its own directory; `kube/bootstrap/flux` installs Flux from the
+    upstream flux-manifests artifact (`path: ./`, an OCIRepository). That artifact's
+    Kustomization made a phantom cluster `kube` (failing: `spec.path './kube' ... does
+    not exist: kube/kube`), and the real one was named after the generic `flux`."""
+    repo = init(tmp_path / "repo")
+    write_tree(
+        repo,
+        {
+            "README.md": "not in the artifact\n",
+            "kube/bootstrap/flux/flux-install.yaml": KUBE_SUBDIR_FLUX_INSTALL
+            + flux_ks(
+                "zzz-flux", "./", sourceRef={"kind": "OCIRepository", "name": "flux-manifests"}
+            ),
+            "kube/clusters/home/flux/kustomization.yaml": ks_file(
+                "flux-repo.yaml", "../../../bootstrap/flux/flux-install.yaml", "apps.yaml"
+            ),
+            "kube/clusters/home/flux/flux-repo.yaml": KUBE_SUBDIR_GIT
+            + "---\n"
+            + flux_ks("0-home-config", "./kube/clusters/home/flux"),
+            "kube/clusters/home/flux/apps.yaml": flux_ks("app", "./kube/deploy/app"),
+            "kube/deploy/app/cm.yaml": cm("app", "default"),
+        },
+    )
+    commit_all(repo, "base")
+    found = clusters.detect(config_mod.load(repo), Includes())
+    assert [(e.path, e.evidence) for e in found.entries] == [
+        (
+            repo / "kube/clusters/home/flux",
+            "Kustomization 0-home-config in kube/clusters/home/flux/flux-repo.yaml builds "
+            "its own directory",
+        )
+    ]
+    res = cli("init", "--repo", repo)
+    assert res.code == 0, res.stdout + res.stderr
+    # Flux's own artifact is another repo's: init marks it `external` (a TODO) under `home`
+    assert "init: 1 path targets, 2 flux targets (1 skipped), clusters: home\n" in res.stdout
+    assert "kube/kube" not in res.stdout + res.stderr
+    rendered = cli("render", "--repo", repo, "-o", "json")
+    assert rendered.code == 0, rendered.stderr
+    names = sorted(t["name"] for t in json.loads(rendered.stdout)["targets"] if t["kind"] == "flux")
+    assert names == ["home/flux-system/0-home-config", "home/flux-system/app"]
+
+
+def test_generic_directory_names_give_way_to_the_meaningful_one(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    paths = [
+        repo / "kube/clusters/home/flux",
+        repo / "k8s/clusters/work/flux-system",
+        repo / "cluster/flux",
+        repo / "clusters/dev",
+    ]
+    named = {c.path.relative_to(repo).as_posix(): c.name for c in clusters.names(paths, repo)}
+    assert named == {
+        "kube/clusters/home/flux": "home",
+        "k8s/clusters/work/flux-system": "work",
+        "cluster/flux": "flux",  # nothing meaningful above it: the basename
+        "clusters/dev": "dev",
+    }

@@ -244,22 +244,30 @@ def _source_values(where: ObjectRef, obj: Mapping[str, Any]) -> tuple[dict[str, 
     # A Secret's variables are its values' markers: what a substituted object shows
     # (a rotated value still changes it) and exactly what the Secret's own document shows.
     # The same whether the Secret is plaintext or came back redacted from the render cache.
+    # A value that is empty once Flux strips its newlines substitutes as empty (it reveals
+    # nothing), as in Flux: `key: ${EMPTY}` reads back as null, `${EMPTY:-x}` as x.
     doc_id = documents.identity(obj)
     for key, value in (obj.get("data") or {}).items():
+        plain = None
         if not redaction.is_marker(value):
             try:
-                base64.b64decode(str(value), validate=True).decode("utf-8")
+                plain = base64.b64decode(str(value), validate=True).decode("utf-8")
             except (binascii.Error, UnicodeDecodeError):
                 raise BuildError(
                     f"substituteFrom {where}: data.{key} is not base64-encoded UTF-8"
                 ) from None
-        out[str(key)] = _secret_variable(doc_id, f"data.{key}", value)
+        out[str(key)] = _secret_variable(doc_id, f"data.{key}", value, plain)
     for key, value in (obj.get("stringData") or {}).items():
-        out[str(key)] = _secret_variable(doc_id, f"stringData.{key}", value)
+        plain = None if redaction.is_marker(value) else _scalar(value)
+        out[str(key)] = _secret_variable(doc_id, f"stringData.{key}", value, plain)
     return out, ""
 
 
-def _secret_variable(doc_id: DocId, key: str, value: Any) -> str:
+def _secret_variable(doc_id: DocId, key: str, value: Any, plain: str | None) -> str:
+    """The variable a Secret value gives: its marker; empty when the value (`plain`,
+    decoded; None for a marker) is empty once newlines are stripped."""
+    if plain is not None and not plain.replace("\n", ""):
+        return ""
     if redaction.is_marker(value):
         return str(value) if value not in documents.SOPS_MASKED_VALUES else SOPS_VARIABLE
     return documents.redaction_marker(doc_id, key, value)

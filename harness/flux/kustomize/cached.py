@@ -12,6 +12,12 @@ another Kustomization may substitute it: such a Secret is stored redacted, and o
 comes back as an `ElidedSecret` that re-runs its build (uncached, once) only when a
 `substituteFrom` actually reads it.
 
+Both the build and that rebuild read the `substituteFrom` objects through one `Snapshot`,
+taken when the key is: a rebuild then builds exactly what its key names, and never looks
+up the cluster's objects again. Looking them up again is how a Kustomization that renders
+a Secret and substitutes from it rebuilt itself through that Secret, inside its own lock
+(issue 33). No lock here is held while a build runs.
+
 A build that fails after kustomize succeeded (strict substitution, an object that is no
 object after substitution, a file the artifact lacks) fails the same way for the same key,
 so its one-line error is remembered too: a candidate cluster directory that another
@@ -24,12 +30,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from harness.cache import store as cache_mod
 from harness.core import documents, secretflow, yamlload
+from harness.core.outside import DeclaredObject
 from harness.flux.api import (
     FluxKustomization,
     ObjectRef,
@@ -46,6 +53,7 @@ from harness.flux.kustomize.build import (
     MissingObject,
     build,
     known_keys,
+    substitute_refs,
     variables,
 )
 from harness.flux.source import artifacts
@@ -116,6 +124,7 @@ def build_flux(
             raise _Miss
         cache.skip()
         return build(ks, directory, ctx, lookup, rules, flows)
+    lookup = Snapshot(ks, lookup)
     digest = cache_mod.key(
         "flux",
         seam.identity(),
@@ -132,7 +141,8 @@ def build_flux(
     payload = cache.get(digest)
     if payload is not None:
         found = _from_payload(
-            payload, _Rebuild(lambda: build(ks, directory, ctx, lookup, rules, flows))
+            payload,
+            _Rebuild(lambda: build(ks, directory, ctx, lookup, rules, flows), _name(ks)),
         )
         if found is not None:
             if builds is not None and not any(isinstance(o, ElidedSecret) for o in found.raw):
@@ -163,6 +173,10 @@ def build_flux(
     built = dataclasses.replace(built, documents=docs)
     cache.put(digest, _payload(built))
     return built
+
+
+def _name(ks: FluxKustomization) -> str:
+    return f"Kustomization {ks.namespace}/{ks.name}"
 
 
 def _flows(
@@ -343,18 +357,65 @@ def _raw_objects(payload: dict[str, Any]) -> list[dict[str, Any]] | None:
     return [o for o in loaded if isinstance(o, dict)]
 
 
-class _Rebuild:
-    """The build behind a cache hit, run at most once, when a redacted Secret is needed."""
+class Snapshot:
+    """The `substituteFrom` objects of one build, looked up once, when its key is taken.
 
-    def __init__(self, run: Callable[[], Built]) -> None:
+    The key, the build and a later rebuild all read these: the fixed point keeps adding
+    objects to the cluster (among them the Secrets this very build renders), and a rebuild
+    that looked them up again would build other inputs than its key names. An error of a
+    lookup (a producer's rebuild failing) is replayed like a value.
+    """
+
+    def __init__(self, ks: FluxKustomization, lookup: Lookup) -> None:
+        self._seen: dict[ObjectRef, Mapping[str, Any] | DeclaredObject | None] = {}
+        self._failed: dict[ObjectRef, BuildError] = {}
+        for ref in substitute_refs(ks):
+            if ref in self._seen or ref in self._failed:
+                continue
+            try:
+                self._seen[ref] = lookup(ref)
+            except BuildError as exc:
+                self._failed[ref] = exc
+
+    def __call__(self, ref: ObjectRef) -> Mapping[str, Any] | DeclaredObject | None:
+        failed = self._failed.get(ref)
+        if failed is not None:
+            raise failed
+        return self._seen.get(ref)
+
+
+class _Rebuild:
+    """The build behind a cache hit, run when a redacted Secret is needed.
+
+    No lock is held while it runs. Its lookup is a `Snapshot`, so two threads that race
+    build the same thing (the first result is kept); a thread that asks for this build
+    while running it would be a build that needs its own output, and fails as one instead
+    of waiting for itself forever.
+    """
+
+    def __init__(self, run: Callable[[], Built], name: str) -> None:
         self._run = run
-        self._lock = threading.Lock()
+        self._name = name
+        self._lock = threading.Lock()  # guards the two fields below, never a build
         self._built: Built | None = None
+        self._running: set[int] = set()
 
     def raw(self) -> tuple[dict[str, Any], ...]:
+        me = threading.get_ident()
+        with self._lock:
+            if self._built is not None:
+                return self._built.raw
+            if me in self._running:
+                raise BuildError(f"{self._name}: rebuilding it needs its own output")
+            self._running.add(me)
+        try:
+            built = self._run()
+        finally:
+            with self._lock:
+                self._running.discard(me)
         with self._lock:
             if self._built is None:
-                self._built = self._run()
+                self._built = built
             return self._built.raw
 
 

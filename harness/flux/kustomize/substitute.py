@@ -967,6 +967,31 @@ def referenced_variables(text: str) -> list[VariableRef]:
     return refs
 
 
+# `$${name...}`: an even run of `$` (each pair an escape) before a `{` that opens what
+# would otherwise be a reference
+_ESCAPED = re.compile(r"(?<!\$)(?:\$\$)+(\{[_A-Za-z][_A-Za-z0-9]*[^{}]*\})")
+
+
+def escaped_expressions(text: str) -> list[str]:
+    """Each escaped ``$${...}`` of the text (outside any reference), in text order.
+
+    Substitution turns it into ``${...}``; where no substitution runs it stays ``$${...}``,
+    which is what a shell or an application then reads.
+    """
+    if "$${" not in text:
+        return []
+    try:
+        spans = [(r.offset, r.offset + len(r.expression)) for r in referenced_variables(text)]
+    except SubstitutionError:
+        spans = []
+    out = []
+    for match in _ESCAPED.finditer(text):
+        start = match.start(1) - 2
+        if not any(a <= start < b for a, b in spans):
+            out.append("$$" + match.group(1))
+    return out
+
+
 def validate_variable_names(variables: Mapping[str, str]) -> None:
     """Reject keys Flux refuses before substituting; the first bad key (map order) is named.
 

@@ -17,6 +17,11 @@ not rendered and not judged. Hazards:
   sits in a multi-line value (a config file the application may expand itself), else info
   (latent: it must be escaped once substitution is added). A script's own variables
   (positional `${1}`, locals the cluster does not define) are the shell's: no finding.
+- `escaped`: `$${...}` in a Kustomization without postBuild (or whose variables are all
+  empty) ships as `$${...}`: nothing turns `$$` into `$`, so a script reads the shell's pid
+  (an error) and an object the escape itself (a warning). The advice is `${...}`, or
+  postBuild where the name is a cluster variable in a plain field (unescaped, that would
+  be a `literal` error); with postBuild the escape is right and no finding.
 - A `${x:=default}` outside a script is Flux's default syntax, not a shell expansion.
 - `inherited`: a cluster whose value is the shared base default while another cluster
   overrides it (the overlay forgot the knob).
@@ -202,7 +207,7 @@ class _Analyser:
     # -- a Kustomization that does not substitute ------------------------------------------
 
     def _literal(self, graph: ClusterGraph, node: KsNode, known: set[str]) -> None:
-        from harness.hazards.sources import SourceDoc, references
+        from harness.hazards.sources import Reference, SourceDoc, escapes, references
 
         result = graph.result(node.key)
         docs: list[SourceDoc] | None
@@ -214,6 +219,7 @@ class _Analyser:
             self.out.unchecked.append(node.target)
             return
         groups: dict[str, list[Reference]] = {}
+        escaped: dict[str, list[Reference]] = {}
         for doc in docs:
             try:
                 refs, _errors = references(doc)
@@ -222,11 +228,19 @@ class _Analyser:
             for ref in refs:
                 self.out.assertions.add((graph.cluster, node.display, ref.name))
                 groups.setdefault(ref.name, []).append(ref)
+            for esc in escapes(doc):
+                self.out.assertions.add((graph.cluster, node.display, esc.expression))
+                as_ref = Reference(
+                    esc.name, esc.expression, False, esc.field, esc.multiline, esc.script, doc
+                )
+                escaped.setdefault(esc.expression, []).append(as_ref)
         why = (
             "has no postBuild"
             if node.post_build is None
             else "has a postBuild whose variables are all empty (substitution is skipped)"
         )
+        for expression, refs in sorted(escaped.items()):
+            self._escaped(graph, node, expression, refs, why, known)
         for name, refs in sorted(groups.items()):
             if name not in known and all(r.script for r in refs):
                 continue  # a script's own variable (`${1}`, `${tmp}`): the shell's, not Flux's
@@ -284,6 +298,49 @@ class _Analyser:
                 message,
                 cause=cause,
             )
+
+    def _escaped(
+        self,
+        graph: ClusterGraph,
+        node: KsNode,
+        expression: str,
+        refs: list[Reference],
+        why: str,
+        known: set[str],
+    ) -> None:
+        """`$${...}` where Flux does not substitute: nothing turns `$$` into `$`, so the
+        escape itself ships. The advice is what is right once followed: the unescaped
+        `${...}` here, or postBuild where the name is a cluster variable in a plain field
+        (written unescaped, that would ship a cluster variable literally)."""
+        first = refs[0]
+        plain = expression[1:]
+        where = self._where(node, first)
+        in_file = f" in {first.source.file}" if first.source.file else ""
+        script = any(r.script for r in refs)
+        reader = "the script" if script else "the object"
+        shell = " (in a shell `$$` is its process id)" if script else ""
+        if first.name in known and not all(r.multiline for r in refs):
+            fix = (
+                f"if {first.name} should come from the cluster's variables, add "
+                f"postBuild.substituteFrom to {node.display} (the escape is then right and "
+                f"ships {plain})"
+            )
+        else:
+            fix = f"write {plain}: without substitution Flux leaves it as written"
+        message = (
+            f"{expression} {where} ships as written: {node.display} {why}, so Flux never "
+            f"turns $$ into $ and {reader} gets {expression}{shell}; {fix}."
+        )
+        cause = f"{expression}{in_file} ships literally (no substitution): {fix}"
+        self._add(
+            f"{graph.cluster}:{node.display}:{expression}:escaped",
+            "error" if script else "warning",
+            graph,
+            node,
+            refs,
+            message,
+            cause=cause,
+        )
 
     # -- overlays ----------------------------------------------------------------------------
 

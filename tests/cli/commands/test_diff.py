@@ -60,6 +60,17 @@ def test_head_ref_and_unified(repo: Path, cli: Cli) -> None:
     assert same.code == 0  # the work tree was reverted to HEAD~1's content
 
 
+def test_diff_lines_print_the_bytes_of_the_documents(repo: Path, cli: Cli) -> None:
+    """Issue 33: field lines and `-U` lines went through console markup, so `\\[` lost its
+    backslash; they print what the documents hold."""
+    value = "\\[(x)\\] [bold]b[/bold] :smile: \\"  # as YAML: one backslash each
+    (repo / "b/cm.yaml").write_text(configmap("b").replace("  k: v", f"  v: '{value}'"))
+    res = cli("diff", "--repo", repo, "-U", "0")
+    assert res.code == 0, res.stderr
+    assert f"\n    data.v: 1 -> {value}\n    in: b\n" in res.stdout
+    assert f"\n      -  v: \"1\"\n      +  v: '{value}'\n\n" in res.stdout
+
+
 def test_bad_ref_is_exit_2_with_one_line(repo: Path, cli: Cli) -> None:
     res = cli("diff", "--repo", repo, "--base", "no-such-ref")
     assert res.code == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -81,3 +82,33 @@ def test_piped_table_keeps_long_names_whole(make_repo: Repo, cli: Cli) -> None:
     assert lines[1].split()[:3] == [f"{deep}-alerts", "path", "1"]
     assert lines[2].split()[:3] == [f"{deep}-rules", "path", "1"]
     assert "…" not in res.stdout
+
+
+AWKWARD = (
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: awkward\n  namespace: default\n"
+    "data:\n"
+    '  a: "\\\\[(x)\\\\]"\n'  # YAML for \[(x)\]: a backslash before a bracket, no tag after
+    "  b: '[bold]not bold[/bold] [red]x[/] \\[link=y]'\n"
+    "  c: ends with a backslash \\\n"
+    "  d: 'emoji 🚀 :smile: :rocket:'\n"
+    '  script: |\n    case $1 in\n    \tx) echo "${a}" \\\n      [x];;\n    esac\n'
+)
+
+
+def test_one_targets_documents_print_as_the_bytes_kustomize_wrote(
+    make_repo: Repo, cli: Cli, kubectl: Path
+) -> None:
+    """Issue 33: documents went through console markup (`\\[` read as an escaped bracket);
+    what `render TARGET` prints is kustomize's output, each document under its
+    `# id  sha256:` line and `---` (kustomize writes a tab as `\\t`, rich would expand
+    a real one)."""
+    repo = make_repo({"a/kustomization.yaml": kustomization("cm.yaml"), "a/cm.yaml": AWKWARD})
+    proc = subprocess.run(
+        [str(kubectl), "kustomize", str(repo / "a")], capture_output=True, text=True, check=True
+    )
+    assert "a: \\[(x)\\]\n" in proc.stdout  # the awkward bytes got there
+    res = cli("render", "a", "--repo", repo)
+    assert res.code == 0, res.stderr
+    head, body = res.stdout.split("\n---\n", 1)
+    assert head.startswith("# ConfigMap/default/awkward  sha256:")
+    assert body == proc.stdout

@@ -230,6 +230,32 @@ def test_precedence_later_sources_win_inline_wins_over_all(
     assert objs[0]["data"] == {"a": 1, "b": marker, "c": "inline"}
 
 
+def test_an_empty_secret_value_substitutes_as_empty(
+    make_repo: Repo, ctx_for: Callable[..., Context]
+) -> None:
+    """Issue 33: an empty value (or one Flux's newline stripping empties) is the empty
+    variable, as in Flux's envsubst: bare it reads back as null, a default form takes the
+    default, strict mode accepts it (it is set). Its marker was a non-empty string."""
+    template = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: out\n  namespace: ns\n"
+        "data:\n  a: ${E}\n  b: ${S:-dflt}\n  c: ${N}\n  d: x${E}y\n  e: ${K}\n"
+    )
+    repo = make_repo({"app/t.yaml": template})
+    secret = {
+        "data": {"E": "", "N": base64.b64encode(b"\n").decode(), "K": "aw=="},
+        "stringData": {"S": ""},
+    }
+    objs = run(
+        ctx_for(repo),
+        repo,
+        "app",
+        {ObjectRef("Secret", "flux-system", "s"): secret},
+        postBuild={"substituteFrom": [{"kind": "Secret", "name": "s"}]},
+    )
+    marker = documents.redaction_marker(documents.identity(secret), "data.K", "aw==")
+    assert objs[0]["data"] == {"a": None, "b": "dflt", "c": None, "d": "xy", "e": marker}
+
+
 def test_optional_source_may_be_missing(make_repo: Repo, ctx_for: Callable[..., Context]) -> None:
     repo = make_repo({"app/c.yaml": TEMPLATE})
     objs = run(

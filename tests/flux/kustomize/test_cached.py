@@ -14,8 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Result, write_tree
+from harness.flux.kustomize.build import BuildError, Built
+from harness.flux.kustomize.cached import _Rebuild
+from tests.conftest import Result, run_harness, write_tree
 from tests.flux.conftest import cm, flux_ks
+from tests.gitkit import commit_all, init
 
 LOGGING_KUBECTL = """#!/bin/sh
 case "$1" in kustomize) echo "$@" >> {log};; esac
@@ -132,3 +135,112 @@ def test_a_strict_substitution_failure_is_remembered_and_answers_alike(
     (repo / "clusters/dev/settings.yaml").write_text(cm("cluster-settings", "flux-system", **fixed))
     after = cli("render", "--repo", repo, "-o", "json", "--cache-dir", cache_dir)
     assert after.code == 0, after.stdout + after.stderr
+
+
+FLUX_INSTANCE = """apiVersion: fluxcd.controlplane.io/v1
+kind: FluxInstance
+metadata:
+  name: flux
+  namespace: flux-system
+spec:
+  distribution:
+    version: 2.x
+  sync:
+    kind: GitRepository
+    url: https://example.invalid/home.git
+    ref: refs/heads/main
+    path: clusters/home
+  kustomize:
+    patches:
+      - target:
+          kind: Kustomization
+        patch: |
+          - op: add
+            path: /spec/decryption
+            value: {provider: sops, secretRef: {name: sops-age}}
+          - op: add
+            path: /spec/postBuild
+            value:
+              substituteFrom:
+                - kind: Secret
+                  name: cluster-secrets
+"""
+
+# SOPS-encrypted, with one value left plaintext (sops' `_unencrypted` suffix): a value
+# the cache must not store, so a cache hit holds the Secret redacted.
+CLUSTER_SECRETS = """apiVersion: v1
+kind: Secret
+metadata:
+  name: cluster-secrets
+  namespace: flux-system
+stringData:
+  DOMAIN: ENC[AES256_GCM,data:Zm9v,iv:aXY=,tag:dGFn,type:str]
+  ZONE_unencrypted: home.arpa
+sops:
+  mac: ENC[AES256_GCM,data:bWFj,iv:aXY=,tag:dGFn,type:str]
+  version: 3.9.0
+"""
+
+HARNESS_YAML = """outside_git:
+  home:
+    objects:
+      - kind: Secret
+        namespace: flux-system
+        name: cluster-secrets
+        keys: {}
+"""
+
+
+def test_a_kustomization_substituting_from_a_secret_it_renders_diffs_warm(
+    tmp_path: Path,
+) -> None:
+    """Issue 33: the FluxInstance root renders a SOPS Secret and (through the instance's
+    patch) substitutes from it; `apps` substitutes from it too. Warm, `apps` reading the
+    Secret rebuilt the root, whose lookup found that same Secret and rebuilt the root
+    again, inside the first rebuild's lock: `check` and `diff` never ended. The timeout
+    only guards the suite against a hang; it asserts nothing about time."""
+    repo = init(tmp_path / "repo")
+    write_tree(
+        repo,
+        {
+            "harness.yaml": HARNESS_YAML,
+            "clusters/home/flux-system/flux-instance.yaml": FLUX_INSTANCE,
+            "clusters/home/cluster-secrets.sops.yaml": CLUSTER_SECRETS,
+            "clusters/home/apps.yaml": flux_ks(
+                "apps",
+                "./apps",
+                postBuild={"substituteFrom": [{"kind": "Secret", "name": "cluster-secrets"}]},
+            ),
+            "apps/cm.yaml": cm("web", "default", host="web.${ZONE_unencrypted}"),
+        },
+    )
+    env = {"HARNESS_CACHE_DIR": str(tmp_path / "cache"), "HARNESS_NO_REPLAY": "1"}
+    update = run_harness("update", cwd=repo, env=env)
+    assert (update.code, update.stderr) == (0, ""), update.stdout
+    commit_all(repo, "goldens")
+    check = run_harness("check", cwd=repo, env=env)
+    assert (check.code, check.stdout) == (0, "render-golden: 2/2 flux targets match\n")
+    expected = run_harness("diff", "--no-cache", cwd=repo, env=env)
+    assert expected.code == 0 and expected.stdout.startswith("no change: 2 targets")
+    for _ in range(2):
+        warm = run_harness("diff", cwd=repo, env=env)
+        assert (warm.code, warm.stdout) == (0, expected.stdout)
+
+
+def test_a_rebuild_that_needs_itself_fails_instead_of_waiting() -> None:
+    """The last guard against the same shape: no lock is held while a rebuild runs, and a
+    thread that asks for the rebuild it is running gets an error, not a hang."""
+    rebuild: _Rebuild
+
+    def run() -> Built:
+        rebuild.raw()
+        return Built((), ())
+
+    rebuild = _Rebuild(run, "Kustomization flux-system/flux-system")
+    with pytest.raises(BuildError) as caught:
+        rebuild.raw()
+    assert str(caught.value) == (
+        "Kustomization flux-system/flux-system: rebuilding it needs its own output"
+    )
+    done = _Rebuild(lambda: Built((), ({"kind": "Secret"},)), "x")
+    assert done.raw() == ({"kind": "Secret"},) == done.raw()

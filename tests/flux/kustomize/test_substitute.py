@@ -617,3 +617,11 @@ def test_strict_fails_exactly_on_undefaulted_unset_refs(
         assert info.value.variable in missing
     else:
         assert envsubst(text, variables, strict=True) == lenient
+
+
+def test_escaped_expressions_are_the_ones_substitution_would_unescape() -> None:
+    from harness.flux.kustomize.substitute import escaped_expressions
+
+    text = 'cp "$src" "$${src%.dist}" $$$${twice} $${x:-y} ${ref} $$${ref2} $$x ${a:=$${b}}'
+    assert escaped_expressions(text) == ["$${src%.dist}", "$${twice}", "$${x:-y}"]
+    assert escaped_expressions("no escapes ${here}") == []

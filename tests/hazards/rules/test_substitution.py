@@ -210,3 +210,56 @@ def test_a_flux_default_outside_a_script_is_no_shell_expansion() -> None:
     """`${minRunners:=1}` in a HelmRelease value is Flux's own default syntax."""
     runners = helmrelease("runners", "arc", minRunners="${minRunners:=1}")
     assert _lint(_snap(source=(runners, CILIUM_SRC))) == {}
+
+
+DIST_SCRIPT = (
+    '#!/bin/sh\nset -e\nfor src in /config/*.dist; do\n  cp -n "$src" "$${src%.dist}"\ndone\n'
+)
+
+
+def test_an_escape_without_postbuild_ships_as_written() -> None:
+    """Issue 33: `$${src%.dist}` in a Kustomization with no postBuild reaches the script as
+    `$${src%.dist}` (nothing unescapes it; `$$` is the shell's pid): a finding whose
+    advice, followed, leaves no finding."""
+    job = cm("init-config", "x", **{"run.sh": DIST_SCRIPT})
+    found = _lint(_snap(ks("platform"), source=(job,), rendered=(job,)))
+    f = found["substitution:dev:platform:$${src%.dist}:escaped"]
+    assert f.severity == "error"
+    assert f.message == (
+        "$${src%.dist} in ConfigMap/x/init-config data.run.sh ships as written: platform has "
+        "no postBuild, so Flux never turns $$ into $ and the script gets $${src%.dist} (in a "
+        "shell `$$` is its process id); write ${src%.dist}: without substitution Flux leaves "
+        "it as written."
+    )
+    assert "substitution:prod:platform:$${src%.dist}:escaped" in found
+    followed = cm("init-config", "x", **{"run.sh": DIST_SCRIPT.replace("$${", "${")})
+    assert _lint(_snap(ks("platform"), source=(followed,), rendered=(followed,))) == {}
+
+
+def test_an_escape_where_flux_substitutes_is_right() -> None:
+    job = cm("init-config", "x", **{"run.sh": DIST_SCRIPT})
+    assert _lint(_snap(source=(job, CILIUM_SRC))) == {}
+
+
+def test_an_escaped_cluster_variable_in_a_field_is_advised_postbuild() -> None:
+    """Written unescaped, `${K3S_API_HOST}` in a plain field would ship a cluster variable
+    literally (an error): the advice there is postBuild, with which the escape is right."""
+    apps = ks("apps", subst_from=["cluster-vars"])
+    host = cm("host", "x", url="https://$${K3S_API_HOST}:6443")
+    found = _lint(
+        _snap(
+            ks("platform"),
+            source=(host,),
+            rendered=(host,),
+            extra=(flux("dev", "apps", apps), flux("prod", "apps", apps)),
+        )
+    )
+    f = found["substitution:dev:platform:$${K3S_API_HOST}:escaped"]
+    assert f.severity == "warning"
+    assert f.message.endswith(
+        "the object gets $${K3S_API_HOST}; if K3S_API_HOST should come from the cluster's "
+        "variables, add postBuild.substituteFrom to platform (the escape is then right and "
+        "ships ${K3S_API_HOST})."
+    )
+    with_post_build = ks("platform", subst_from=["cluster-vars"])
+    assert _lint(_snap(with_post_build, source=(host, CILIUM_SRC))) == {}
