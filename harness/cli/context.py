@@ -166,8 +166,8 @@ def _preinstalled_apis(cfg: Config) -> Callable[[Snapshot], Mapping[str, frozens
     return scan
 
 
-_WARNED: Memo[str, bool] = Memo("printed warnings", 1000)  # per run: watch says one again
-# after a fresh start
+# per run (core/run.py): a new command, or watch starting afresh, says a warning again
+_WARNED: Memo[str, bool] = Memo("printed warnings", 1000)
 
 
 def _unseen_warnings(snapshot: Snapshot) -> Snapshot:

@@ -32,8 +32,8 @@ def stamp(path: str) -> Stamp | None:
 
 
 class FileFacts:
-    """Facts derived from a file's bytes (its git blob id, whether it declares a Flux
-    Kustomization), remembered by (path, size, mtime, ctime, inode) across runs.
+    """Facts derived from a file's bytes (its git blob id, whether it is a kustomize
+    Component), remembered by (path, size, mtime, ctime, inode) across runs.
 
     Every lookup checks the file's stat first, so a changed file is never answered from
     it, and a file modified within `RACY_SECONDS` of being read is not remembered at all.
