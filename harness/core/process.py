@@ -8,7 +8,7 @@ kills that group, and `kill_all` kills every group still running (the interrupt 
 stops the current run (core/run.py) from starting more. The live groups are process state
 (they are this process's children, whichever run started them); "interrupted" is the
 run's, so the next run in the process starts tools again.
-Standard library only.
+Standard library only (and core/run.py, which is too).
 """
 
 from __future__ import annotations
