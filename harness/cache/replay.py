@@ -58,6 +58,7 @@ from harness.cache.fileformat import sha256
 # are avoided here (records are marshal'd, sha256 is the interpreter's own).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from contextlib import ExitStack
     from types import TracebackType
     from typing import Any, BinaryIO, TextIO
 
@@ -520,8 +521,12 @@ class Recorder:
         return None
 
 
-_active: Recorder | None = None
-_hooked = False
+# Process state, not a run's: a recording records this process's standard streams and
+# every file any of its threads opens, so the recorder is one slot (read by the audit hook,
+# which runs in every thread, with or without a run's context) that only `recording` sets
+# and clears; and an audit hook, once added, stays for the process's life.
+_active: Recorder | None = None  # the recording under way, if any
+_hooked = False  # `_audit` is installed (at most once per process)
 
 
 def _allowed(cache_dir: str) -> tuple[str, ...]:
@@ -543,7 +548,11 @@ def _allowed(cache_dir: str) -> tuple[str, ...]:
 def _audit(event: str, args: tuple[Any, ...]) -> None:
     """What the run reads, starts and connects to (PEP 578 audit events): a record is kept
     only when every input read is covered by a fingerprint, so an input a module adds
-    without one makes the run unrecordable, never a stale replay."""
+    without one makes the run unrecordable, never a stale replay.
+
+    `sys.addaudithook` cannot be undone, so this hook is installed at most once per process
+    (`_install_hook`, by the first recording) and is inert outside a recording: with no
+    recorder under way it returns at its first test."""
     recorder = _active
     if recorder is None or recorder.tainted is not None:
         return
@@ -570,21 +579,38 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         recorder.ran(os.fsdecode(program))
 
 
+def _install_hook() -> None:
+    """Add `_audit` the first time a recording starts, never again (it cannot be removed)."""
+    global _hooked
+    if not _hooked:
+        sys.addaudithook(_audit)
+        _hooked = True
+
+
 class recording:  # lower case: used as `with replay.recording(run):`, like a function
-    """Run the CLI inside this: its output is captured and, if replayable, recorded."""
+    """Run the CLI inside this: its output is captured and, if replayable, recorded.
+
+    The standard streams are swapped for tees for the block only (`contextlib`'s
+    `redirect_stdout`/`redirect_stderr`, undone on leaving, on error too): typer, click
+    and rich look `sys.stdout` up each time they write, so no stream object handed down
+    could catch all they print. One recording at a time: the recorder is process state.
+    """
 
     def __init__(self, run: Plan) -> None:
         self.recorder = Recorder(run)
-        self.saved: tuple[TextIO, TextIO] = (sys.stdout, sys.stderr)
+        self._streams: ExitStack | None = None  # the redirections, while the block runs
 
     def __enter__(self) -> Recorder:
-        global _active, _hooked
-        if not _hooked:  # an audit hook stays for the process's life: installed once
-            sys.addaudithook(_audit)
-            _hooked = True
-        self.saved = (sys.stdout, sys.stderr)
-        sys.stdout = _wrap(sys.stdout, 1, self.recorder)
-        sys.stderr = _wrap(sys.stderr, 2, self.recorder)
+        global _active
+        import contextlib  # only when recording; replay's fast path never gets here
+
+        if _active is not None:
+            raise RuntimeError("a recording is already under way in this process")
+        _install_hook()
+        with contextlib.ExitStack() as stack:  # a failed wrap undoes the other redirection
+            stack.enter_context(contextlib.redirect_stdout(_wrap(sys.stdout, 1, self.recorder)))
+            stack.enter_context(contextlib.redirect_stderr(_wrap(sys.stderr, 2, self.recorder)))
+            self._streams = stack.pop_all()
         _active = self.recorder
         return self.recorder
 
@@ -602,12 +628,16 @@ class recording:  # lower case: used as `with replay.recording(run):`, like a fu
         else:
             code = -1  # an exception: never recorded
         _active = None
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:  # a closed pipe must not hide the run's own outcome
-                continue
-        sys.stdout, sys.stderr = self.saved
+        try:
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except Exception:  # a closed pipe must not hide the run's own outcome
+                    continue
+        finally:
+            if self._streams is not None:  # the streams as they were, whatever happened
+                self._streams.close()
+                self._streams = None
         self.recorder.finish(code)
 
 

@@ -54,6 +54,7 @@ def default_max_bytes() -> int:
     return DEFAULT_MAX_BYTES
 
 
+# process-wide: harness's own source, which no repo or run changes
 @functools.cache
 def code_fingerprint() -> str:
     """sha256 of harness's own source: a changed harness never reuses an older one's renders,

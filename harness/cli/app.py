@@ -258,16 +258,17 @@ def _run(fn: Callable[[], int], debug: bool = False) -> None:
 
     from harness.cache import replay
     from harness.cli.context import EXIT_ERROR
-    from harness.core import memo, process, scratch
+    from harness.core import process, scratch
     from harness.core.errors import HarnessError
+    from harness.core.run import Run
     from harness.report.visible import visible
 
     debug = debug or os.environ.get(ENV_DEBUG, "") not in ("", "0")
-    memo.reset()  # a run starts: no memo carries the last run's data (one process, many runs)
     scratch.sweep()  # temp dirs a killed (SIGKILLed) run left behind
-    process.reset()
     try:
-        with process.sigterm_as_interrupt():  # every verb cleans up on SIGTERM as on Ctrl-C
+        # a run starts: its own memos, nothing of the last run's (one process, many runs);
+        # every verb cleans up on SIGTERM as on Ctrl-C
+        with Run().entered(), process.sigterm_as_interrupt():
             code = fn()
     except HarnessError as exc:
         if debug and exc.__cause__ is not None:

@@ -21,6 +21,7 @@ from harness.report.console import escape, render_progress, stderr
 from harness.report.text import skipped_lines
 
 if TYPE_CHECKING:
+    from harness.core.run import Run
     from harness.hazards.engine import HazardReport
     from harness.pipeline.shard import Sharder
     from harness.render.seam import Resident
@@ -102,10 +103,12 @@ def render_snapshot(
     blob_index: Mapping[str, str] | None = None,
     skips: bool = True,
     resident: Resident | None = None,
+    run: Run | None = None,
 ) -> Snapshot:
     """Render through the cache: `cache` when the verb shares one between renders (diff),
     else one opened (and pruned to its cap) for this render. `skips`: say which targets were
-    skipped (a verb rendering two sides says it once, for both)."""
+    skipped (a verb rendering two sides says it once, for both). `run`: the run the render
+    belongs to (watch's own); None: the current one, which the verb runner entered."""
     own = cache is None
     if own:
         cache = cache_mod.open_cache(cache_settings(common))
@@ -122,6 +125,7 @@ def render_snapshot(
         shard=common.shard,
         preinstalled_apis=_preinstalled_apis(cfg) if cfg.helm else None,
         resident=resident,
+        run=run,
     )
     try:
         with render_progress(common.quiet) as (on_plan, on_done):
@@ -162,6 +166,7 @@ def _preinstalled_apis(cfg: Config) -> Callable[[Snapshot], Mapping[str, frozens
     return scan
 
 
+# per run (core/run.py): a new command, or watch starting afresh, says a warning again
 _WARNED: Memo[str, bool] = Memo("printed warnings", 1000)
 
 

@@ -41,10 +41,11 @@ from harness.cli.context import (
 )
 from harness.compare import inputs
 from harness.compare.analyze import Origin, ignore_patterns
-from harness.core import memo
+from harness.core import parallel
 from harness.core.config import Config
 from harness.core.errors import HarnessError
 from harness.core.model import Snapshot
+from harness.core.run import Run
 from harness.flux.source.ignore import IGNORE_FILE
 from harness.hazards import engine as hazard_engine
 from harness.pipeline import gitref
@@ -80,6 +81,7 @@ class Watcher:
         self.renderer = renderer_for(common, self.cfg)
         self.base, self.base_origin, self.base_digests = self._base()
         self.resident = Resident()
+        self.run = Run()  # its memos, kept between answers of one tree; new on a fresh start
         self.files = _tree_files(self.cfg)
         self.previous: dict[str, tuple[str, str | None]] | None = None
         self.base_memo: hazard_engine.BaseMemo = {}  # the base's lint findings, kept
@@ -134,19 +136,25 @@ class Watcher:
         if changed is not None:
             changed = list(changed)
             modified, fresh = self.classify(changed)
-            if fresh:
-                self._restart_if_config_changed(changed)
-            else:
-                self.resident.forget(modified)
-            if self.options.goldens and any(
-                Path(p).is_relative_to(self.cfg.goldens) for p in changed
-            ):
-                self.base, self.base_origin, self.base_digests = self._base()
+            with self.run.entered():  # the base is read again in the run so far
+                if fresh:
+                    self._restart_if_config_changed(changed)
+                else:
+                    self.resident.forget(modified)
+                if self.options.goldens and any(
+                    Path(p).is_relative_to(self.cfg.goldens) for p in changed
+                ):
+                    self.base, self.base_origin, self.base_digests = self._base()
         if fresh:
-            # Every per-run memo is keyed by content (a document's text, a shared object),
-            # so answers of one tree keep them; a fresh start empties them as a run does.
-            memo.reset()
+            # Every memo is keyed by content (a document's text, a shared object), so
+            # answers of one tree keep their run; a fresh start is a new run, as a command is.
+            self.run = Run()
             self.resident = Resident()
+        with self.run.entered():
+            return self._head(started)
+
+    def _head(self, started: float) -> Answer:
+        """The head rendered and compared with the base, in the watcher's run."""
         renderer = self._renderer()
         cfg = self.cfg
         origin = Origin("worktree", "working tree", path=str(cfg.repo))
@@ -157,6 +165,7 @@ class Watcher:
             label=origin.label,
             cache=self.cache,
             resident=self.resident,
+            run=self.run,
         )
         digests = inputs.side_digests(cfg.repo, head)
         same = inputs.same_inputs(self.base_digests, digests)
@@ -289,7 +298,7 @@ def loop(
         for batch in changes(watcher.cfg.repo, stop, ready, poll):
             pending.put(batch)
 
-    thread = threading.Thread(target=collect, name="harness-watch", daemon=True)
+    thread = parallel.thread(collect, name="harness-watch", daemon=True)
     thread.start()
     answer: Answer | None = None
     try:

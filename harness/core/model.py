@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Literal
 
 TargetKind = Literal["path", "flux", "helm"]
@@ -115,15 +117,25 @@ class TargetResult:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """All targets of one render of a repo (a working tree, a git ref, or the goldens)."""
+    """All targets of one render of a repo (a working tree, a git ref, or the goldens).
+
+    Immutable like every stage's data: `results` and `skipped` are read-only views of
+    private copies made here, so neither the maker's dict nor a reader can change a side
+    after it was made (both sides of a diff, watch's held base, a remembered render).
+    """
 
     renderer: RendererInfo
-    results: dict[str, TargetResult] = field(default_factory=dict)
+    results: Mapping[str, TargetResult] = field(default_factory=dict)
     label: str = ""
     # flux targets not rendered on purpose (source marked external): name -> reason
-    skipped: dict[str, str] = field(default_factory=dict)
+    skipped: Mapping[str, str] = field(default_factory=dict)
     # one line each, about the run rather than a target (a `helm:` glob that matches nothing)
     warnings: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # frozen: set once, here, through object.__setattr__ as dataclasses itself does
+        object.__setattr__(self, "results", MappingProxyType(dict(self.results)))
+        object.__setattr__(self, "skipped", MappingProxyType(dict(self.skipped)))
 
     def errors(self) -> list[TargetResult]:
         return [r for r in self.results.values() if not r.ok]

@@ -9,7 +9,8 @@ that JSON back, decoded only if something asks. An object is always what
 `yamlload.load(text)` gives for exactly that text, so a reader gets the same object either
 way; it is shared, so nobody may mutate it.
 
-Per run (core/memo.py), bounded; the render threads only do single dict operations.
+Per run (memos, core/memo.py: the data lives in the current run), bounded; the render
+threads only do single dict operations.
 """
 
 from __future__ import annotations
@@ -73,8 +74,3 @@ def stored(text: str) -> str | None:
     except (TypeError, ValueError):
         pass
     return None
-
-
-def clear() -> None:
-    _OBJECTS.clear()
-    _JSON.clear()

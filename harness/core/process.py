@@ -4,8 +4,11 @@ Why one module: a timeout, Ctrl-C or SIGTERM must stop a tool and everything it 
 (helm's plugins, kustomize's exec plugins and `helm` runs), not only the process harness
 started, and an interrupted run must not wait for renders still in flight. Each child
 starts a new session (its own process group); a timeout or an exception while waiting
-kills that group, and `kill_all` kills every group still running (the interrupt path).
-Standard library only.
+kills that group, and `kill_all` kills every group still running (the interrupt path) and
+stops the current run (core/run.py) from starting more. The live groups are process state
+(they are this process's children, whichever run started them); "interrupted" is the
+run's, so the next run in the process starts tools again.
+Standard library only (and core/run.py, which is too).
 """
 
 from __future__ import annotations
@@ -18,9 +21,10 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-_live: set[subprocess.Popen[bytes]] = set()
+from harness.core import run as run_state
+
+_live: set[subprocess.Popen[bytes]] = set()  # this process's tool groups still running
 _lock = threading.Lock()
-_stopped = False  # after kill_all: an interrupted run starts nothing more
 
 
 class Stopped(RuntimeError):
@@ -48,8 +52,9 @@ def start(
 ) -> subprocess.Popen[bytes]:
     """Start a tool in a new process group, registered until `finished`; `Stopped` once
     the run was interrupted (a worker thread must not start a render after kill_all)."""
+    owner = run_state.current()
     with _lock:
-        if _stopped:
+        if owner is not None and owner.stopped:
             raise Stopped("interrupted")
         proc = subprocess.Popen(
             list(argv),
@@ -102,23 +107,18 @@ def kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 def kill_all() -> int:
-    """Kill every tool still running and start no more (an interrupted run); how many."""
-    global _stopped
+    """Kill every tool still running, and the current run starts no more (it was
+    interrupted); how many."""
+    owner = run_state.current()
     with _lock:
-        _stopped = True
+        if owner is not None:
+            owner.stop()
         running = list(_live)
     for proc in running:
         with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
             if proc.poll() is None and os.getpgid(proc.pid) == proc.pid != os.getpgrp():
                 os.killpg(proc.pid, signal.SIGKILL)
     return len(running)
-
-
-def reset() -> None:
-    """A new run in this process may start tools again (tests run many in one process)."""
-    global _stopped
-    with _lock:
-        _stopped = False
 
 
 @contextlib.contextmanager

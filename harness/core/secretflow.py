@@ -388,6 +388,7 @@ def _carried(
 # -- field paths ---------------------------------------------------------------------------
 
 
+# process-wide: a pure function of the path string (no repo or run in it)
 @functools.cache
 def _split(path: str) -> tuple[str, ...]:
     """kustomize's field path: `.`-separated, `\\.` escaped, `[...]` kept whole; a bracketed

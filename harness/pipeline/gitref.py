@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from harness.core import process, scratch
+from harness.core import parallel, process, scratch
 from harness.core.errors import GitError
 
 TEMP_PREFIX = "harness-ref-"
@@ -170,10 +170,9 @@ class Pending:
     def release(self) -> None:
         if self._remover is None:
             self._wait()  # git is done writing before anything is removed
-            self._remover = threading.Thread(
-                target=shutil.rmtree,
-                args=(self._tmp,),
-                kwargs={"ignore_errors": True},
+            tmp = self._tmp
+            self._remover = parallel.thread(
+                lambda: shutil.rmtree(tmp, ignore_errors=True),
                 name="harness-checkout-removal",
                 daemon=True,
             )
@@ -221,7 +220,7 @@ def checkout_ahead(
                 except BaseException as exc:  # handed to the caller by wait()
                     outcome.append(exc)
 
-            thread = threading.Thread(target=work, name="harness-checkout", daemon=True)
+            thread = parallel.thread(work, name="harness-checkout", daemon=True)
             if background:
                 thread.start()
             else:

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from harness.cache.store import RenderCache, Store
 from harness.cache.store import key as cache_key
-from harness.core import memo, parallel
+from harness.core import parallel
 from harness.core.config import Config, default_jobs
+from harness.core.filefacts import FileFacts
 from harness.core.model import Snapshot, Target, TargetResult
+from harness.core.run import Run, current
 from harness.flux.api import ObjectRef
 from harness.flux.targets import render_flux
 from harness.render import discover
@@ -50,6 +51,9 @@ class RenderOptions:
     preinstalled_apis: PreinstalledApis | None = field(default=None, compare=False)
     # what a resident process (`harness watch`) keeps between renders of the same tree
     resident: incremental.Resident | None = field(default=None, compare=False)
+    # the run this render belongs to (its memos, interrupt flag and file facts: core/run.py);
+    # None: the caller's current run, or outside any, a run of the render's own
+    run: Run | None = field(default=None, compare=False)
 
 
 def path_targets(config: Config, selection: Sequence[str] = ()) -> list[Target]:
@@ -78,6 +82,20 @@ def render_repo(
     the renderer keeps to `jobs` kustomize processes in all (render.Slots) and runs a
     build both want once. Results are the same as rendering one after the other.
     """
+    run = options.run or current() or Run()
+    with run.entered():
+        return _render_repo(config, renderer, options, run, label, on_plan, on_done)
+
+
+def _render_repo(
+    config: Config,
+    renderer: Renderer,
+    options: RenderOptions,
+    run: Run,
+    label: str,
+    on_plan: OnPlan | None,
+    on_done: OnDone | None,
+) -> Snapshot:
     jobs = options.jobs or default_jobs(config)
     every = discover.path_targets(config)  # one walk of the repo serves all three uses
     targets = _selected(every, options.selection)
@@ -89,7 +107,7 @@ def render_repo(
     seam = incremental.Seam.for_run(
         renderer, options.cache, options.blob_index, resident=options.resident
     )
-    facts = _file_facts(config, options.cache)
+    facts = _file_facts(config, options.cache, run.files)
     _start_version_check(renderer)  # after the seam: a version the cache knows is not asked
     with renderer.limited(jobs), parallel.pool(jobs) as pool:
 
@@ -167,35 +185,34 @@ def render_repo(
 
 
 class _Facts:
-    """memo.FILES for one repo, kept in the cache directory between runs (a `meta/` entry,
-    like the renderer's version): a run over an unchanged tree reads no file whose stat
-    is what an earlier run saw."""
+    """The run's file facts (the process's: core/filefacts.py) for one repo, kept in the
+    cache directory between runs (a `meta/` entry, like the renderer's version): a run over
+    an unchanged tree reads no file whose stat is what an earlier run saw."""
 
-    _loaded: ClassVar[set[str]] = set()  # roots whose facts this process has read
-
-    def __init__(self, store: Store, root: str) -> None:
+    def __init__(self, store: Store, root: str, files: FileFacts) -> None:
         self.store = store
         self.root = root
+        self.files = files
         self.digest = cache_key("file-facts", root)
 
     def load(self) -> None:
-        if self.root in self._loaded:
+        if self.root in self.files.loaded:  # read once per process (per FileFacts)
             return
-        self._loaded.add(self.root)
+        self.files.loaded.add(self.root)
         payload = self.store.get_meta(self.digest)
         if payload is not None:
-            memo.FILES.load(payload.get("rows"))
+            self.files.load(payload.get("rows"))
 
     def save(self) -> None:
-        if memo.FILES.changed:
-            memo.FILES.changed = False
-            self.store.put_meta(self.digest, {"rows": memo.FILES.export(self.root)})
+        if self.files.changed:
+            self.files.changed = False
+            self.store.put_meta(self.digest, {"rows": self.files.export(self.root)})
 
 
-def _file_facts(config: Config, cache: RenderCache | None) -> _Facts | None:
+def _file_facts(config: Config, cache: RenderCache | None, files: FileFacts) -> _Facts | None:
     if cache is None or cache.store is None:
         return None
-    facts = _Facts(cache.store, os.path.join(os.path.realpath(config.repo), ""))
+    facts = _Facts(cache.store, os.path.join(os.path.realpath(config.repo), ""), files)
     facts.load()
     return facts
 
@@ -209,7 +226,7 @@ def _start_version_check(renderer: Renderer) -> None:
         with contextlib.suppress(Exception):  # the error reaches whoever asks info() next
             renderer.info()
 
-    threading.Thread(target=check, name="renderer-version", daemon=True).start()
+    parallel.thread(check, name="renderer-version", daemon=True).start()
 
 
 def _helm(

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.core import memo, parsed, secretflow, yamlload
+from harness.core import parsed, run, secretflow, yamlload
 from harness.render.discover import KUSTOMIZATION_FILES
 
 PATH_FIELDS = ("crds", "configurations", "patchesStrategicMerge")
@@ -77,7 +77,8 @@ class Blobs:
 
     `index` maps absolute paths of regular files to their blob ids (a checkout of a ref);
     everything else is read and hashed once (and not again in a later run while its stat
-    is unchanged: memo.FILES). A missing or unreadable file has no id.
+    is unchanged: the run's file facts, core/filefacts.py). A missing or unreadable file has
+    no id.
     """
 
     def __init__(self, index: Mapping[str, str] | None = None) -> None:
@@ -91,7 +92,8 @@ class Blobs:
             return self._memo[key]
         found: str | None = self._index.get(key)
         if found is None:
-            at, found = memo.FILES.get(key, "blob")
+            files = run.files()
+            at, found = files.get(key, "blob")
             if found is None and at is not None:
                 try:
                     with open(key, "rb") as fh:
@@ -100,7 +102,7 @@ class Blobs:
                 except OSError:
                     found = None
                 else:
-                    memo.FILES.put(key, "blob", at, found)
+                    files.put(key, "blob", at, found)
         self._memo[key] = found
         return found
 

@@ -7,7 +7,7 @@ import os
 from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 
-from harness.core import memo, parsed, yamlload
+from harness.core import parsed, run, yamlload
 from harness.core.config import Config, find_config
 from harness.core.model import Target
 
@@ -24,10 +24,11 @@ def kustomization_file(directory: Path) -> Path | None:
 
 def is_component(kfile: Path) -> bool:
     """`kind: Component` dirs only make sense inside another build; unreadable ones are not.
-    Remembered while the file's stat holds (memo.FILES): discovery and cluster candidates
-    ask about every kustomization file of the repo, every run."""
+    Remembered while the file's stat holds (the run's file facts, core/filefacts.py):
+    discovery and cluster candidates ask about every kustomization file, every run."""
     key = str(kfile)
-    at, known = memo.FILES.get(key, "component")
+    files = run.files()
+    at, known = files.get(key, "component")
     if known is not None:
         return known == "1"
     try:
@@ -35,7 +36,7 @@ def is_component(kfile: Path) -> bool:
     except (OSError, UnicodeDecodeError, yamlload.YAMLError):
         return False
     found = isinstance(data, dict) and data.get("kind") == "Component"
-    memo.FILES.put(key, "component", at, "1" if found else "0")
+    files.put(key, "component", at, "1" if found else "0")
     return found
 
 

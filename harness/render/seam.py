@@ -123,7 +123,7 @@ def known_version(renderer: Renderer, store: cache_mod.Store) -> threading.Threa
         with contextlib.suppress(Exception):  # a failed check reaches whoever asks info()
             store.put_meta(digest, {"version": renderer.info().version})
 
-    thread = threading.Thread(target=remember, name="renderer-version-memo")
+    thread = parallel.thread(remember, name="renderer-version-memo")
     thread.start()
     return thread
 

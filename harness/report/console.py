@@ -14,6 +14,7 @@ from rich.markup import escape as markup_escape
 from rich.segment import Segment
 
 from harness.cache import replay
+from harness.core import parallel
 from harness.core.model import TargetResult
 from harness.report.visible import visible
 
@@ -104,7 +105,7 @@ class ProgressLines:
         self.started = time.monotonic()
         self.lock = threading.Lock()
         self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._tick, name="harness-progress", daemon=True)
+        self.thread = parallel.thread(self._tick, name="harness-progress", daemon=True)
 
     def on_plan(self, count: int) -> None:
         with self.lock:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from harness.cache import fileformat, replay
-from tests.conftest import Result, configmap, kustomization, write_tree
+from tests.conftest import Result, configmap, fresh_python, kustomization, write_tree
 
 Run = Callable[..., tuple[Result, str]]
 
@@ -278,9 +278,7 @@ def test_recording_keeps_stream_order_and_skips_paused_output(
     monkeypatch.setattr(sys, "stderr", io.TextIOWrapper(err, encoding="utf-8"))
     run = replay.plan(["check", "--repo", str(tmp_path)])
     assert run is not None
-    recorder: replay.Recorder | None = None
-    with pytest.raises(SystemExit), replay.recording(run):
-        recorder = replay._active
+    with pytest.raises(SystemExit), replay.recording(run) as recorder:
         print("one")
         sys.stderr.write("two\n")
         with replay.paused():
@@ -294,6 +292,51 @@ def test_recording_keeps_stream_order_and_skips_paused_output(
         (1, b"three\n"),
     ]
     assert recorder.tainted is None and recorder.roots is None  # no config: nothing stored
+
+
+def test_recording_restores_the_streams_even_on_error_and_never_nests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "cache"))
+    out, err = io.TextIOWrapper(io.BytesIO()), io.TextIOWrapper(io.BytesIO())
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+    run = replay.plan(["check", "--repo", str(tmp_path)])
+    assert run is not None
+    with pytest.raises(RuntimeError, match="boom"), replay.recording(run):
+        assert sys.stdout is not out and sys.stderr is not err  # the tees
+        with pytest.raises(RuntimeError, match="already under way"), replay.recording(run):
+            pass
+        raise RuntimeError("boom")
+    assert (sys.stdout, sys.stderr) == (out, err)
+    with replay.recording(run):  # a later recording in the process starts cleanly
+        print("again")
+    assert (sys.stdout, sys.stderr) == (out, err)
+
+
+def test_the_audit_hook_is_added_once_and_is_inert_outside_a_recording(tmp_path: Path) -> None:
+    """`sys.addaudithook` cannot be undone: two recordings add one hook (counted by the
+    `sys.addaudithook` audit event, which hooks already installed hear), and a file read
+    after a recording ends is not the finished recorder's business."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("x")
+    script = f"""
+import io, os, sys
+added = []
+sys.addaudithook(lambda event, args: added.append(1) if event == "sys.addaudithook" else None)
+from harness.cache import replay
+sys.stdout = io.TextIOWrapper(io.BytesIO())
+run = replay.plan(["check", "--repo", {str(tmp_path)!r}])
+recorders = []
+for _ in range(2):
+    with replay.recording(run) as recorder:
+        recorders.append(recorder)
+open({str(outside)!r}).close()
+sys.stdout = sys.__stdout__
+print(len(added), [sorted(r.unseen) for r in recorders])
+"""
+    env = {**os.environ, "HARNESS_CACHE_DIR": str(tmp_path / "cache")}
+    assert fresh_python(script, env=env) == "1 [[], []]\n"
 
 
 def test_lint_replays_too(project: Path, run: Run) -> None:

@@ -174,6 +174,26 @@ def test_a_save_that_changes_no_output_says_so(tmp_path: Path) -> None:
     assert changed.run.analysis != same.run.analysis
 
 
+def test_answers_of_one_tree_keep_their_run_and_a_fresh_start_makes_a_new_one(
+    tmp_path: Path,
+) -> None:
+    """Memos are keyed by content, so a save answered in place keeps the run (core/run.py);
+    a file that comes or goes starts afresh, as a new command would."""
+    root = write_repo(init(tmp_path / "git"))
+    watcher = watching.Watcher(
+        Common(repo=root, quiet=True, cache_dir=tmp_path / "cache"), diff_cmd.DiffOptions()
+    )
+    watcher.answer()
+    first = watcher.run
+    cm = root / "apps/web/cm.yaml"
+    cm.write_text(configmap("web", v="2", cluster="${CLUSTER}"))
+    assert watcher.answer({str(cm)}).output_changed and watcher.run is first
+    added = root / "apps/web/other.yaml"
+    added.write_text(configmap("other"))
+    watcher.answer({str(added)})
+    assert watcher.run is not first
+
+
 def test_editor_files_and_git_are_not_changes(tmp_path: Path) -> None:
     root = write_repo(init(tmp_path / "git"))
     watcher = watching.Watcher(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from harness.compare import inputs
@@ -76,7 +77,8 @@ def test_a_flux_target_includes_its_kustomization_spec(tmp_path: Path) -> None:
     def side(root: Path, extra: str) -> dict[str, str]:
         snap = snapshot({"dev/flux-system/flux-system": [ks("apps", "./app", extra=extra)]})
         target = Target(name, "flux", root / "app", "dev")
-        snap.results[name] = TargetResult(target, error="kustomize: boom")
+        failed = TargetResult(target, error="kustomize: boom")
+        snap = replace(snap, results={**snap.results, name: failed})
         return inputs.side_digests(root, snap)
 
     assert inputs.inputs_unchanged(name, side(one, ""), side(two, ""))
@@ -146,7 +148,8 @@ def test_a_flux_directory_scan_counts_its_yaml_files(tmp_path: Path) -> None:
     def side(root: Path) -> dict[str, str]:
         snap = snapshot({"dev/flux-system/flux-system": [ks("apps", "./scan")]})
         target = Target(name, "flux", root / "scan", "dev")
-        snap.results[name] = TargetResult(target, error="kustomize: boom")
+        failed = TargetResult(target, error="kustomize: boom")
+        snap = replace(snap, results={**snap.results, name: failed})
         return inputs.side_digests(root, snap)
 
     def tree(root: Path) -> Path:
@@ -289,8 +292,8 @@ def test_a_build_from_an_external_artifact_has_no_digest(tmp_path: Path) -> None
     declaration = ks("apps", "./staging").replace("kind: GitRepository", "kind: ExternalArtifact")
     snap = snapshot({"dev/flux-system/flux-system": [declaration]})
     root = write_tree(tmp_path / "repo", {"apps/staging/cm.yaml": configmap("a")})
-    snap.results[name] = TargetResult(
-        Target(name, "flux", root / "apps/staging", "dev"), error="kustomize: boom"
-    )
+    target = Target(name, "flux", root / "apps/staging", "dev")
+    failed = TargetResult(target, error="kustomize: boom")
+    snap = replace(snap, results={**snap.results, name: failed})
     assert name not in inputs.side_digests(root, snap)
     assert inputs.target_digest(root, snap, snap.results[name]) is None

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from harness.core import documents, parsed, yamlload
+from harness.core.run import Run
 from harness.render.seam import documents_from_payload, documents_payload
 
 STREAM = """apiVersion: v1
@@ -38,9 +39,9 @@ stringData:
 
 @pytest.fixture(autouse=True)
 def fresh() -> Iterator[None]:
-    parsed.clear()
-    yield
-    parsed.clear()
+    """Each test in a run of its own: parsed.py's memos start empty."""
+    with Run().entered():
+        yield
 
 
 def test_a_rendered_stream_remembers_its_objects_but_never_a_secrets() -> None:
@@ -64,12 +65,12 @@ def test_a_cache_entry_keeps_objects_json_can_hold_in_their_key_order() -> None:
     )
     (row,) = documents_payload(plain)
     assert row[7] == '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","z":1,"a":2}}'
-    parsed.clear()
-    back = documents_from_payload(json.loads(json.dumps([row])))
-    assert back == tuple(plain)
-    obj = parsed.load(plain[0].text)  # from the entry's JSON, not from YAML
-    assert obj == yamlload.load(plain[0].text)
-    assert list(obj["metadata"]) == ["name", "z", "a"]
+    with Run().entered():  # a new run: nothing parsed yet
+        back = documents_from_payload(json.loads(json.dumps([row])))
+        assert back == tuple(plain)
+        obj = parsed.load(plain[0].text)  # from the entry's JSON, not from YAML
+        assert obj == yamlload.load(plain[0].text)
+        assert list(obj["metadata"]) == ["name", "z", "a"]
 
 
 def test_a_malformed_row_rejects_the_whole_entry_and_its_objects() -> None:
@@ -80,9 +81,9 @@ def test_a_malformed_row_rejects_the_whole_entry_and_its_objects() -> None:
     assert isinstance(text, str)
     planted = [*row[:7], '{"planted": true}']  # well-formed, but the entry is not
     for bad in ([*row[:7], 5], row[:7], [*row, None]):
-        parsed.clear()
-        assert documents_from_payload([planted, bad]) is None
-        assert parsed.load(text) == {"apiVersion": "v1", "kind": "A", "metadata": {"name": "a"}}
+        with Run().entered():
+            assert documents_from_payload([planted, bad]) is None
+            assert parsed.load(text) == {"apiVersion": "v1", "kind": "A", "metadata": {"name": "a"}}
 
 
 def test_fresh_objects_are_the_callers_own() -> None:
@@ -91,13 +92,13 @@ def test_fresh_objects_are_the_callers_own() -> None:
     )
     text = row[5]
     assert isinstance(text, str)
-    parsed.clear()
-    assert documents_from_payload([row]) is not None
-    first = parsed.fresh(text)
-    assert first == yamlload.load(text) and list(first["metadata"]) == ["name", "z"]
-    first["metadata"]["z"].append(2)  # the caller's to change
-    assert parsed.fresh(text) == parsed.load(text) == yamlload.load(text)
-    assert parsed.fresh("a: 1\n") == {"a": 1}  # unknown text: parsed
+    with Run().entered():
+        assert documents_from_payload([row]) is not None
+        first = parsed.fresh(text)
+        assert first == yamlload.load(text) and list(first["metadata"]) == ["name", "z"]
+        first["metadata"]["z"].append(2)  # the caller's to change
+        assert parsed.fresh(text) == parsed.load(text) == yamlload.load(text)
+        assert parsed.fresh("a: 1\n") == {"a": 1}  # unknown text: parsed
 
 
 def test_load_parses_a_text_once_and_still_raises() -> None:

@@ -16,6 +16,7 @@ import pytest
 from harness.cli.context import Common, load_config, render_snapshot, renderer_for
 from harness.core.memo import IdentityMemo
 from harness.core.model import Snapshot
+from harness.core.run import Run
 from harness.hazards import engine
 from harness.hazards.engine import HazardReport
 from tests.conftest import EXAMPLE, GOLDENS, run_harness
@@ -143,12 +144,6 @@ def test_dev_literal_copied_into_a_prod_rendered_value(repo: Path) -> None:
     assert "spec.values.k8sServiceHost" in f.message
 
 
-def _clear_memos() -> None:
-    from harness.core import memo
-
-    memo.reset()
-
-
 def test_the_per_document_memos_change_no_finding(
     base: Snapshot, repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -173,15 +168,14 @@ def test_the_per_document_memos_change_no_finding(
     def reports() -> tuple[HazardReport, HazardReport]:
         return engine.diff(base, head, head_repo=repo), engine.lint(head, repo=repo)
 
-    with monkeypatch.context() as m:
+    with monkeypatch.context() as m, Run().entered():
         m.setattr(IdentityMemo, "get", lambda self, obj, flag=None: None)
         m.setattr(overlay_parity, "_joined", lambda texts: "\n".join(t for _p, t in texts))
         m.setattr(parsed, "load", yamlload.load)
-        _clear_memos()
         bare = reports()
-    _clear_memos()
-    cold = reports()
-    warm = reports()
+    with Run().entered():  # a new run: its memos start empty
+        cold = reports()
+        warm = reports()
     assert bare == cold == warm
     diff, lint_report = bare
     rules = {f.rule for f in diff.findings} | {f.rule for f in lint_report.findings}

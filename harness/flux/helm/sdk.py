@@ -57,6 +57,7 @@ def identity() -> str:
     return _identity(os.environ.get("HELM_C_LIB", ""))
 
 
+# process-wide: the installed SDK (by $HELM_C_LIB), which no repo or run changes
 @functools.cache
 def _identity(override: str) -> str:
     package = _package_dir()
@@ -260,6 +261,7 @@ def render(
     return Rendered(rendered, crds, str(metadata.get("kubeVersion") or ""))
 
 
+# process-wide: a fact of the loaded library's signature, the same for every run
 @functools.cache
 def passes_capabilities() -> bool:
     """Whether the wheel's public `Chart.render` takes `kube_version` and `api_versions`
@@ -274,6 +276,7 @@ _PROBE_TEMPLATE = (
 )
 
 
+# process-wide: what the loaded library renders with by default, the same for every run
 @functools.cache
 def default_capabilities() -> tuple[str, tuple[str, ...]]:
     """(KubeVersion, APIVersions) the SDK renders with when it cannot be told: asked of the

@@ -116,11 +116,15 @@ class Built:
 
 
 class Memo:
-    """Work one run does once, whichever cluster asks first: identical work is never repeated.
+    """Work one render does once, whichever cluster asks first: identical work is never
+    repeated.
 
     Two clusters building the same Kustomization share the kustomize run (the renderer's
     memo); here they also share parsing its output and the source-artifact check. The
-    parsed objects are shared read-only: `build` copies what it changes.
+    parsed objects are shared read-only: `build` copies what it changes. Owned by the
+    render's `Context`, not by the run (core/run.py): an artifact check is keyed by paths,
+    not by content, so a run that renders a tree again after a save (`harness watch`) must
+    check again.
     """
 
     def __init__(self) -> None:
@@ -166,7 +170,7 @@ class Context:
     ignores: SourceIgnores = dataclasses.field(default_factory=SourceIgnores)
     # confinement and the render cache (flux/kustomize/cached.py); None builds unconfined, uncached
     seam: Seam | None = None
-    memo: Memo = dataclasses.field(default_factory=lambda: Memo())
+    memo: Memo = dataclasses.field(default_factory=Memo)  # per render: see Memo
     # the run's ExternalArtifact trees (source/artifacts.py), named by where they came from
     artifacts: Store | None = None
 

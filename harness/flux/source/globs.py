@@ -95,6 +95,7 @@ def doublestar_match(pattern: str, path: str) -> bool:
         return False
 
 
+# process-wide: a compiled regex, a pure function of the pattern (no repo or run in it)
 @functools.cache
 def doublestar(pattern: str) -> re.Pattern[str]:
     """The pattern as a regular expression; PatternError when doublestar would reject it.

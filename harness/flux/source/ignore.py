@@ -179,6 +179,7 @@ def valid_glob(glob: str) -> bool:
     return _compile(glob) is not None
 
 
+# process-wide: a compiled regex, a pure function of the glob (no repo or run in it)
 @functools.cache
 def _compile(glob: str) -> re.Pattern[str] | None:
     out: list[str] = []

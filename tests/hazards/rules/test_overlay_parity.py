@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from harness.hazards.rules.overlay_parity import RULE, distinctive
@@ -59,7 +60,7 @@ def test_a_document_in_one_cluster_only_is_reported() -> None:
     assert found == {}
     snap = _snap(_hr("192.168.1.10"), _hr("192.168.2.10"))
     extra = flux("dev", "platform", _hr("192.168.1.10"), cm("dev-only", "x"))
-    snap.results[extra.name] = extra
+    snap = replace(snap, results={**snap.results, extra.name: extra})
     (f,) = _lint(snap).values()
     assert "only in dev, not in prod" in f.message
 

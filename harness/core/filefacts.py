@@ -1,0 +1,92 @@
+"""Facts about files, validated by their stat: the one memo kept across runs, on purpose.
+
+A fact derived from a file's bytes (its git blob id, whether it is a kustomize Component)
+is as good as the file's stat says it is: git's index makes the same bet. So these facts
+are not run state: the process keeps one `FileFacts` (`run.PROCESS.files`), every `Run`
+uses it, and a later run in the process (the tests' CLI runner, `harness watch` starting
+afresh) is answered from it only for files whose stat is unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+
+# A file modified this recently may change again within the filesystem's timestamp tick
+# without its stat changing (git's "racily clean" rule): such a fact is not remembered.
+RACY_SECONDS = 2.0
+Stamp = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
+
+
+def stamp(path: str) -> Stamp | None:
+    """What identifies a file's content without reading it; None when it cannot be stat'ed
+    or is not a regular file."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+class FileFacts:
+    """Facts derived from a file's bytes (its git blob id, whether it is a kustomize
+    Component), remembered by (path, size, mtime, ctime, inode) across runs.
+
+    Every lookup checks the file's stat first, so a changed file is never answered from
+    it, and a file modified within `RACY_SECONDS` of being read is not remembered at all.
+    A resident process (`harness watch`) and consecutive runs in one process skip reading
+    unchanged files; `export`/`load` carry the facts between CLI runs (pipeline/repo.py
+    keeps them in the cache directory, and `loaded` says which roots' facts came in).
+    """
+
+    def __init__(self, limit: int = 200_000) -> None:
+        self.limit = limit
+        self._data: dict[tuple[str, str], tuple[Stamp, str]] = {}
+        self.changed = False
+        self.loaded: set[str] = set()  # roots whose exported facts `load` has read
+
+    def get(self, path: str, fact: str) -> tuple[Stamp | None, str | None]:
+        """(the file's stamp now, the remembered value when the stamp still matches)."""
+        now = stamp(path)
+        if now is None:
+            return None, None
+        found = self._data.get((path, fact))
+        if found is not None and found[0] == now:
+            return now, found[1]
+        return now, None
+
+    def put(self, path: str, fact: str, at: Stamp | None, value: str) -> None:
+        """Remember `value`, derived from the file as it was at stamp `at`."""
+        if at is None or time.time() - at[1] / 1e9 < RACY_SECONDS:
+            return
+        if len(self._data) >= self.limit:
+            self._data.clear()
+        self._data[(path, fact)] = (at, value)
+        self.changed = True
+
+    def export(self, prefix: str) -> list[list[object]]:
+        """The facts about files under `prefix`, as JSON-ready rows."""
+        return [
+            [path, fact, *at, value]
+            for (path, fact), (at, value) in self._data.items()
+            if path.startswith(prefix)
+        ]
+
+    def load(self, rows: object) -> None:
+        """Rows from `export` (a malformed row is skipped: a miss only costs a read)."""
+        if not isinstance(rows, list):
+            return
+        for row in rows:
+            if (
+                isinstance(row, list)
+                and len(row) == 7
+                and isinstance(row[0], str)
+                and isinstance(row[1], str)
+                and all(isinstance(v, int) for v in row[2:6])
+                and isinstance(row[6], str)
+            ):
+                at = (row[2], row[3], row[4], row[5])
+                self._data.setdefault((row[0], row[1]), (at, row[6]))

@@ -1,0 +1,66 @@
+"""filefacts: facts about files, kept across runs while each file's stat holds."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from harness.core import filefacts, run
+from harness.core.run import Run
+
+
+def test_file_facts_hold_while_the_stat_holds(tmp_path: Path) -> None:
+    """A fact about a file is answered only while its size, mtime, ctime and inode are what
+    they were; a file modified within RACY_SECONDS is not remembered at all."""
+    facts = filefacts.FileFacts()
+    path = tmp_path / "f.yaml"
+    path.write_text("a: 1\n")
+    old = time.time() - 10
+    os.utime(path, (old, old))
+    at, known = facts.get(str(path), "blob")
+    assert at is not None and known is None
+    facts.put(str(path), "blob", at, "id-1")
+    assert facts.get(str(path), "blob") == (at, "id-1")
+    assert facts.get(str(path), "other") == (at, None)
+    path.write_text("a: 2\n")  # same size, new content, new mtime
+    now, known = facts.get(str(path), "blob")
+    assert known is None and now != at
+    facts.put(str(path), "blob", now, "id-2")  # just modified: racy, not remembered
+    assert facts.get(str(path), "blob")[1] is None
+    rows = facts.export(str(tmp_path))
+    fresh = filefacts.FileFacts()
+    fresh.load([*rows, ["bad"], "junk"])
+    assert fresh.get(str(path), "blob")[1] is None
+    assert facts.get(str(tmp_path / "absent"), "blob") == (None, None)
+
+
+def test_file_facts_travel_between_processes(tmp_path: Path) -> None:
+    facts = filefacts.FileFacts()
+    path = tmp_path / "k.yaml"
+    path.write_text("kind: Component\n")
+    old = time.time() - 10
+    os.utime(path, (old, old))
+    at, _ = facts.get(str(path), "component")
+    facts.put(str(path), "component", at, "1")
+    assert facts.get(str(path), "component")[1] == "1"
+    other = filefacts.FileFacts()
+    other.load(facts.export(str(tmp_path)))
+    assert other.get(str(path), "component")[1] == "1"
+    assert other.export("/elsewhere") == []
+
+
+def test_every_run_uses_the_process_facts_unless_given_its_own(tmp_path: Path) -> None:
+    """The one thing runs share, on purpose: a fact one run learnt answers the next run."""
+    path = tmp_path / "k.yaml"
+    path.write_text("kind: Component\n")
+    old = time.time() - 10
+    os.utime(path, (old, old))
+    with Run().entered():
+        at, _ = run.files().get(str(path), "component")
+        run.files().put(str(path), "component", at, "1")
+    assert Run().files is run.PROCESS.files is run.files()  # outside a run too
+    assert Run().files.get(str(path), "component")[1] == "1"
+    own = filefacts.FileFacts()
+    with Run(files=own).entered():
+        assert run.files() is own and own.get(str(path), "component")[1] is None
