@@ -234,3 +234,68 @@ def test_the_private_scan_sees_what_it_forbids() -> None:
         "writes ._runtime_param",
         "writes sys.modules",
     ]
+
+
+# Modules without a test module of their own name, and the test module that covers each
+# (through the verb, the stage or the sibling that uses it). A module that gets its own
+# tests/<package>/test_<module>.py leaves this table; the test below says so.
+COVERED_BY: dict[str, str] = {
+    "harness.cache.fileformat": "tests/cache/test_store.py",
+    "harness.cli.commands.cache": "tests/cli/test_faults.py",
+    "harness.cli.context": "tests/cli/commands/test_check.py",
+    "harness.cli.entry": "tests/cache/test_replay.py",
+    "harness.core.errors": "tests/cli/test_app.py",
+    "harness.core.model": "tests/compare/test_snapshots.py",
+    "harness.core.parallel": "tests/cli/commands/test_diff.py",
+    "harness.core.process": "tests/cli/test_faults.py",
+    "harness.flux.api": "tests/flux/test_spec.py",
+    "harness.flux.helm.cached": "tests/flux/helm/test_rendercache.py",
+    "harness.flux.helm.dependencies": "tests/flux/helm/test_targets.py",
+    "harness.flux.helm.postrender": "tests/flux/helm/test_targets.py",
+    "harness.flux.helm.sdk": "tests/flux/helm/test_engine.py",
+    "harness.flux.helm.stage": "tests/flux/helm/test_targets.py",
+    "harness.flux.helm.worker": "tests/flux/helm/test_engine.py",
+    "harness.flux.includes": "tests/flux/kustomize/test_build.py",
+    "harness.flux.source.chartcache": "tests/flux/helm/test_fetch.py",
+    "harness.flux.source.charts": "tests/flux/helm/test_fetch.py",
+    "harness.flux.source.fetch": "tests/flux/helm/test_fetch.py",
+    "harness.graph.dot": "tests/graph/test_formats.py",
+    "harness.graph.json_doc": "tests/graph/test_formats.py",
+    "harness.graph.mermaid": "tests/graph/test_formats.py",
+    "harness.graph.style": "tests/graph/test_view.py",
+    "harness.graph.svg": "tests/graph/test_formats.py",
+    "harness.hazards.context": "tests/hazards/rules/test_crd_order.py",
+    "harness.hazards.finding": "tests/hazards/test_engine.py",
+    "harness.hazards.k8s": "tests/hazards/rules/test_crd_order.py",
+    "harness.hazards.rules.helm_crd_upgrade": "tests/flux/helm/test_scenarios.py",
+    "harness.hazards.rules.helm_delete": "tests/flux/helm/test_scenarios.py",
+    "harness.hazards.scope": "tests/hazards/test_preinstalled.py",
+    "harness.report.diff_json": "tests/report/test_diff_text.py",
+    "harness.report.formats.github": "tests/report/test_github.py",
+    "harness.report.formats.html": "tests/report/test_html.py",
+    "harness.report.formats.json": "tests/cli/commands/test_check.py",
+    "harness.report.formats.junit": "tests/report/test_junit.py",
+    "harness.report.formats.text": "tests/cli/commands/test_check.py",
+    "harness.report.json_out": "tests/cli/commands/test_check.py",
+    "harness.report.lint_text": "tests/cli/commands/test_lint.py",
+    "harness.report.text": "tests/cli/commands/test_check.py",
+}
+
+
+def _own_test(name: str) -> Path:
+    """tests/<package path>/test_<module>.py for harness.<package path>.<module>."""
+    *package, module = name.split(".")[1:]
+    return PACKAGE.parent.joinpath("tests", *package, f"test_{module}.py")
+
+
+def test_every_module_has_its_own_test_module_or_says_which_covers_it() -> None:
+    root = PACKAGE.parent
+    untested = sorted(
+        name
+        for name, path in modules().items()
+        if name not in TOP and path.name != "__init__.py" and not _own_test(name).is_file()
+    )
+    assert untested == sorted(COVERED_BY)  # a new module: a test module, or a line above
+    missing = {m: f for m, f in COVERED_BY.items() if not (root / f).is_file()}
+    assert missing == {}
+    assert _own_test("harness.report.formats.json") == root / "tests/report/formats/test_json.py"
