@@ -46,6 +46,7 @@ class Reach:
     def __init__(self, real_repos: Iterable[object]) -> None:
         self._real = [id(obj) for obj in real_repos]
         self._seen: dict[int, str | None] = {}
+        self._params: dict[int, tuple[str, ...]] = {}
 
     def why(self, fn: Callable[..., Any]) -> str | None:
         """What makes `fn` integration (a short reason), or None."""
@@ -61,6 +62,17 @@ class Reach:
         found = None if code is None else self._scan(code, getattr(fn, "__globals__", {}))
         self._seen[key] = found
         return found
+
+    def requests(self, fixture: Callable[..., Any]) -> tuple[str, ...]:
+        """The fixtures a fixture function asks for (its parameters)."""
+        key = id(fixture)
+        if key not in self._params:
+            try:
+                params = tuple(inspect.signature(inspect.unwrap(fixture)).parameters)
+            except (TypeError, ValueError):
+                params = ()
+            self._params[key] = params
+        return self._params[key]
 
     def _scan(self, code: types.CodeType, globals_: Mapping[str, Any]) -> str | None:
         for sub in _codes(code):
@@ -147,9 +159,5 @@ def tier(
         for fixture in resolve(name):
             if (found := reach.why(fixture)) is not None:
                 return "integration", f"fixture {name}: {found}"
-            try:
-                params = inspect.signature(inspect.unwrap(fixture)).parameters
-            except (TypeError, ValueError):
-                continue
-            pending.extend(p for p in params if p not in seen)
+            pending.extend(p for p in reach.requests(fixture) if p not in seen)
     return "unit", None
