@@ -27,7 +27,7 @@ For each repo, the best wall time over `--repeat` interleaved rounds of:
  10. `comment --base HEAD~1` cold, and on a copy of the cache a `check` at the base commit
      left (what the base branch's CI run saves and the PR's run restores).
 Then the goal ratios in one block (issue 23's, against bare parallel kustomize), and at the
-end a markdown table, one row per repo, for the README.
+end a markdown table, one row per repo, for docs/benchmark.md.
 `--homelab CxN` adds a generated repo shaped like public
 Flux homelab repos: C clusters x N apps, each app a Flux Kustomization with targetNamespace,
 a component, postBuild substitution from a cluster ConfigMap, half of them on a
@@ -304,7 +304,7 @@ def prepared(repo: Path, tmp: Path) -> Path:
 
 @dataclass
 class Row:
-    """One repo's line of the README table: the issue's ratios and their floors."""
+    """One repo's line of the table in docs/benchmark.md: the issue's ratios and their floors."""
 
     name: str
     shape: str
@@ -580,7 +580,7 @@ def _bench(
 
 
 def print_table() -> None:
-    """The README's table (markdown), one row per repo."""
+    """The table of docs/benchmark.md (markdown), one row per repo."""
     if not ROWS:
         return
     print("\n| " + " | ".join(HEADER) + " |")

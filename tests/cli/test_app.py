@@ -119,9 +119,9 @@ def test_no_verb_first_builds_the_whole_app(args: list[str]) -> None:
     assert cli.for_verb(args) is cli.app
 
 
-# -- help == README ------------------------------------------------------------------------
+# -- help == docs/cli.md -------------------------------------------------------------------
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+CLI_REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 _CODE = re.compile(r"`([^`]+)`(?: \(([^)]*)\))?")
 
 
@@ -142,7 +142,7 @@ def _commands() -> dict[str, Any]:
 
 
 def _shown(param: Any) -> tuple[str, str]:
-    """(`-o, --output FORMAT`, `text|json`): a parameter as README writes it."""
+    """(`-o, --output FORMAT`, `text|json`): a parameter as docs/cli.md writes it."""
     if param.param_type_name == "argument":
         return (f"{param.metavar}..." if param.nargs == -1 else param.metavar), ""
     longs = [o for o in param.opts if o.startswith("--")]
@@ -158,9 +158,9 @@ def _shown(param: Any) -> tuple[str, str]:
     return text, choices
 
 
-def _readme_rows(start: str) -> list[list[str]]:
+def _reference_rows(start: str) -> list[list[str]]:
     """The rows of the first table after the line starting with `start`."""
-    lines = README.read_text().splitlines()
+    lines = CLI_REFERENCE.read_text().splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith(start))
     rows = []
     for line in lines[at + 1 :]:
@@ -177,19 +177,20 @@ def _documented(cell: str) -> dict[str, str]:
 
 
 def test_every_documented_option_is_in_help_and_every_option_is_documented() -> None:
-    """README's option tables and each command's --help list the same options, with the
+    """docs/cli.md's option tables and each command's --help list the same options, with the
     same short aliases, value names and choices."""
     commands = _commands()
     common_names = {p.name for p in cli.COMMON_PARAMETERS}
     common = {
         key: ""
-        for row in _readme_rows("Every command except `cache` takes these options")
+        for row in _reference_rows("Every command except `cache` takes these options")
         for key in _documented(row[0])
     }
     own = {
-        row[0].strip("`"): _documented(row[1]) for row in _readme_rows("Each command's own options")
+        row[0].strip("`"): _documented(row[1])
+        for row in _reference_rows("Each command's own options")
     }
-    assert set(own) == set(commands), "README lists other commands than the CLI has"
+    assert set(own) == set(commands), "docs/cli.md lists other commands than the CLI has"
     for name, command in commands.items():
         shared = not name.startswith("cache ")
         params = [p for p in command.params]

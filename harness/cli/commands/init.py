@@ -260,8 +260,8 @@ def _cluster_paths(results: Iterable[TargetResult], repo: Path) -> dict[str, str
 def starter_yaml(starter: Starter) -> str:
     """The commented harness.yaml; every value a placeholder reads as one."""
     lines = [
-        "# harness.yaml, written by `harness init`. Every key is optional; README.md",
-        "# (Configuration) lists them all. Run `harness check` after each change.",
+        "# harness.yaml, written by `harness init`. Every key is optional; docs/config.md",
+        "# in harness's repository lists them all. Run `harness check` after each change.",
         "",
         "# Committed render output that `harness check` compares with; `harness update`",
         "# rewrites it.",
