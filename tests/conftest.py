@@ -9,16 +9,47 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import pytest
+from hypothesis import HealthCheck, settings
 from typer.testing import CliRunner
 
 from harness.cli.app import app
 from harness.render import kustomize as render
+from tests import tiers
 
 PROJECT = Path(__file__).resolve().parent.parent
 EXAMPLE = PROJECT / "examples" / "homelab"
 GOLDENS = PROJECT / "goldens"
+
+
+# Hypothesis judges nothing by the clock: no per-example deadline, no "too slow" health check
+# (both fail on a loaded machine, not on a wrong answer); a test's own @settings add to this.
+settings.register_profile("harness", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("harness")
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by the marks added here
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test is `unit` or `integration` (tests/tiers.py says which and why)."""
+    reach = tiers.Reach(real_repos=(EXAMPLE, GOLDENS))
+    plugins = config.pluginmanager.get_plugins()
+    conftests: dict[Path, list[ModuleType]] = {}
+    for item in items:
+        directory = item.path.parent
+        if directory not in conftests:
+            conftests[directory] = tiers.conftests_for(item.path, plugins)
+        function = item if isinstance(item, pytest.Function) else None
+        places = [*([function.module] if function else []), *conftests[directory]]
+        name, why = tiers.tier(
+            (m.name for m in item.iter_markers()),
+            function.function if function else None,
+            item.fixturenames if function else (),
+            lambda fixture, places=places: tiers.fixture_function(fixture, places),
+            reach,
+        )
+        item.add_marker(getattr(pytest.mark, name)(why=why) if why else name)
 
 
 @pytest.fixture(autouse=True)
@@ -42,7 +73,7 @@ def kubectl() -> Path:
 
 @pytest.fixture
 def renderer() -> render.Renderer:
-    return render.resolve(flags=("--load-restrictor", "LoadRestrictionsNone"), timeout=60)
+    return render.resolve(flags=("--load-restrictor", "LoadRestrictionsNone"), timeout=300)
 
 
 def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:

@@ -20,7 +20,7 @@ GIT_ENV = {
 def git(root: Path, *args: str) -> str:
     env = {**os.environ, **GIT_ENV, "GIT_OPTIONAL_LOCKS": "0"}
     proc = subprocess.run(
-        ["git", *args], cwd=root, env=env, capture_output=True, text=True, check=True, timeout=60
+        ["git", *args], cwd=root, env=env, capture_output=True, text=True, check=True, timeout=300
     )
     return proc.stdout
 

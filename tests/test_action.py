@@ -72,7 +72,7 @@ def _sticky(env: dict[str, str], directory: Path) -> subprocess.CompletedProcess
         env={**os.environ, **env},
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=300,
     )
 
 
@@ -264,7 +264,7 @@ def test_action_installs_the_helm_extra_when_the_repo_enables_helm(
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
     )
     assert res.returncode == 0, res.stderr
     calls = log.read_text().splitlines() if log.exists() else []

@@ -8,6 +8,7 @@ and under TYPE_CHECKING, since each is a dependency a reader has to follow.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,16 +32,15 @@ LAYERS: tuple[str, ...] = (
 TOP = {"harness": -1, "harness.__main__": len(LAYERS)}
 
 
-def _modules() -> dict[str, Path]:
+@functools.cache
+def modules() -> dict[str, Path]:
+    """Every harness module by name (read when a test asks, never at collection)."""
     out = {}
     for path in PACKAGE.rglob("*.py"):
         parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         out[name] = path
     return out
-
-
-MODULES = _modules()
 
 
 def _imports(name: str, path: Path) -> Iterator[str]:
@@ -55,16 +55,19 @@ def _imports(name: str, path: Path) -> Iterator[str]:
                 base = name.split(".")[: len(name.split(".")) - node.level + int(is_package)]
                 module = ".".join([*base, module] if module else base)
             # `from pkg import mod` depends on mod (pkg/__init__ is a docstring), else on pkg
-            subs = [f"{module}.{a.name}" for a in node.names if f"{module}.{a.name}" in MODULES]
+            subs = [f"{module}.{a.name}" for a in node.names if f"{module}.{a.name}" in modules()]
             targets = subs if len(subs) == len(node.names) else [module, *subs]
         else:
             continue
         for target in targets:
-            if target in MODULES and target != name:
+            if target in modules() and target != name:
                 yield target
 
 
-GRAPH = {name: set(_imports(name, path)) for name, path in MODULES.items()}
+@functools.cache
+def graph() -> dict[str, set[str]]:
+    """Every module's harness imports: parsing all of harness is for the tests that read it."""
+    return {name: set(_imports(name, path)) for name, path in modules().items()}
 
 
 def layer(name: str) -> int:
@@ -78,7 +81,7 @@ def layer(name: str) -> int:
 def test_every_module_is_in_a_layer_and_imports_only_its_own_or_lower() -> None:
     upward = sorted(
         f"{m} ({LAYERS[layer(m)] if layer(m) < len(LAYERS) else m}) imports {t}"
-        for m, targets in GRAPH.items()
+        for m, targets in graph().items()
         for t in targets
         if t != "harness" and layer(t) > layer(m)
     )
@@ -86,7 +89,7 @@ def test_every_module_is_in_a_layer_and_imports_only_its_own_or_lower() -> None:
 
 
 def test_no_module_sits_loose_at_the_top_level() -> None:
-    assert sorted(m for m in MODULES if m.count(".") < 2 and m not in TOP) == [
+    assert sorted(m for m in modules() if m.count(".") < 2 and m not in TOP) == [
         f"harness.{p}" for p in sorted(LAYERS)
     ]
 
@@ -117,7 +120,7 @@ def test_no_import_cycles() -> None:
         index[v] = low[v] = len(index)
         stack.append(v)
         on_stack.add(v)
-        for w in sorted(GRAPH[v]):
+        for w in sorted(graph()[v]):
             if w not in index:
                 visit(w)
                 low[v] = min(low[v], low[w])
@@ -134,7 +137,7 @@ def test_no_import_cycles() -> None:
             if len(component) > 1:
                 cycles.append(sorted(component))
 
-    for name in sorted(GRAPH):
+    for name in sorted(graph()):
         if name not in index:
             visit(name)
     assert cycles == []
@@ -142,9 +145,9 @@ def test_no_import_cycles() -> None:
 
 def test_the_scan_sees_lazy_and_type_checking_imports() -> None:
     """The two tests above would pass vacuously on a scan that missed imports."""
-    assert "harness.cli.app" in GRAPH["harness.cli.entry"]  # imported inside main()
-    assert "harness.hazards.sources" in GRAPH["harness.hazards.context"]  # lazy
-    assert "harness.hazards.sources" in GRAPH["harness.hazards.preinstalled"]  # TYPE_CHECKING
+    assert "harness.cli.app" in graph()["harness.cli.entry"]  # imported inside main()
+    assert "harness.hazards.sources" in graph()["harness.hazards.context"]  # lazy
+    assert "harness.hazards.sources" in graph()["harness.hazards.preinstalled"]  # TYPE_CHECKING
     assert layer("harness.cli.commands.diff") > layer("harness.report.formats.text")
     assert layer("harness.core.config") < layer("harness.render.discover")
 
@@ -210,7 +213,7 @@ def test_no_private_internals_of_other_libraries() -> None:
     a private attribute on click parameters, and a `sys.modules` edit around an import)."""
     found = sorted(
         f"{name}: {use}"
-        for name, path in MODULES.items()
+        for name, path in modules().items()
         for use in _private_uses(ast.parse(path.read_text(encoding="utf-8")))
     )
     assert found == []
@@ -231,3 +234,68 @@ def test_the_private_scan_sees_what_it_forbids() -> None:
         "writes ._runtime_param",
         "writes sys.modules",
     ]
+
+
+# Modules without a test module of their own name, and the test module that covers each
+# (through the verb, the stage or the sibling that uses it). A module that gets its own
+# tests/<package>/test_<module>.py leaves this table; the test below says so.
+COVERED_BY: dict[str, str] = {
+    "harness.cache.fileformat": "tests/cache/test_store.py",
+    "harness.cli.commands.cache": "tests/cli/test_faults.py",
+    "harness.cli.context": "tests/cli/commands/test_check.py",
+    "harness.cli.entry": "tests/cache/test_replay.py",
+    "harness.core.errors": "tests/cli/test_app.py",
+    "harness.core.model": "tests/compare/test_snapshots.py",
+    "harness.core.parallel": "tests/cli/commands/test_diff.py",
+    "harness.core.process": "tests/cli/test_faults.py",
+    "harness.flux.api": "tests/flux/test_spec.py",
+    "harness.flux.helm.cached": "tests/flux/helm/test_rendercache.py",
+    "harness.flux.helm.dependencies": "tests/flux/helm/test_targets.py",
+    "harness.flux.helm.postrender": "tests/flux/helm/test_targets.py",
+    "harness.flux.helm.sdk": "tests/flux/helm/test_engine.py",
+    "harness.flux.helm.stage": "tests/flux/helm/test_targets.py",
+    "harness.flux.helm.worker": "tests/flux/helm/test_engine.py",
+    "harness.flux.includes": "tests/flux/kustomize/test_build.py",
+    "harness.flux.source.chartcache": "tests/flux/helm/test_fetch.py",
+    "harness.flux.source.charts": "tests/flux/helm/test_fetch.py",
+    "harness.flux.source.fetch": "tests/flux/helm/test_fetch.py",
+    "harness.graph.dot": "tests/graph/test_formats.py",
+    "harness.graph.json_doc": "tests/graph/test_formats.py",
+    "harness.graph.mermaid": "tests/graph/test_formats.py",
+    "harness.graph.style": "tests/graph/test_view.py",
+    "harness.graph.svg": "tests/graph/test_formats.py",
+    "harness.hazards.context": "tests/hazards/rules/test_crd_order.py",
+    "harness.hazards.finding": "tests/hazards/test_engine.py",
+    "harness.hazards.k8s": "tests/hazards/rules/test_crd_order.py",
+    "harness.hazards.rules.helm_crd_upgrade": "tests/flux/helm/test_scenarios.py",
+    "harness.hazards.rules.helm_delete": "tests/flux/helm/test_scenarios.py",
+    "harness.hazards.scope": "tests/hazards/test_preinstalled.py",
+    "harness.report.diff_json": "tests/report/test_diff_text.py",
+    "harness.report.formats.github": "tests/report/test_github.py",
+    "harness.report.formats.html": "tests/report/test_html.py",
+    "harness.report.formats.json": "tests/cli/commands/test_check.py",
+    "harness.report.formats.junit": "tests/report/test_junit.py",
+    "harness.report.formats.text": "tests/cli/commands/test_check.py",
+    "harness.report.json_out": "tests/cli/commands/test_check.py",
+    "harness.report.lint_text": "tests/cli/commands/test_lint.py",
+    "harness.report.text": "tests/cli/commands/test_check.py",
+}
+
+
+def _own_test(name: str) -> Path:
+    """tests/<package path>/test_<module>.py for harness.<package path>.<module>."""
+    *package, module = name.split(".")[1:]
+    return PACKAGE.parent.joinpath("tests", *package, f"test_{module}.py")
+
+
+def test_every_module_has_its_own_test_module_or_says_which_covers_it() -> None:
+    root = PACKAGE.parent
+    untested = sorted(
+        name
+        for name, path in modules().items()
+        if name not in TOP and path.name != "__init__.py" and not _own_test(name).is_file()
+    )
+    assert untested == sorted(COVERED_BY)  # a new module: a test module, or a line above
+    missing = {m: f for m, f in COVERED_BY.items() if not (root / f).is_file()}
+    assert missing == {}
+    assert _own_test("harness.report.formats.json") == root / "tests/report/formats/test_json.py"

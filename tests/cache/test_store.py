@@ -134,7 +134,7 @@ def test_concurrent_writers_and_readers_never_see_partial_entries(tmp_path: Path
         """
     )
     procs = [subprocess.Popen([sys.executable, "-c", script]) for _ in range(3)]
-    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0]
+    assert [p.wait(timeout=300) for p in procs] == [0, 0, 0]
     assert cache.Store(tmp_path).info().entries == 1
 
 

@@ -58,7 +58,7 @@ def docs(*parts: str) -> str:
 
 
 def new_renderer() -> render.Renderer:
-    return render.resolve(flags=("--load-restrictor", "LoadRestrictionsNone"), timeout=60)
+    return render.resolve(flags=("--load-restrictor", "LoadRestrictionsNone"), timeout=300)
 
 
 def render_repo(

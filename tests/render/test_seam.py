@@ -30,7 +30,7 @@ TOKEN_MARKER = documents.redaction_marker(
 
 def fresh_renderer() -> render.Renderer:
     cfg_flags = config_mod.DEFAULT_KUBECTL_FLAGS
-    return render.resolve(flags=cfg_flags, timeout=60)
+    return render.resolve(flags=cfg_flags, timeout=300)
 
 
 def rendered(repo: Path, store: cache.Store | None) -> tuple[Snapshot, render.Renderer, int]:

@@ -24,11 +24,17 @@ def _comment(analysis, **kw):  # type: ignore[no-untyped-def]
     return md.comment(analysis, INFO, **kw)
 
 
+SLOW = pytest.mark.slow  # 5000 documents: seconds each, the integration tier
+
+
 def _ids(bodies: tuple[str, ...]) -> set[str]:
     return {m for body in bodies for m in ID_RE.findall(body)}
 
 
-@pytest.mark.parametrize(("changed", "targets"), [(1, 1), (50, 5), (5000, 40), (5000, 1)])
+@pytest.mark.parametrize(
+    ("changed", "targets"),
+    [(1, 1), (50, 5), pytest.param(5000, 40, marks=SLOW), pytest.param(5000, 1, marks=SLOW)],
+)
 def test_sizes_fit_and_parse(changed: int, targets: int) -> None:
     analysis = synthetic.analysis(changed, targets=targets)
     fitted = _comment(analysis)
@@ -70,6 +76,7 @@ def test_two_mib_document_alongside_small_ones_keeps_the_small_diffs() -> None:
     assert body.count("_Diff truncated:") == 1
 
 
+@SLOW
 def test_split_of_5000_lists_every_changed_document() -> None:
     analysis = synthetic.analysis(5000, targets=40)
     fitted = _comment(analysis, split=True)
@@ -86,6 +93,7 @@ def test_split_of_5000_lists_every_changed_document() -> None:
         assert joined.count(f"<summary>apps/t{k:04d}: ") == 1
 
 
+@SLOW
 def test_split_of_one_huge_target_continues_it() -> None:
     fitted = _comment(synthetic.analysis(5000, targets=1), split=True)
     parts = len(fitted.bodies)

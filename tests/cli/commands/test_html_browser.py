@@ -39,6 +39,8 @@ ARGS = [
 ]
 
 Cli = Callable[..., Result]
+# Playwright waits end on the page; this bound only stops a hung one (a loaded machine is slow)
+HANG_MS = 300_000
 
 
 def _unavailable() -> str | None:
@@ -73,6 +75,7 @@ class Page:
         self.errors: list[str] = []
         self.requests: list[str] = []
         self.page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        self.page.set_default_timeout(HANG_MS)
         self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.page.route("**/*", self._route)
@@ -130,7 +133,7 @@ def test_cilium_split_report(browser: Any, homelab: Path, cli: Cli, tmp_path: Pa
     assert "in: platform; dev, prod: flux-system/platform" in first.inner_text()
     assert changes.count() == 7  # the Secret, then 3 moves of the path target and 3 of Flux
     first.locator("button.link").click()  # its diff, without opening a target
-    first.locator("pre.diff").wait_for(state="visible", timeout=5000)
+    first.locator("pre.diff").wait_for(state="visible", timeout=HANG_MS)
 
     # the graph is drawn: boxes with a size, the hazard edge on the move
     graph = p.locator("svg.harness-graph")
@@ -169,7 +172,7 @@ def test_cilium_split_report(browser: Any, homelab: Path, cli: Cli, tmp_path: Pa
     assert section.count() == 1 and "dev/flux-system/platform" in section.inner_text()
     doc = section.locator("details.doc").first
     doc.locator("summary").click()
-    doc.locator("pre").first.wait_for(state="visible", timeout=5000)
+    doc.locator("pre").first.wait_for(state="visible", timeout=HANG_MS)
     p.fill("#filter", "target:clusters/base")
     p.locator("details.target:not([hidden]) > summary").first.click()
     p.keyboard.press("Escape")
@@ -178,10 +181,10 @@ def test_cilium_split_report(browser: Any, homelab: Path, cli: Cli, tmp_path: Pa
     masked = p.locator("details.target[open] details.doc", has_text="Secret/default/db").first
     if not masked.evaluate("e => e.open"):  # it may be the document opened above
         masked.locator("summary").click()
-    masked.locator("pre.fields").wait_for(state="visible", timeout=5000)
+    masked.locator("pre.fields").wait_for(state="visible", timeout=HANG_MS)
     assert "stringData.password: *** (before) -> *** (after)" in masked.inner_text()
     p.check("#sbs")
-    p.locator("details.target[open] table.sbs").first.wait_for(state="visible", timeout=5000)
+    p.locator("details.target[open] table.sbs").first.wait_for(state="visible", timeout=HANG_MS)
     page.shot(tmp_path / "cilium-split-expanded.png")
     assert page.errors == []
     assert page.requests == []
@@ -209,14 +212,14 @@ def test_large_change_stays_usable(browser: Any, tmp_path: Path) -> None:
     assert p.locator("details.doc").count() == 0  # nothing rendered before it is opened
     first = p.locator("details.target").first
     first.locator("summary").click()
-    first.locator("details.doc").first.wait_for(timeout=5000)
+    first.locator("details.doc").first.wait_for(timeout=HANG_MS)
     assert first.locator("details.doc").count() == 100  # one page of a 101-document target
     more = first.locator("button.more")
     assert more.is_visible() and "show 1 more" in more.inner_text()
     more.click()
     assert first.locator("details.doc").count() == 101
     first.locator("details.doc summary").nth(3).click()
-    first.locator("details.doc[open] pre.diff").wait_for(state="visible", timeout=5000)
+    first.locator("details.doc[open] pre.diff").wait_for(state="visible", timeout=HANG_MS)
     p.fill("#filter", "name:cm-0042 cluster:prod")
     rows = page.visible_rows()
     assert len(rows) == 25 and all(r.startswith("prod/") for r in rows)

@@ -120,7 +120,7 @@ def oci_registry(tmp_path: Path) -> Iterator[str]:
         [binary, "serve", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 300  # a hang guard: the loop ends on the port
         while True:
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=0.5):
@@ -132,4 +132,4 @@ def oci_registry(tmp_path: Path) -> Iterator[str]:
         yield f"127.0.0.1:{port}"
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.wait(timeout=300)

@@ -371,7 +371,7 @@ def test_sdk_render_that_never_ends_is_stopped_and_the_next_one_runs(tmp_path: P
     started = time.monotonic()
     with pytest.raises(EngineError, match=r"did not finish within 2s \(render killed\)"):
         engine.render(slow, RenderRequest("rel", "ns", VALUES))
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started < 150  # killed at the timeout, not run to its end
     assert [p.obj["kind"] for p in engine.render(fast, RenderRequest("rel", "ns", VALUES))]
 
 
@@ -400,14 +400,16 @@ def test_a_helm_timeout_kills_its_plugin_children(tmp_path: Path) -> None:
     fake.write_text(HANGING_HELM.format(pid=pid_file))
     fake.chmod(0o755)
     chart = write_tree(tmp_path, chart_files("1.0.0", prefix="demo/")) / "demo"
-    with pytest.raises(EngineError, match="timed out after 1s"):
-        BinaryEngine(fake, 1).render(chart, RenderRequest("rel", "ns", VALUES))
+    # 2 s: time for the script to start its child and write the pid even on a loaded machine
+    with pytest.raises(EngineError, match="timed out after 2s"):
+        BinaryEngine(fake, 2).render(chart, RenderRequest("rel", "ns", VALUES))
     child = int(pid_file.read_text())
-    for _ in range(50):  # SIGKILL is asynchronous: the child is reaped by init shortly
+    deadline = time.monotonic() + 300  # SIGKILL is asynchronous: the child is reaped by init
+    while True:
         try:
             os.kill(child, 0)
         except ProcessLookupError:
             break
+        if time.monotonic() > deadline:
+            pytest.fail(f"helm's child {child} survived the timeout")
         time.sleep(0.1)
-    else:
-        pytest.fail(f"helm's child {child} survived the timeout")

@@ -35,6 +35,9 @@ from tests.flux.helm.charts import (
 from tests.flux.helm.conftest import ChartRepo, package
 from tests.gitkit import commit_all, init
 
+# Helm renders through the SDK in worker processes, a chart per test: the integration tier
+pytestmark = pytest.mark.integration
+
 CANARY = "canary-5d1c0a77-helm-never-on-disk"
 TARGET = "prod/apps/web"
 PATCH = {

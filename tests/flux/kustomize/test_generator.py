@@ -702,7 +702,7 @@ def test_a_rewrite_that_changes_nothing_builds_what_the_mirror_builds(
     (app / "cm.yaml").write_text(cm("web", "default", key="v"))
     (app / "deploy.yaml").write_text(DEPLOY)
     spec = ks(target_namespace=shape["target"], name_prefix=shape["prefix"])
-    renderer = render.resolve(flags=render.UNRESTRICTED, timeout=60)
+    renderer = render.resolve(flags=render.UNRESTRICTED, timeout=300)
     with generator.workspace(root) as ws:
         plan = generator.plan(spec, app, ws)
         edited = generator.edit(yaml.safe_load((app / "kustomization.yaml").read_text()), spec, app)
