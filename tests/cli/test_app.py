@@ -1,5 +1,5 @@
 """The root group builds only the verb being run and lists every verb from its registry;
-README's option tables are each command's real options."""
+docs/cli.md's option tables are each command's real options."""
 
 from __future__ import annotations
 
