@@ -244,10 +244,8 @@ COVERED_BY: dict[str, str] = {
     "harness.cli.commands.cache": "tests/cli/test_faults.py",
     "harness.cli.context": "tests/cli/commands/test_check.py",
     "harness.cli.entry": "tests/cache/test_replay.py",
+    "harness.cli.shared": "tests/cli/test_flags.py",
     "harness.core.errors": "tests/cli/test_app.py",
-    "harness.core.model": "tests/compare/test_snapshots.py",
-    "harness.core.parallel": "tests/cli/commands/test_diff.py",
-    "harness.core.process": "tests/cli/test_faults.py",
     "harness.flux.api": "tests/flux/test_spec.py",
     "harness.flux.helm.cached": "tests/flux/helm/test_rendercache.py",
     "harness.flux.helm.dependencies": "tests/flux/helm/test_targets.py",
@@ -299,3 +297,67 @@ def test_every_module_has_its_own_test_module_or_says_which_covers_it() -> None:
     missing = {m: f for m, f in COVERED_BY.items() if not (root / f).is_file()}
     assert missing == {}
     assert _own_test("harness.report.formats.json") == root / "tests/report/formats/test_json.py"
+
+
+# what the CLI once did to its framework (issue 34): rewrote a function's signature and
+# annotations, rebound click's help-option hook, copied a typer app's command list
+REWRITTEN = frozenset({"__signature__", "get_help_option", "registered_commands"})
+
+
+def _framework_rewrites(tree: ast.AST) -> Iterator[str]:
+    """Touches of a signature, an annotations assignment, click's help-option hook or typer's
+    command list, and a value name (`metavar`) set on an object harness does not own. A
+    subclass overriding a documented method (a `def`) is not one of them."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in REWRITTEN:
+            yield f"touches .{node.attr}"
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        for target in targets:
+            if not isinstance(target, ast.Attribute):
+                continue
+            own = isinstance(target.value, ast.Name) and target.value.id in ("self", "cls")
+            if target.attr == "__annotations__" or (target.attr == "metavar" and not own):
+                yield f"writes .{target.attr}"
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "setattr"
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and node.args[1].value in {*REWRITTEN, "__annotations__", "metavar"}
+        ):
+            yield f"setattr {node.args[1].value}"
+
+
+def test_the_cli_uses_its_frameworks_as_documented() -> None:
+    """Options are declared in signatures and help is shaped through documented hooks
+    (typer's `cls=`, `metavar=`): nothing rewrites a signature or a click object after the
+    fact, and no typer app's command list is read or replaced."""
+    found = sorted(
+        f"{name}: {use}"
+        for name, path in modules().items()
+        for use in _framework_rewrites(ast.parse(path.read_text(encoding="utf-8")))
+    )
+    assert found == []
+
+
+def test_the_framework_scan_sees_what_it_forbids() -> None:
+    sample = (
+        "command.__signature__ = sig\ncommand.__annotations__ = {}\n"
+        "cmd.get_help_option = wrap(cmd.get_help_option)\napp.registered_commands = []\n"
+        "param.metavar = 'DIR'\nsetattr(param, 'metavar', '')\nself.metavar = 'N'\n"
+        "class Command:\n    def get_help_option(self, ctx): ...\n"
+    )
+    assert sorted(_framework_rewrites(ast.parse(sample))) == [
+        "setattr metavar",
+        "touches .__signature__",
+        "touches .get_help_option",
+        "touches .get_help_option",
+        "touches .registered_commands",
+        "writes .__annotations__",
+        "writes .metavar",
+    ]

@@ -27,7 +27,8 @@ the run made), each program is a renderer whose binary is fingerprinted (`note_t
 nothing touched the network; so an input a module starts reading without a fingerprint
 makes runs unrecordable, never a stale replay. What the hook cannot see (Go code in the Helm
 SDK fetching a chart) declares itself with `taint`. The command line is read with the
-verbs' real option definitions (replay_argv.py, checked against the typer app by a test).
+verbs' real option definitions, which the caller hands over (`harness.cli.flags.REPLAYED`,
+checked against the click parameters typer builds by a test; the cache layer imports no CLI).
 
 A run is recorded when it exits 0, 1 or 2 and read no remote input (a remote kustomize
 resource, a chart from a Helm repository) and met no transient failure (a renderer that timed
@@ -51,20 +52,22 @@ import sys
 import time
 
 from harness import __version__
-from harness.cache import fileformat, replay_argv
+from harness.cache import fileformat
 from harness.cache.fileformat import sha256
 
 # Imports are the bulk of a replay's own time: typing, contextlib, json, base64 and hashlib
 # are avoided here (records are marshal'd, sha256 is the interpreter's own).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from contextlib import ExitStack
     from types import TracebackType
     from typing import Any, BinaryIO, TextIO
 
     from harness.core.config import Config
 
-VERBS = frozenset({"check", "lint"})
+# `output` values a replay must not answer: JUnit XML holds the run's duration
+OFF_OUTPUTS = frozenset({"junit"})
 KIND = "harness-run-v1"
 ENV_OFF = "HARNESS_NO_REPLAY"
 ENV_LOG = "HARNESS_REPLAY_LOG"
@@ -91,29 +94,30 @@ class Plan:
         return fileformat.entry_path(self.directory, self.digest)
 
 
-def plan(argv: list[str]) -> Plan | None:
-    """The replay plan for this command line, or None when it must run for real."""
+def plan(argv: list[str], verbs: Mapping[str, Mapping[str, tuple[bool, str]]]) -> Plan | None:
+    """The replay plan for this command line, or None when it must run for real. `verbs`:
+    each replayable verb's options (see read_argv)."""
     if os.environ.get(ENV_OFF, "") not in ("", "0"):
         return None
-    if not argv or argv[0] not in VERBS:
+    if not argv or argv[0] not in verbs:
         return None
     if not all(hasattr(stream, "buffer") for stream in (sys.stdout, sys.stderr)):
         return None  # no byte streams to capture (closed, or replaced by an embedding host)
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         return None  # check appends to it: a side effect a replay would skip
-    options = read_argv(argv)
+    options = read_argv(argv, verbs[argv[0]])
     if options is None:
         return None
     directory = options.get("--cache-dir") or fileformat.default_dir()
     return Plan(list(argv), os.path.realpath(directory), invocation_key(argv))
 
 
-def read_argv(argv: list[str]) -> dict[str, str] | None:
-    """The options of a replayable `check`/`lint` command line by their policy
-    (replay_argv.py: the verbs' real option definitions), or None when any option is
-    unknown there, is `off`, asks for an output that must not replay, or a positional
-    argument appears (neither verb takes one: the CLI will say so)."""
-    table = replay_argv.OPTIONS[argv[0]]
+def read_argv(argv: list[str], table: Mapping[str, tuple[bool, str]]) -> dict[str, str] | None:
+    """The options of a replayable command line by their policy, or None when any option is
+    not in `table` (the verb's real options: each option string -> whether it takes a value,
+    its policy; harness/cli/flags.py says what the policies mean), is `off`, asks for an
+    output that must not replay, or a positional argument appears (neither check nor lint
+    takes one: the CLI will say so)."""
     found: dict[str, str] = {}
     words = argv[1:]
     i = 0
@@ -154,7 +158,7 @@ def read_argv(argv: list[str]) -> dict[str, str] | None:
             policy = table[name][1]
             if policy == "off":
                 return None
-            if policy == "output" and given in replay_argv.OFF_OUTPUTS:
+            if policy == "output" and given in OFF_OUTPUTS:
                 return None
             if policy == "cache-dir" and given is not None:
                 found["--cache-dir"] = given

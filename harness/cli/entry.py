@@ -1,6 +1,7 @@
 """The `harness` console script: replay an unchanged run, else import and run the CLI.
 
-Kept apart from app.py so that a replayed `check` imports no more than replay.py needs.
+Kept apart from app.py so that a replayed `check` imports no more than replay.py needs, and
+flags.py: the options of the verbs it replays, as plain data (no typer).
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ import sys
 
 def main() -> None:
     from harness.cache import replay
+    from harness.cli import flags
 
-    run = replay.plan(sys.argv[1:])
+    run = replay.plan(sys.argv[1:], flags.REPLAYED)
     if run is not None:
         code = replay.replay(run)
         if code is not None:

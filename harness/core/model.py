@@ -57,7 +57,7 @@ class Document:
 @dataclass(frozen=True)
 class HelmInfo:
     """A `helm` target's release and chart: which Flux target renders the HelmRelease, the
-    release name and namespace, and the chart, its version and source (harness/helm)."""
+    release name and namespace, and the chart, its version and source (harness/flux/helm)."""
 
     owner: str = ""
     release: str = ""

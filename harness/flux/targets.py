@@ -72,7 +72,7 @@ from harness.render.seam import Seam
 
 # (cluster name, its bootstrap source, (flux target name, rendered objects) per built
 # Kustomization, the bootstrap source's root directory): what helm targets need of a
-# cluster (harness/helm/targets.py)
+# cluster (harness/flux/helm/targets.py)
 ClusterHook = Callable[
     [str, ObjectRef, tuple[tuple[str, tuple[dict[str, Any], ...]], ...], Path], None
 ]

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from harness.cache import fileformat, replay
+from harness.cli import flags
 from tests.conftest import Result, configmap, fresh_python, kustomization, write_tree
 
 Run = Callable[..., tuple[Result, str]]
@@ -276,7 +277,7 @@ def test_recording_keeps_stream_order_and_skips_paused_output(
     out, err = io.BytesIO(), io.BytesIO()
     monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(out, encoding="utf-8"))
     monkeypatch.setattr(sys, "stderr", io.TextIOWrapper(err, encoding="utf-8"))
-    run = replay.plan(["check", "--repo", str(tmp_path)])
+    run = replay.plan(["check", "--repo", str(tmp_path)], flags.REPLAYED)
     assert run is not None
     with pytest.raises(SystemExit), replay.recording(run) as recorder:
         print("one")
@@ -301,7 +302,7 @@ def test_recording_restores_the_streams_even_on_error_and_never_nests(
     out, err = io.TextIOWrapper(io.BytesIO()), io.TextIOWrapper(io.BytesIO())
     monkeypatch.setattr(sys, "stdout", out)
     monkeypatch.setattr(sys, "stderr", err)
-    run = replay.plan(["check", "--repo", str(tmp_path)])
+    run = replay.plan(["check", "--repo", str(tmp_path)], flags.REPLAYED)
     assert run is not None
     with pytest.raises(RuntimeError, match="boom"), replay.recording(run):
         assert sys.stdout is not out and sys.stderr is not err  # the tees
@@ -325,8 +326,9 @@ import io, os, sys
 added = []
 sys.addaudithook(lambda event, args: added.append(1) if event == "sys.addaudithook" else None)
 from harness.cache import replay
+from harness.cli import flags
 sys.stdout = io.TextIOWrapper(io.BytesIO())
-run = replay.plan(["check", "--repo", {str(tmp_path)!r}])
+run = replay.plan(["check", "--repo", {str(tmp_path)!r}], flags.REPLAYED)
 recorders = []
 for _ in range(2):
     with replay.recording(run) as recorder:
@@ -363,3 +365,53 @@ def test_code_files_see_an_added_module(tmp_path: Path, monkeypatch: pytest.Monk
     assert replay.fingerprint([], replay.code_files(), "", racy_after=2**62) == before
     write_tree(package, {"sub/c.py": "z = 3\n"})
     assert replay.fingerprint([], replay.code_files(), "", racy_after=2**62) != before
+
+
+def test_a_read_no_fingerprint_covers_is_never_recorded(tmp_path: Path) -> None:
+    """The audit hook sees every file the run opens: one outside the run's roots, the code
+    and the cache (here a file a hypothetical new input reader opens) keeps it unrecorded,
+    whichever module reads it."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "inside.yaml").write_text("a: 1\n")
+    outside = tmp_path / "outside.txt"
+    outside.write_text("an input nothing fingerprints\n")
+    log = tmp_path / "log"
+    cache_dir = tmp_path / "cache"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(replay.ENV_LOG, str(log))
+        for extra_read, outcome in ((False, "recorded: exit 0"), (True, "not recorded: read")):
+            run = replay.Plan(["check", str(extra_read)], str(cache_dir), f"{int(extra_read)}" * 64)
+            with pytest.raises(SystemExit), replay.recording(run) as recorder:
+                recorder.start([str(repo)])
+                (repo / "inside.yaml").read_text()
+                if extra_read:
+                    outside.read_text()
+                raise SystemExit(0)
+            assert outcome in log.read_text().splitlines()[-1]
+    assert f"read {outside}, which no fingerprint covers" in log.read_text()
+
+
+def test_the_network_and_an_unknown_program_are_never_recorded(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    log = tmp_path / "log"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(replay.ENV_LOG, str(log))
+        for n, act in enumerate(
+            (
+                lambda: socket.getaddrinfo("127.0.0.1", 9),
+                lambda: subprocess.run(["true"], check=False),
+            )
+        ):
+            run = replay.Plan(["check", str(n)], str(tmp_path / "cache"), f"{n + 2}" * 64)
+            with pytest.raises(SystemExit), replay.recording(run) as recorder:
+                recorder.start([str(repo)])
+                act()
+                raise SystemExit(0)
+    lines = log.read_text().splitlines()
+    assert lines[0].endswith("not recorded: the run used the network")
+    assert "not recorded: ran true, which no fingerprint covers" in lines[1]

@@ -1,11 +1,10 @@
-"""cli._run maps what a verb raises to the exit codes users and shells expect."""
+"""The root group builds only the verb being run and lists every verb from its registry;
+docs/cli.md's option tables are each command's real options."""
 
 from __future__ import annotations
 
-import os
+import inspect
 import re
-import signal
-import time
 from pathlib import Path
 from typing import Any
 
@@ -13,110 +12,59 @@ import pytest
 import typer
 
 from harness.cli import app as cli
-from harness.core.errors import HarnessError
-from harness.pipeline import gitref
-from tests.conftest import run_harness
-
-
-def _exit(exc: BaseException, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    def verb() -> int:
-        raise exc
-
-    with pytest.raises(typer.Exit) as done:
-        cli._run(verb)
-    return done.value.exit_code, capsys.readouterr().err.strip()
-
-
-def test_errors_interrupts_and_sigterm_exit_as_documented(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    assert _exit(HarnessError("bad input"), capsys) == (2, "error: bad input")
-    assert _exit(KeyboardInterrupt(), capsys) == (130, "interrupted")
-    assert _exit(gitref.Terminated(), capsys) == (143, "terminated")
-
-
-def test_sigterm_in_any_verb_is_cleaned_up_like_ctrl_c(capsys: pytest.CaptureFixture[str]) -> None:
-    cleaned: list[str] = []
-
-    def verb() -> int:
-        try:
-            os.kill(os.getpid(), signal.SIGTERM)
-            time.sleep(5)  # the handler raises here
-            return 0
-        finally:
-            cleaned.append("finally ran")
-
-    with pytest.raises(typer.Exit) as done:
-        cli._run(verb)
-    assert (done.value.exit_code, capsys.readouterr().err.strip()) == (143, "terminated")
-    assert cleaned == ["finally ran"]
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # restored after the verb
-
-
-def test_an_internal_error_is_one_line_or_with_debug_its_traceback(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def bug() -> int:
-        raise ValueError("boom")
-
-    assert _exit(ValueError("boom"), capsys) == (
-        2,
-        "internal error: ValueError: boom (a bug in harness: please report it with the "
-        "traceback --debug or HARNESS_DEBUG=1 prints)",
-    )
-    for debug, env in ((True, ""), (False, "1")):
-        monkeypatch.setenv("HARNESS_DEBUG", env)
-        with pytest.raises(typer.Exit):
-            cli._run(bug, debug)
-        err = capsys.readouterr().err
-        assert (
-            err.startswith("Traceback (most recent call last):")
-            and 'raise ValueError("boom")' in err
-        )
-    monkeypatch.setenv("HARNESS_DEBUG", "1")  # a HarnessError wrapping a bug (a crashing rule)
-
-    def rule() -> int:
-        try:
-            bug()
-        except ValueError as exc:
-            raise HarnessError("hazard rule x failed: ValueError: boom") from exc
-        return 0
-
-    with pytest.raises(typer.Exit):
-        cli._run(rule)
-    err = capsys.readouterr().err
-    assert 'raise ValueError("boom")' in err and err.endswith(
-        "error: hazard rule x failed: ValueError: boom\n"
-    )
-
-
-def test_a_verbs_own_exit_code_passes_through() -> None:
-    with pytest.raises(typer.Exit) as done:
-        cli._run(lambda: 1)
-    assert done.value.exit_code == 1
-
+from harness.cli import flags, shared
+from tests.conftest import modules_after, run_harness
 
 VERBS = ("check", "update", "init", "render", "lint", "diff", "comment", "graph", "merge")
+COMMON_OPTIONS = {name for flag in flags.COMMON for name in flag.names}
 
 
-@pytest.mark.parametrize("args", [[v, "--help"] for v in VERBS] + [["cache", "info", "--help"]])
-def test_a_verb_alone_reads_as_in_the_whole_app(args: list[str]) -> None:
-    """main() builds only the verb being run: its help and usage are the whole app's."""
-    from typer.testing import CliRunner
-
-    trimmed = cli.for_verb(args)
-    assert trimmed is not cli.app
-    assert len(trimmed.registered_commands) + len(trimmed.registered_groups) == 1
-    whole = CliRunner().invoke(cli.app, args, prog_name="harness")
-    alone = CliRunner().invoke(trimmed, args, prog_name="harness")
-    assert whole.exit_code == alone.exit_code == 0
-    assert alone.output == whole.output
-    assert "Usage: harness " in alone.output
+def _root() -> tuple[Any, typer.Context]:
+    """The root group as the console script builds it, and a context to ask it in."""
+    root = typer.main.get_command(cli.app)
+    return root, typer.Context(root, info_name="harness", **root.context_settings)
 
 
-@pytest.mark.parametrize("args", [[], ["--help"], ["--version", "diff"], ["chek"], ["-q"]])
-def test_no_verb_first_builds_the_whole_app(args: list[str]) -> None:
-    assert cli.for_verb(args) is cli.app
+def test_the_registry_names_every_verb_with_its_real_summary() -> None:
+    """The root --help lists VERBS without building any verb: each summary is the first
+    paragraph of its command's help, and every module in commands/ is registered."""
+    commands = Path(cli.__file__).parent / "commands"
+    modules = sorted(p.stem for p in commands.glob("*.py") if p.stem != "__init__")
+    assert sorted(cli.VERBS) == modules
+    root, ctx = _root()
+    assert root.list_commands(ctx) == list(cli.VERBS)
+    for verb, summary in cli.VERBS.items():
+        command = root.get_command(ctx, verb)
+        assert isinstance(command, shared.Command | shared.Group), verb  # not its summary
+        assert inspect.cleandoc(command.help).split("\n\n")[0] == summary, verb
+
+
+@pytest.mark.parametrize(
+    ("args", "loaded"),
+    [
+        (["--version"], set()),
+        ([], set()),
+        (["--help"], set()),
+        (["chek"], set()),
+        (["check", "--help"], {"check"}),
+        (["diff", "--help"], {"diff"}),
+        (["watch", "--help"], {"watch", "diff"}),
+        (["cache", "info", "--help"], {"cache"}),
+    ],
+)
+def test_a_run_imports_only_its_own_verbs_module(
+    args: list[str], loaded: set[str], tmp_path: Path
+) -> None:
+    res, modules = modules_after(*args, cwd=tmp_path)
+    assert res.code == (2 if args in ([], ["chek"]) else 0), res.stderr
+    prefix = "harness.cli.commands."
+    assert {m.removeprefix(prefix) for m in modules if m.startswith(prefix)} == loaded
+
+
+def test_a_mistyped_verb_is_matched_against_every_verb() -> None:
+    res = run_harness("chek")
+    assert res.code == 2
+    assert "No such command 'chek'. Did you mean 'check', 'cache'?" in res.stderr
 
 
 # -- help == docs/cli.md -------------------------------------------------------------------
@@ -126,19 +74,25 @@ _CODE = re.compile(r"`([^`]+)`(?: \(([^)]*)\))?")
 
 
 def _commands() -> dict[str, Any]:
-    """Every command as the console script builds it (readable metavars), by its full name."""
-    root = cli.readable(typer.main.get_command(cli.app))
+    """Every command as the console script builds it, by its full name."""
+    root, ctx = _root()
     out: dict[str, Any] = {}
-    stack = [("", root)]
+    stack = [("", root, ctx)]
     while stack:
-        prefix, cmd = stack.pop()
-        for name, sub in cmd.commands.items():
+        prefix, group, group_ctx = stack.pop()
+        for name in group.list_commands(group_ctx):
+            sub = group.get_command(group_ctx, name)
             full = f"{prefix} {name}".strip()
             if hasattr(sub, "commands"):
-                stack.append((full, sub))
+                stack.append((full, sub, typer.Context(sub, parent=group_ctx, info_name=name)))
             else:
                 out[full] = sub
     return out
+
+
+def _is_common(param: Any) -> bool:
+    """One of the options every verb shares (flags.COMMON)."""
+    return bool(param.opts) and param.opts[0] in COMMON_OPTIONS
 
 
 def _shown(param: Any) -> tuple[str, str]:
@@ -180,7 +134,6 @@ def test_every_documented_option_is_in_help_and_every_option_is_documented() -> 
     """docs/cli.md's option tables and each command's --help list the same options, with the
     same short aliases, value names and choices."""
     commands = _commands()
-    common_names = {p.name for p in cli.COMMON_PARAMETERS}
     common = {
         key: ""
         for row in _reference_rows("Every command except `cache` takes these options")
@@ -194,8 +147,8 @@ def test_every_documented_option_is_in_help_and_every_option_is_documented() -> 
     for name, command in commands.items():
         shared = not name.startswith("cache ")
         params = [p for p in command.params]
-        actual_common = {_shown(p)[0] for p in params if shared and p.name in common_names}
-        actual_own = dict(_shown(p) for p in params if not (shared and p.name in common_names))
+        actual_common = {_shown(p)[0] for p in params if shared and _is_common(p)}
+        actual_own = dict(_shown(p) for p in params if not (shared and _is_common(p)))
         if shared:
             assert actual_common == set(common), name
         assert actual_own == own[name], name

@@ -4,15 +4,66 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from harness.cache import store as cache_mod
+from harness.cli import errors, shared
 from harness.cli.context import EXIT_ERROR, EXIT_OK
 from harness.report.visible import visible
 
 SCHEMA = "harness.cache-info/v1"
 MIB = 1024 * 1024
+
+app = typer.Typer(
+    name="cache",
+    cls=shared.Group,
+    help='Inspect and trim the render cache (see README, "Render cache").',
+    no_args_is_help=True,
+    add_completion=False,
+)
+CacheDirOnlyOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--cache-dir",
+        file_okay=False,
+        metavar="DIR",
+        help="Cache directory (default as for check).",
+    ),
+]
+
+
+@app.command("info", cls=shared.Command)
+def cache_info(
+    cache_dir: CacheDirOnlyOpt = None, output: shared.OutputOpt = shared.Output.text
+) -> None:
+    """Where the cache is, how many entries, how big, and its size cap."""
+    errors.run(lambda: info(cache_dir, output.value))
+
+
+@app.command("clear", cls=shared.Command)
+def cache_clear(cache_dir: CacheDirOnlyOpt = None) -> None:
+    """Delete every cache entry."""
+    errors.run(lambda: clear(cache_dir))
+
+
+@app.command("prune", cls=shared.Command)
+def cache_prune(
+    cache_dir: CacheDirOnlyOpt = None,
+    max_size: Annotated[
+        float | None,
+        typer.Option(
+            "--max-size",
+            min=0,
+            metavar="MIB",
+            help="Keep at most this many MiB, least recently used go first "
+            "(default: $HARNESS_CACHE_MAX_MB, else 1024).",
+        ),
+    ] = None,
+) -> None:
+    """Delete least recently used entries until the cache fits its size cap."""
+    errors.run(lambda: prune(cache_dir, max_size))
 
 
 def _store(directory: Path | None) -> cache_mod.Store:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import typer
+
+from harness.cli import errors, flags, shared
 from harness.cli.context import (
     EXIT_DIFF,
     EXIT_ERROR,
@@ -23,6 +26,55 @@ from harness.core.model import Snapshot
 from harness.hazards import engine as hazard_engine
 from harness.pipeline import goldens
 from harness.report import formats
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command(cls=shared.Command)
+def check(
+    output: shared.CiOutputOpt = shared.CiOutput.text,
+    fail_on_hazard: Annotated[
+        shared.Severity | None, shared.option(flags.CHECK_FAIL_ON_HAZARD)
+    ] = None,
+    html: shared.HtmlOpt = None,
+    shard: shared.ShardOpt = None,
+    repo: shared.RepoOpt = None,
+    config: shared.ConfigOpt = None,
+    kubectl: shared.KubectlOpt = None,
+    kustomize: shared.KustomizeOpt = None,
+    jobs: shared.JobsOpt = 0,
+    timeout: shared.TimeoutOpt = None,
+    strict: shared.StrictOpt = None,
+    quiet: shared.QuietOpt = False,
+    verbose: shared.VerboseOpt = False,
+    helm: shared.HelmOpt = None,
+    helm_binary: shared.HelmBinaryOpt = None,
+    offline: shared.OfflineOpt = False,
+    no_cache: shared.NoCacheOpt = False,
+    cache_dir: shared.CacheDirOpt = None,
+    debug: shared.DebugOpt = False,
+) -> None:
+    """Render all targets and compare them with the goldens (exit 0 match, 1 drift, 2 error)."""
+    c = shared.common(
+        repo=repo,
+        config=config,
+        kubectl=kubectl,
+        kustomize=kustomize,
+        jobs=jobs,
+        timeout=timeout,
+        strict=strict,
+        quiet=quiet,
+        verbose=verbose,
+        helm=helm,
+        helm_binary=helm_binary,
+        offline=offline,
+        no_cache=no_cache,
+        cache_dir=cache_dir,
+    )
+    errors.run(
+        lambda: run(shared.sharded(c, shard), output.value, shared.value(fail_on_hazard), html),
+        debug,
+    )
 
 
 def exit_code(comparison: Comparison) -> int:

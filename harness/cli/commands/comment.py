@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Annotated
 
+import typer
+
+from harness.cli import errors, shared
 from harness.cli.commands import diff as diff_cmd
 from harness.cli.context import Common, load_config
 from harness.core.config import Config
@@ -28,6 +32,123 @@ class CommentOptions:
     output_dir: Path | None = None
     marker_id: str | None = None
     html: Path | None = None  # also write the HTML report here
+
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command(cls=shared.Command)
+def comment(
+    base: shared.BaseOpt = None,
+    head: shared.HeadOpt = None,
+    use_goldens: shared.GoldensOpt = False,
+    expect: Annotated[
+        shared.Expect | None,
+        shared.expect("As for diff: sets the exit code and a line in the comment."),
+    ] = None,
+    fail_on_diff: shared.FailOnDiffOpt = False,
+    fail_on_hazard: shared.FailOnHazardOpt = None,
+    unified: Annotated[int | None, shared.unified("Context lines of the diff blocks (3).")] = None,
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            "--budget",
+            metavar="N",
+            help="Max characters per comment body (default: comment.budget, 65536).",
+        ),
+    ] = None,
+    split: Annotated[
+        bool,
+        typer.Option(
+            "--split",
+            metavar=shared.FLAG,
+            help="When one body would have to leave documents out, write part N/M bodies "
+            "instead (needs --output-dir).",
+        ),
+    ] = False,
+    max_parts: Annotated[
+        int,
+        typer.Option("--max-parts", min=1, metavar="N", help="Parts to aim for with --split (10)."),
+    ] = 10,
+    output_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--output-dir",
+            file_okay=False,
+            metavar="DIR",
+            help="Write comment-part-N.md files here.",
+        ),
+    ] = None,
+    marker: Annotated[
+        str | None,
+        typer.Option(
+            "--marker",
+            metavar="ID",
+            help="Hidden marker id (default: comment.id, harness:comment).",
+        ),
+    ] = None,
+    fail_on_preexisting_error: shared.FailOnPreexistingOpt = False,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html",
+            dir_okay=False,
+            metavar="FILE",
+            help="Also write the self-contained HTML report of the same diff to this file.",
+        ),
+    ] = None,
+    repo: shared.RepoOpt = None,
+    config: shared.ConfigOpt = None,
+    kubectl: shared.KubectlOpt = None,
+    kustomize: shared.KustomizeOpt = None,
+    jobs: shared.JobsOpt = 0,
+    timeout: shared.TimeoutOpt = None,
+    strict: shared.StrictOpt = None,
+    quiet: shared.QuietOpt = False,
+    verbose: shared.VerboseOpt = False,
+    helm: shared.HelmOpt = None,
+    helm_binary: shared.HelmBinaryOpt = None,
+    offline: shared.OfflineOpt = False,
+    no_cache: shared.NoCacheOpt = False,
+    cache_dir: shared.CacheDirOpt = None,
+    debug: shared.DebugOpt = False,
+) -> None:
+    """Write the diff as a PR comment that fits GitHub's size limit (exit codes as diff)."""
+    c = shared.common(
+        repo=repo,
+        config=config,
+        kubectl=kubectl,
+        kustomize=kustomize,
+        jobs=jobs,
+        timeout=timeout,
+        strict=strict,
+        quiet=quiet,
+        verbose=verbose,
+        helm=helm,
+        helm_binary=helm_binary,
+        offline=offline,
+        no_cache=no_cache,
+        cache_dir=cache_dir,
+    )
+    options = CommentOptions(
+        diff=diff_cmd.options_from(
+            base,
+            head,
+            use_goldens,
+            expect,
+            fail_on_diff,
+            fail_on_hazard,
+            unified,
+            fail_on_preexisting_error=fail_on_preexisting_error,
+        ),
+        budget=budget,
+        split=split,
+        max_parts=max_parts,
+        output_dir=output_dir,
+        marker_id=marker,
+        html=html,
+    )
+    errors.run(lambda: run(c, options), debug)
 
 
 def validate(options: CommentOptions) -> None:

@@ -9,9 +9,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Annotated, Any, NamedTuple
+
+import typer
 
 from harness.cache import store as cache_mod
+from harness.cli import errors, shared
 from harness.cli.context import (
     Common,
     cache_settings,
@@ -52,6 +55,106 @@ class DiffOptions:
     output: str = "text"
     fail_on_preexisting_error: bool = False
     html: Path | None = None  # also write the HTML report here
+
+
+def options_from(
+    base: str | None,
+    head: str | None,
+    use_goldens: bool,
+    expect: shared.Expect | None,
+    fail_on_diff: bool,
+    fail_on_hazard: shared.Severity | None,
+    unified: int | None,
+    output: str = "text",
+    *,
+    fail_on_preexisting_error: bool = False,
+    html: Path | None = None,
+) -> DiffOptions:
+    """`diff`, `watch` and `comment` take the same sides and gates."""
+    return DiffOptions(
+        base=base,
+        head=head,
+        goldens=use_goldens,
+        expect=expect.value if expect is not None else None,
+        fail_on_diff=fail_on_diff,
+        fail_on_hazard=shared.value(fail_on_hazard),
+        unified=unified,
+        output=output,
+        fail_on_preexisting_error=fail_on_preexisting_error,
+        html=html,
+    )
+
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command(cls=shared.Command)
+def diff(
+    base: shared.BaseOpt = None,
+    head: shared.HeadOpt = None,
+    use_goldens: shared.GoldensOpt = False,
+    expect: Annotated[
+        shared.Expect | None,
+        shared.expect(
+            "no-change: exit 1 on any difference; pure-move: exit 1 unless every difference "
+            "is a move with identical content."
+        ),
+    ] = None,
+    fail_on_diff: shared.FailOnDiffOpt = False,
+    fail_on_hazard: shared.FailOnHazardOpt = None,
+    unified: Annotated[
+        int | None, shared.unified("Also show a unified diff, N context lines.")
+    ] = None,
+    output: shared.CiOutputOpt = shared.CiOutput.text,
+    fail_on_preexisting_error: shared.FailOnPreexistingOpt = False,
+    html: shared.HtmlOpt = None,
+    shard: shared.ShardOpt = None,
+    repo: shared.RepoOpt = None,
+    config: shared.ConfigOpt = None,
+    kubectl: shared.KubectlOpt = None,
+    kustomize: shared.KustomizeOpt = None,
+    jobs: shared.JobsOpt = 0,
+    timeout: shared.TimeoutOpt = None,
+    strict: shared.StrictOpt = None,
+    quiet: shared.QuietOpt = False,
+    verbose: shared.VerboseOpt = False,
+    helm: shared.HelmOpt = None,
+    helm_binary: shared.HelmBinaryOpt = None,
+    offline: shared.OfflineOpt = False,
+    no_cache: shared.NoCacheOpt = False,
+    cache_dir: shared.CacheDirOpt = None,
+    debug: shared.DebugOpt = False,
+) -> None:
+    """Render two sides and explain every difference (exit 0 ok, 1 expectation failed, 2 error)."""
+    c = shared.common(
+        repo=repo,
+        config=config,
+        kubectl=kubectl,
+        kustomize=kustomize,
+        jobs=jobs,
+        timeout=timeout,
+        strict=strict,
+        quiet=quiet,
+        verbose=verbose,
+        helm=helm,
+        helm_binary=helm_binary,
+        offline=offline,
+        no_cache=no_cache,
+        cache_dir=cache_dir,
+    )
+    options = options_from(
+        base,
+        head,
+        use_goldens,
+        expect,
+        fail_on_diff,
+        fail_on_hazard,
+        unified,
+        output.value,
+        fail_on_preexisting_error=fail_on_preexisting_error,
+        html=html,
+    )
+    errors.run(lambda: run(shared.sharded(c, shard), options), debug)
 
 
 def config_at(cfg: Config, repo: Path) -> Config:

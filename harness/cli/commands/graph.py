@@ -7,10 +7,15 @@ diff's hazard findings sit on the nodes and edges they name.
 
 from __future__ import annotations
 
+import enum
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Annotated
 
+import typer
+
+from harness.cli import errors, shared
 from harness.cli.commands.diff import config_at
 from harness.cli.context import (
     EXIT_ERROR,
@@ -49,6 +54,153 @@ class GraphOptions:
     layout: str = "auto"  # svg: graphviz, builtin, or auto (graphviz when installed)
     edges: tuple[str, ...] | None = None  # edge kinds to draw (None: view.for_picture's default)
     group: str = "auto"  # auto, namespace or none (view.for_picture)
+
+
+class GraphFormat(enum.StrEnum):
+    mermaid = "mermaid"
+    dot = "dot"
+    svg = "svg"
+    json = "json"
+
+
+class GraphGroup(enum.StrEnum):
+    auto = "auto"
+    namespace = "namespace"
+    none = "none"
+
+
+class GraphLayout(enum.StrEnum):
+    auto = "auto"
+    graphviz = "graphviz"
+    builtin = "builtin"
+
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command(cls=shared.Command)
+def graph(
+    fmt: Annotated[
+        GraphFormat,
+        typer.Option(
+            "--format",
+            "-f",
+            metavar="FORMAT",
+            help="mermaid (GitHub renders it), dot, svg (Graphviz's dot when installed, else "
+            "the built-in layout) or json (harness.graph/v1).",
+        ),
+    ] = GraphFormat.mermaid,
+    base: Annotated[
+        str | None,
+        typer.Option(
+            "--base",
+            metavar="REF",
+            help="Git ref to compare against: mark added, removed, changed, moved-into and "
+            "moved-out-of Kustomizations and the change's hazards.",
+        ),
+    ] = None,
+    head: shared.HeadOpt = None,
+    focus: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--focus",
+            metavar="NAME",
+            help="Draw only the neighbourhood of this Kustomization (name, namespace/name or "
+            "cluster/namespace/name); 'changed' means every Kustomization the change touches. "
+            "Repeatable.",
+        ),
+    ] = None,
+    depth: Annotated[
+        int,
+        typer.Option(
+            "--depth", min=0, metavar="N", help="Edges of neighbourhood around --focus (1)."
+        ),
+    ] = 1,
+    cluster: Annotated[
+        list[str] | None,
+        typer.Option("--cluster", metavar="NAME", help="Only this cluster (repeatable)."),
+    ] = None,
+    no_hazards: Annotated[
+        bool,
+        typer.Option("--no-hazards", metavar=shared.FLAG, help="Do not run the hazard rules."),
+    ] = False,
+    layout: Annotated[
+        GraphLayout,
+        typer.Option(
+            "--layout", metavar="LAYOUT", help="svg: auto, graphviz (fail without it) or builtin."
+        ),
+    ] = GraphLayout.auto,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-O", metavar="FILE", help="Write to this file instead of stdout."),
+    ] = None,
+    edges: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--edges",
+            metavar="KINDS",
+            help="Edge kinds to draw: dependsOn, substituteFrom, crd, move or all, "
+            "comma-separated (default: all, but no crd edges in a cluster of more than 40 "
+            "Kustomizations). Repeatable.",
+        ),
+    ] = None,
+    group: Annotated[
+        GraphGroup,
+        typer.Option(
+            "--group",
+            metavar="MODE",
+            help="auto: past 40 Kustomizations a cluster, draw the ones the change and its "
+            "hazards leave alone as one box per namespace; namespace: always; none: never.",
+        ),
+    ] = GraphGroup.auto,
+    repo: shared.RepoOpt = None,
+    config: shared.ConfigOpt = None,
+    kubectl: shared.KubectlOpt = None,
+    kustomize: shared.KustomizeOpt = None,
+    jobs: shared.JobsOpt = 0,
+    timeout: shared.TimeoutOpt = None,
+    strict: shared.StrictOpt = None,
+    quiet: shared.QuietOpt = False,
+    verbose: shared.VerboseOpt = False,
+    helm: shared.HelmOpt = None,
+    helm_binary: shared.HelmBinaryOpt = None,
+    offline: shared.OfflineOpt = False,
+    no_cache: shared.NoCacheOpt = False,
+    cache_dir: shared.CacheDirOpt = None,
+    debug: shared.DebugOpt = False,
+) -> None:
+    """Draw each cluster's Flux Kustomization graph: dependsOn, substituteFrom and CRD edges,
+    the change against --base and hazards marked (exit 0 ok, 2 error)."""
+    c = shared.common(
+        repo=repo,
+        config=config,
+        kubectl=kubectl,
+        kustomize=kustomize,
+        jobs=jobs,
+        timeout=timeout,
+        strict=strict,
+        quiet=quiet,
+        verbose=verbose,
+        helm=helm,
+        helm_binary=helm_binary,
+        offline=offline,
+        no_cache=no_cache,
+        cache_dir=cache_dir,
+    )
+    options = GraphOptions(
+        format=fmt.value,
+        base=base,
+        head=head,
+        focus=tuple(focus or ()),
+        depth=depth,
+        clusters=tuple(cluster or ()),
+        hazards=not no_hazards,
+        out=out,
+        layout=layout.value,
+        edges=tuple(edges) if edges else None,
+        group=group.value,
+    )
+    errors.run(lambda: run(c, options), debug)
 
 
 def _side(common: Common, cfg: Config, renderer: Renderer, ref: str | None) -> Snapshot:

@@ -15,8 +15,11 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import typer
+
+from harness.cli import errors, shared
 from harness.cli.context import EXIT_ERROR, EXIT_OK, Common, render_snapshot, renderer_for
 from harness.core import atomic, outside, scratch, yamlload
 from harness.core import config as config_mod
@@ -82,6 +85,52 @@ class Starter:
         objects = sum(len(c.objects) for c in self.declared.values())
         sources = sum(len(c.sources) for c in self.declared.values())
         return objects, sources
+
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command(cls=shared.Command)
+def init(
+    force: Annotated[
+        bool,
+        typer.Option("--force", metavar=shared.FLAG, help="Replace an existing harness.yaml."),
+    ] = False,
+    repo: shared.RepoOpt = None,
+    config: shared.ConfigOpt = None,
+    kubectl: shared.KubectlOpt = None,
+    kustomize: shared.KustomizeOpt = None,
+    jobs: shared.JobsOpt = 0,
+    timeout: shared.TimeoutOpt = None,
+    strict: shared.StrictOpt = None,
+    quiet: shared.QuietOpt = False,
+    verbose: shared.VerboseOpt = False,
+    helm: shared.HelmOpt = None,
+    helm_binary: shared.HelmBinaryOpt = None,
+    offline: shared.OfflineOpt = False,
+    no_cache: shared.NoCacheOpt = False,
+    cache_dir: shared.CacheDirOpt = None,
+    debug: shared.DebugOpt = False,
+) -> None:
+    """Write a starter harness.yaml (clusters, TODO placeholders for objects outside git) and
+    the goldens, for a repo that has neither (exit 2 if a target still fails)."""
+    c = shared.common(
+        repo=repo,
+        config=config,
+        kubectl=kubectl,
+        kustomize=kustomize,
+        jobs=jobs,
+        timeout=timeout,
+        strict=strict,
+        quiet=quiet,
+        verbose=verbose,
+        helm=helm,
+        helm_binary=helm_binary,
+        offline=offline,
+        no_cache=no_cache,
+        cache_dir=cache_dir,
+    )
+    errors.run(lambda: run(c, force), debug)
 
 
 def run(common: Common, force: bool = False) -> int:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import enum
 from pathlib import Path
+from typing import Annotated
 
+import typer
+
+from harness.cli import errors, flags, shared
 from harness.cli.context import (
     EXIT_DIFF,
     EXIT_ERROR,
@@ -19,6 +24,58 @@ from harness.hazards.engine import HazardReport
 from harness.report import formats
 
 FAIL_ON = ("error", "warning", "info")
+
+
+class LintOutput(enum.StrEnum):
+    text = "text"
+    json = "json"
+    html = "html"
+
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command(cls=shared.Command)
+def lint(
+    output: Annotated[LintOutput, shared.option(flags.LINT_OUTPUT)] = LintOutput.text,
+    fail_on: Annotated[shared.Severity, shared.option(flags.FAIL_ON)] = shared.Severity.error,
+    html: shared.HtmlOpt = None,
+    repo: shared.RepoOpt = None,
+    config: shared.ConfigOpt = None,
+    kubectl: shared.KubectlOpt = None,
+    kustomize: shared.KustomizeOpt = None,
+    jobs: shared.JobsOpt = 0,
+    timeout: shared.TimeoutOpt = None,
+    strict: shared.StrictOpt = None,
+    quiet: shared.QuietOpt = False,
+    verbose: shared.VerboseOpt = False,
+    helm: shared.HelmOpt = None,
+    helm_binary: shared.HelmBinaryOpt = None,
+    offline: shared.OfflineOpt = False,
+    no_cache: shared.NoCacheOpt = False,
+    cache_dir: shared.CacheDirOpt = None,
+    debug: shared.DebugOpt = False,
+) -> None:
+    """Render everything and report hazards: prune, ordering, substitution, parity; CRDs
+    installed before Flux (bootstrap helmfiles, Talos/k3s, `preinstalled:`) are known (exit 0
+    ok, 1 findings at --fail-on or worse, 2 render error)."""
+    c = shared.common(
+        repo=repo,
+        config=config,
+        kubectl=kubectl,
+        kustomize=kustomize,
+        jobs=jobs,
+        timeout=timeout,
+        strict=strict,
+        quiet=quiet,
+        verbose=verbose,
+        helm=helm,
+        helm_binary=helm_binary,
+        offline=offline,
+        no_cache=no_cache,
+        cache_dir=cache_dir,
+    )
+    errors.run(lambda: run(c, output.value, fail_on.value, html), debug)
 
 
 def exit_code(snapshot: Snapshot, report: HazardReport, fail_on: str) -> int:

@@ -12,8 +12,11 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import typer
+
+from harness.cli import errors, shared
 from harness.cli.commands import check as check_cmd
 from harness.cli.commands import comment as comment_cmd
 from harness.cli.commands import diff as diff_cmd
@@ -25,6 +28,98 @@ from harness.compare.coverage import BlindSpots
 from harness.core.config import Config
 from harness.core.errors import HarnessError
 from harness.pipeline import shard
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command(cls=shared.Command)
+def merge(
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="FILE",
+            help="The --output json files of every shard of one run.",
+            dir_okay=False,
+        ),
+    ],
+    output: shared.CiOutputOpt = shared.CiOutput.text,
+    as_comment: Annotated[
+        bool,
+        typer.Option(
+            "--comment", metavar=shared.FLAG, help="Write the PR comment of merged `diff` shards."
+        ),
+    ] = False,
+    budget: Annotated[
+        int | None,
+        typer.Option("--budget", metavar="N", help="With --comment: as for `harness comment`."),
+    ] = None,
+    split: Annotated[
+        bool,
+        typer.Option(
+            "--split", metavar=shared.FLAG, help="With --comment: as for `harness comment`."
+        ),
+    ] = False,
+    max_parts: Annotated[
+        int,
+        typer.Option(
+            "--max-parts", min=1, metavar="N", help="With --comment: as for `harness comment`."
+        ),
+    ] = 10,
+    output_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--output-dir", file_okay=False, metavar="DIR", help="With --comment --split."
+        ),
+    ] = None,
+    marker: Annotated[
+        str | None,
+        typer.Option("--marker", metavar="ID", help="With --comment: hidden marker id."),
+    ] = None,
+    repo: shared.RepoOpt = None,
+    config: shared.ConfigOpt = None,
+    kubectl: shared.KubectlOpt = None,
+    kustomize: shared.KustomizeOpt = None,
+    jobs: shared.JobsOpt = 0,
+    timeout: shared.TimeoutOpt = None,
+    strict: shared.StrictOpt = None,
+    quiet: shared.QuietOpt = False,
+    verbose: shared.VerboseOpt = False,
+    helm: shared.HelmOpt = None,
+    helm_binary: shared.HelmBinaryOpt = None,
+    offline: shared.OfflineOpt = False,
+    no_cache: shared.NoCacheOpt = False,
+    cache_dir: shared.CacheDirOpt = None,
+    debug: shared.DebugOpt = False,
+) -> None:
+    """Combine the JSON outputs of `--shard K/N` runs of check, diff, render or update into
+    the unsharded run's result, verdict and exit code (or PR comment, or goldens)."""
+    c = shared.common(
+        repo=repo,
+        config=config,
+        kubectl=kubectl,
+        kustomize=kustomize,
+        jobs=jobs,
+        timeout=timeout,
+        strict=strict,
+        quiet=quiet,
+        verbose=verbose,
+        helm=helm,
+        helm_binary=helm_binary,
+        offline=offline,
+        no_cache=no_cache,
+        cache_dir=cache_dir,
+    )
+    comment = None
+    if as_comment:
+        comment = comment_cmd.CommentOptions(
+            diff=diff_cmd.DiffOptions(),
+            budget=budget,
+            split=split,
+            max_parts=max_parts,
+            output_dir=output_dir,
+            marker_id=marker,
+        )
+    errors.run(lambda: run(c, files, output.value, comment), debug)
 
 
 def read_blocks(files: Sequence[Path]) -> list[tuple[str, Mapping[str, Any]]]:

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import typer
+
+from harness.cli import errors, shared
 from harness.cli.context import (
     EXIT_ERROR,
     EXIT_OK,
@@ -14,6 +19,54 @@ from harness.core.errors import HarnessError
 from harness.core.model import Snapshot
 from harness.pipeline import shard
 from harness.report import json_out, text
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command(cls=shared.Command)
+def render(
+    targets: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="TARGET", help="Target names or globs; one exact name prints its documents."
+        ),
+    ] = None,
+    output: shared.OutputOpt = shared.Output.text,
+    shard: shared.ShardOpt = None,
+    repo: shared.RepoOpt = None,
+    config: shared.ConfigOpt = None,
+    kubectl: shared.KubectlOpt = None,
+    kustomize: shared.KustomizeOpt = None,
+    jobs: shared.JobsOpt = 0,
+    timeout: shared.TimeoutOpt = None,
+    strict: shared.StrictOpt = None,
+    quiet: shared.QuietOpt = False,
+    verbose: shared.VerboseOpt = False,
+    helm: shared.HelmOpt = None,
+    helm_binary: shared.HelmBinaryOpt = None,
+    offline: shared.OfflineOpt = False,
+    no_cache: shared.NoCacheOpt = False,
+    cache_dir: shared.CacheDirOpt = None,
+    debug: shared.DebugOpt = False,
+) -> None:
+    """List targets with document counts and sha256, or print one target's documents."""
+    c = shared.common(
+        repo=repo,
+        config=config,
+        kubectl=kubectl,
+        kustomize=kustomize,
+        jobs=jobs,
+        timeout=timeout,
+        strict=strict,
+        quiet=quiet,
+        verbose=verbose,
+        helm=helm,
+        helm_binary=helm_binary,
+        offline=offline,
+        no_cache=no_cache,
+        cache_dir=cache_dir,
+    )
+    errors.run(lambda: run(shared.sharded(c, shard), tuple(targets or ()), output.value), debug)
 
 
 def run(common: Common, targets: tuple[str, ...] = (), output: str = "text") -> int:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import typer
+
+from harness.cli import errors, shared
 from harness.cli.context import (
     EXIT_ERROR,
     EXIT_OK,
@@ -15,6 +18,50 @@ from harness.core.model import Snapshot
 from harness.pipeline import goldens, shard
 from harness.report import json_out, text
 from harness.report.console import escape, stderr
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command(cls=shared.Command)
+def update(
+    shard: shared.ShardOpt = None,
+    repo: shared.RepoOpt = None,
+    config: shared.ConfigOpt = None,
+    kubectl: shared.KubectlOpt = None,
+    kustomize: shared.KustomizeOpt = None,
+    jobs: shared.JobsOpt = 0,
+    timeout: shared.TimeoutOpt = None,
+    strict: shared.StrictOpt = None,
+    quiet: shared.QuietOpt = False,
+    verbose: shared.VerboseOpt = False,
+    helm: shared.HelmOpt = None,
+    helm_binary: shared.HelmBinaryOpt = None,
+    offline: shared.OfflineOpt = False,
+    no_cache: shared.NoCacheOpt = False,
+    cache_dir: shared.CacheDirOpt = None,
+    debug: shared.DebugOpt = False,
+) -> None:
+    """Render all targets and rewrite the goldens atomically (exit 2 if any target failed).
+
+    With --shard K/N nothing is written: the shard's renders go to stdout as JSON, and
+    `harness merge` of all N writes the goldens."""
+    c = shared.common(
+        repo=repo,
+        config=config,
+        kubectl=kubectl,
+        kustomize=kustomize,
+        jobs=jobs,
+        timeout=timeout,
+        strict=strict,
+        quiet=quiet,
+        verbose=verbose,
+        helm=helm,
+        helm_binary=helm_binary,
+        offline=offline,
+        no_cache=no_cache,
+        cache_dir=cache_dir,
+    )
+    errors.run(lambda: run(shared.sharded(c, shard)), debug)
 
 
 def run(common: Common) -> int:

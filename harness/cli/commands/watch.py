@@ -5,10 +5,83 @@ The loop and what it keeps between answers live in cli/watching.py; this verb pr
 
 from __future__ import annotations
 
-from harness.cli import watching
+from typing import Annotated
+
+import typer
+
+from harness.cli import errors, shared, watching
 from harness.cli.commands import diff as diff_cmd
 from harness.cli.context import Common
 from harness.report.console import stderr
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command(cls=shared.Command)
+def watch(
+    base: shared.BaseOpt = None,
+    use_goldens: shared.GoldensOpt = False,
+    expect: Annotated[
+        shared.Expect | None, shared.expect("As for diff: judged again on every answer.")
+    ] = None,
+    fail_on_diff: shared.FailOnDiffOpt = False,
+    fail_on_hazard: shared.FailOnHazardOpt = None,
+    unified: Annotated[
+        int | None, shared.unified("Also show a unified diff, N context lines.")
+    ] = None,
+    once: Annotated[
+        bool,
+        typer.Option(
+            "--once", metavar=shared.FLAG, help="Answer once and exit (what `diff` prints)."
+        ),
+    ] = False,
+    poll: Annotated[
+        bool,
+        typer.Option(
+            "--poll",
+            metavar=shared.FLAG,
+            help="Find changes by polling stats instead of file events.",
+        ),
+    ] = False,
+    repo: shared.RepoOpt = None,
+    config: shared.ConfigOpt = None,
+    kubectl: shared.KubectlOpt = None,
+    kustomize: shared.KustomizeOpt = None,
+    jobs: shared.JobsOpt = 0,
+    timeout: shared.TimeoutOpt = None,
+    strict: shared.StrictOpt = None,
+    quiet: shared.QuietOpt = False,
+    verbose: shared.VerboseOpt = False,
+    helm: shared.HelmOpt = None,
+    helm_binary: shared.HelmBinaryOpt = None,
+    offline: shared.OfflineOpt = False,
+    no_cache: shared.NoCacheOpt = False,
+    cache_dir: shared.CacheDirOpt = None,
+    debug: shared.DebugOpt = False,
+) -> None:
+    """Stay resident: the diff against the base, answered again after every save.
+
+    Ctrl-C stops it with the last answer's exit code (as diff's)."""
+    c = shared.common(
+        repo=repo,
+        config=config,
+        kubectl=kubectl,
+        kustomize=kustomize,
+        jobs=jobs,
+        timeout=timeout,
+        strict=strict,
+        quiet=quiet,
+        verbose=verbose,
+        helm=helm,
+        helm_binary=helm_binary,
+        offline=offline,
+        no_cache=no_cache,
+        cache_dir=cache_dir,
+    )
+    options = diff_cmd.options_from(
+        base, None, use_goldens, expect, fail_on_diff, fail_on_hazard, unified
+    )
+    errors.run(lambda: run(c, options, once=once, poll=poll), debug)
 
 
 def run(
