@@ -258,12 +258,13 @@ def _run(fn: Callable[[], int], debug: bool = False) -> None:
 
     from harness.cache import replay
     from harness.cli.context import EXIT_ERROR
-    from harness.core import memo, process, scratch
+    from harness.core import memo, process, redaction, scratch
     from harness.core.errors import HarnessError
     from harness.report.visible import visible
 
     debug = debug or os.environ.get(ENV_DEBUG, "") not in ("", "0")
     memo.reset()  # a run starts: no memo carries the last run's data (one process, many runs)
+    redaction.reset()  # nor the Secret values its scrub knows
     scratch.sweep()  # temp dirs a killed (SIGKILLed) run left behind
     process.reset()
     try:
@@ -295,7 +296,9 @@ def _run(fn: Callable[[], int], debug: bool = False) -> None:
 def _traceback(exc: BaseException) -> None:
     import traceback
 
-    sys.stderr.write("".join(traceback.format_exception(exc)))
+    from harness.core import redaction
+
+    sys.stderr.write(redaction.KNOWN.scrub("".join(traceback.format_exception(exc))))
 
 
 class Expect(enum.StrEnum):

@@ -41,7 +41,7 @@ from harness.cli.context import (
 )
 from harness.compare import inputs
 from harness.compare.analyze import Origin, ignore_patterns
-from harness.core import memo
+from harness.core import memo, redaction
 from harness.core.config import Config
 from harness.core.errors import HarnessError
 from harness.core.model import Snapshot
@@ -146,6 +146,7 @@ class Watcher:
             # Every per-run memo is keyed by content (a document's text, a shared object),
             # so answers of one tree keep them; a fresh start empties them as a run does.
             memo.reset()
+            redaction.reset()
             self.resident = Resident()
         renderer = self._renderer()
         cfg = self.cfg

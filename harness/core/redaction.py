@@ -16,14 +16,25 @@ A marker is `<redacted sha256:<16 hex>>` over the object's identity, the key and
 it changes when the value does, so a rotated Secret still shows as a (masked) change. With
 `HARNESS_MASK_KEY` set it is `<redacted hmac-sha256:<16 hex>>`, an HMAC under that key, so a
 guessable value cannot be confirmed from committed goldens by hashing candidates.
+
+Beside the rule, one scrub (`Known`, `KNOWN`): every Secret value the run has seen (in a
+build's input files, its generated Secrets, its rendered Secrets, a substituteFrom or
+valuesFrom source), plain and base64, is replaced by a marker in every string harness
+emits, whatever route carried it there (an error line that quotes a value, a name). Values
+shorter than `MIN_LENGTH` are left alone: such values are too often ordinary words (a
+username equal to a namespace), and the rule above still masks them where they are copied.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import hmac
 import os
 import re
+import threading
+from collections.abc import Iterable
 from typing import Any
 
 ENV_KEY = "HARNESS_MASK_KEY"
@@ -88,3 +99,138 @@ def kept(value: Any) -> bool:
 
 def contains_marker(text: str) -> bool:
     return PREFIX in text and MARKER.search(text) is not None
+
+
+# -- the run's scrub ---------------------------------------------------------------------
+
+# A form (plain, base64, a line of a multi-line value) shorter than this is not scrubbed
+# from emitted text: short values are ordinary words too often (`grafana`, `admin`).
+MIN_LENGTH = 8
+
+
+class Known:
+    """The Secret values one run has seen, scrubbed from every string it emits.
+
+    Per run: cleared where the run's memos are (`reset`), so one run's values never leave
+    it. Thread-safe: builds learn values from the render pool. The marker of a scrubbed form
+    depends on the form alone, so the same text reads the same whichever Secret (or cache
+    state) taught it."""
+
+    def __init__(self) -> None:
+        self._markers: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._pattern: re.Pattern[str] | None = None
+
+    def __len__(self) -> int:
+        return len(self._markers)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._markers = {}
+            self._pattern = None
+
+    def add(self, value: Any, *, encoded: bool = False) -> None:
+        """Learn one Secret value; `encoded` for a `data` value (base64 of the plaintext)."""
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            return
+        text = str(value)
+        if kept(text):
+            return
+        forms = [text]
+        if encoded:
+            plain = _decoded(text)
+            if plain is not None:
+                forms.append(plain)
+        self._learn(forms)
+
+    def add_all(self, values: Iterable[Any]) -> None:
+        for value in values:
+            self.add(value)
+
+    def _learn(self, values: Iterable[str]) -> None:
+        forms: set[str] = set()
+        for value in values:
+            forms.add(value)
+            forms.add(base64.b64encode(value.encode("utf-8", "surrogateescape")).decode())
+            forms.update(line.strip() for line in value.splitlines())
+        new = {f for f in forms if len(f) >= MIN_LENGTH and not kept(f)} - self._markers.keys()
+        if not new:
+            return
+        with self._lock:
+            markers = dict(self._markers)
+            for form in new:
+                markers[form] = marker("", "", form)
+            self._markers = markers
+            self._pattern = None
+
+    def scrub(self, text: str) -> str:
+        """`text` with every known form replaced by its marker (markers already there stay)."""
+        if not self._markers or not text:
+            return text
+        pattern, markers = self._compiled()
+        if pattern is None:
+            return text
+        return pattern.sub(lambda m: markers.get(m.group(0), m.group(0)), text)
+
+    def scrub_all(self, data: Any) -> Any:
+        """`data` (JSON-like: dicts, lists, strings) with `scrub` applied to every string,
+        keys included; `data` itself when nothing changes."""
+        if not self._markers:
+            return data
+        if isinstance(data, str):
+            return self.scrub(data)
+        if isinstance(data, dict):
+            items = [(self.scrub_all(k), self.scrub_all(v)) for k, v in data.items()]
+            if all(a is k and b is v for (a, b), (k, v) in zip(items, data.items(), strict=True)):
+                return data
+            return dict(items)
+        if isinstance(data, (list, tuple)):
+            out = [self.scrub_all(v) for v in data]
+            return data if all(a is b for a, b in zip(out, data, strict=True)) else out
+        return data
+
+    def _compiled(self) -> tuple[re.Pattern[str] | None, dict[str, str]]:
+        with self._lock:
+            markers = self._markers
+            if self._pattern is None and markers:
+                # a marker is matched first and kept, so a value inside one is never touched
+                self._pattern = re.compile(f"{MARKER.pattern}|{_trie(sorted(markers))}")
+            return self._pattern, markers
+
+
+def _trie(words: list[str]) -> str:
+    """One regex matching any of `words`, longest first, as a trie: matching stays linear
+    in the text however many values a run knows."""
+    root: dict[str, Any] = {}
+    for word in words:
+        node = root
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def build(node: dict[str, Any]) -> str:
+        ends = "" in node
+        branches = [re.escape(c) + build(child) for c, child in sorted(node.items()) if c]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        if ends:
+            return f"(?:{body})?"
+        return body
+
+    return build(root)
+
+
+def _decoded(value: str) -> str | None:
+    try:
+        return base64.b64decode(value, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+
+
+KNOWN = Known()
+
+
+def reset() -> None:
+    """A run starts: the scrub forgets the last run's values."""
+    KNOWN.reset()

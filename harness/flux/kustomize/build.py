@@ -262,6 +262,7 @@ def _source_values(where: ObjectRef, obj: Mapping[str, Any]) -> tuple[dict[str, 
 def _secret_variable(doc_id: DocId, key: str, value: Any) -> str:
     if redaction.is_marker(value):
         return str(value) if value not in documents.SOPS_MASKED_VALUES else SOPS_VARIABLE
+    redaction.KNOWN.add(value, encoded=key.startswith("data."))
     return documents.redaction_marker(doc_id, key, value)
 
 

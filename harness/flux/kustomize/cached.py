@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cache import store as cache_mod
-from harness.core import documents, secretflow, yamlload
+from harness.core import documents, redaction, secretflow, yamlload
 from harness.flux.api import (
     FluxKustomization,
     ObjectRef,
@@ -50,7 +50,7 @@ from harness.flux.kustomize.build import (
 )
 from harness.flux.source import artifacts
 from harness.flux.source.ignore import Rules
-from harness.render.closure import EscapeError, Walker
+from harness.render.closure import EscapeError, Walker, learn_secrets
 from harness.render.seam import documents_from_payload, documents_payload
 
 
@@ -107,6 +107,7 @@ def build_flux(
         if ctx.artifacts is not None:
             raise BuildError(ctx.artifacts.explain_escape(str(exc), root, ctx.repo)) from None
         raise BuildError(str(exc)) from None
+    learn_secrets(closure)
     flows = closure.flows
     cache = seam.cache
     if cache is None:
@@ -157,7 +158,7 @@ def build_flux(
         raise
     except BuildError as exc:
         if type(exc) is BuildError:  # decided by the inputs the key holds, as a success is
-            cache.put(failed_digest, {"error": str(exc)})
+            cache.put(failed_digest, {"error": redaction.KNOWN.scrub(str(exc))})
         raise
     docs = documents.from_objects(built.objects)
     built = dataclasses.replace(built, documents=docs)
@@ -172,7 +173,9 @@ def _flows(
     try:
         plan = _plan(ks, directory, ctx, rules)
         generated = (plan.file_name, plan.content) if plan.generated else None
-        return Walker().closure(directory, root, generated=generated).flows
+        closure = Walker().closure(directory, root, generated=generated)
+        learn_secrets(closure)
+        return closure.flows
     except (generator.GeneratorError, EscapeError):
         return secretflow.NONE  # the build itself reports it
 
