@@ -106,6 +106,10 @@ def contains_marker(text: str) -> bool:
 # A form (plain, base64, a line of a multi-line value) shorter than this is not scrubbed
 # from emitted text: short values are ordinary words too often (`grafana`, `admin`).
 MIN_LENGTH = 8
+# the words of text the tree shows (what a YAML scalar holds between its punctuation), and
+# their parts (`nextcloud` of `nextcloud-db`)
+_WORDS = re.compile(r"[^\s:,\[\]{}\"'#=/@()|<>`;&*!?%$\\]+")
+_PARTS = re.compile(r"[-._]")
 
 
 class Known:
@@ -117,17 +121,35 @@ class Known:
     state) taught it."""
 
     def __init__(self) -> None:
+        self._forms: dict[str, frozenset[str]] = {}  # a value -> what it may appear as
+        self._public: set[str] = set()  # words the tree shows outside any Secret
         self._markers: dict[str, str] = {}
         self._lock = threading.Lock()
         self._pattern: re.Pattern[str] | None = None
+        self._stale = False
 
     def __len__(self) -> int:
-        return len(self._markers)
+        return len(self._compiled()[1])
 
     def reset(self) -> None:
         with self._lock:
+            self._forms = {}
+            self._public = set()
             self._markers = {}
             self._pattern = None
+            self._stale = False
+
+    def shown(self, text: str) -> None:
+        """Text the tree shows outside any Secret (a manifest, a kustomization file): a
+        value equal to one of its words is a name the tree prints anyway (a username equal
+        to a namespace, `keycloak`), and is not scrubbed."""
+        words = set(_WORDS.findall(text))
+        words.update(part for word in list(words) for part in _PARTS.split(word))
+        new = words - self._public
+        if new:
+            with self._lock:
+                self._public = self._public | new
+                self._stale = True
 
     def add(self, value: Any, *, encoded: bool = False) -> None:
         """Learn one Secret value; `encoded` for a `data` value (base64 of the plaintext)."""
@@ -148,24 +170,21 @@ class Known:
             self.add(value)
 
     def _learn(self, values: Iterable[str]) -> None:
-        forms: set[str] = set()
+        learned: dict[str, frozenset[str]] = {}
         for value in values:
-            forms.add(value)
-            forms.add(base64.b64encode(value.encode("utf-8", "surrogateescape")).decode())
+            if value in self._forms or value in learned:
+                continue
+            forms = {value, base64.b64encode(value.encode("utf-8", "surrogateescape")).decode()}
             forms.update(line.strip() for line in value.splitlines())
-        new = {f for f in forms if len(f) >= MIN_LENGTH and not kept(f)} - self._markers.keys()
-        if not new:
-            return
-        with self._lock:
-            markers = dict(self._markers)
-            for form in new:
-                markers[form] = marker("", "", form)
-            self._markers = markers
-            self._pattern = None
+            learned[value] = frozenset(f for f in forms if len(f) >= MIN_LENGTH and not kept(f))
+        if learned:
+            with self._lock:
+                self._forms = {**self._forms, **learned}
+                self._stale = True
 
     def scrub(self, text: str) -> str:
         """`text` with every known form replaced by its marker (markers already there stay)."""
-        if not self._markers or not text:
+        if not self._forms or not text:
             return text
         pattern, markers = self._compiled()
         if pattern is None:
@@ -175,7 +194,7 @@ class Known:
     def scrub_all(self, data: Any) -> Any:
         """`data` (JSON-like: dicts, lists, strings) with `scrub` applied to every string,
         keys included; `data` itself when nothing changes."""
-        if not self._markers:
+        if not self._forms:
             return data
         if isinstance(data, str):
             return self.scrub(data)
@@ -191,6 +210,16 @@ class Known:
 
     def _compiled(self) -> tuple[re.Pattern[str] | None, dict[str, str]]:
         with self._lock:
+            if self._stale:
+                public = self._public
+                self._markers = {
+                    form: marker("", "", form)
+                    for value, forms in self._forms.items()
+                    if value.strip() not in public
+                    for form in forms
+                }
+                self._pattern = None
+                self._stale = False
             markers = self._markers
             if self._pattern is None and markers:
                 # a marker is matched first and kept, so a value inside one is never touched

@@ -552,21 +552,22 @@ class _Walk:
 
 _LEARNED: memo.Memo[tuple[str, memo.Stamp], bool] = memo.Memo("closure-secret-files", 200_000)
 # A file that may declare a Secret (or a Flux Kustomization patching one): it names the
-# kind, or it escapes characters (`"\x53ecret"`), which only a parse can read
+# kind, or it escapes characters (`"\x53ecret"` in YAML), which only a parse can read
 _MAY_HOLD = (b"Secret", b"\\")
 
 
 def learn_secrets(closure: Closure) -> None:
     """Teach the run's scrub (redaction.KNOWN) every Secret value the build's input files
     hold: the Secrets they declare (plain and base64), the values a Flux Kustomization's
-    `spec.patches` writes into one, and its secretGenerators' literals, env files and files.
+    `spec.patches` writes into one, and its secretGenerators' literals, env files and files;
+    and the words those files show outside any Secret, which are names, not secrets.
 
-    Read every run, cached or not, so what is scrubbed does not depend on the cache; a file
-    that declares no Secret is remembered as such by its stat (memo.FILES), and a file is
-    read once per run however many builds share it."""
+    Read every run, cached or not, so what is scrubbed never depends on the cache; a file
+    is read once per run however many builds share it."""
     root = str(closure.root)
+    generated = {ref for how, ref in closure.secrets if how != "literal"}
     for kind, rel in closure.entries:
-        if kind == "file":
+        if kind == "file" and rel not in generated:
             _learn_file(os.path.join(root, rel))
     for how, ref in closure.secrets:
         if how == "literal":
@@ -586,24 +587,32 @@ def learn_secrets(closure: Closure) -> None:
 
 
 def _learn_file(path: str) -> None:
-    at, fact = memo.FILES.get(path, "secrets")
-    if at is None or fact == "none" or _LEARNED.get((path, at)):
+    at = memo.stamp(path)
+    if at is None or _LEARNED.get((path, at)):
         return
     _LEARNED.put((path, at), True)
     try:
         with open(path, "rb") as fh:
             data = fh.read()
-    except OSError:
+        text = data.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
         return
-    if not any(needle in data for needle in _MAY_HOLD):
-        memo.FILES.put(path, "secrets", at, "none")
+    kfile = os.path.basename(path) in KUSTOMIZATION_FILES
+    if not kfile and not any(needle in data for needle in _MAY_HOLD):
+        redaction.KNOWN.shown(text)
         return
     try:
-        docs = yamlload.load_all(data.decode("utf-8"))
-    except (UnicodeDecodeError, yamlload.YAMLError):
-        return
+        docs = yamlload.load_all(text)
+    except yamlload.YAMLError:
+        return  # unreadable: its words may be a Secret's, so none is taken as a name
     for doc in docs:
         documents.learn(doc)
+        if not isinstance(doc, dict):
+            continue
+        shown = documents.redact(doc) or doc
+        if kfile:  # a secretGenerator's literals are values, not names
+            shown = {k: v for k, v in shown.items() if k != "secretGenerator"}
+        redaction.KNOWN.shown(yamlload.dump(shown))
 
 
 def _text(path: str) -> str | None:
