@@ -229,7 +229,8 @@ def redact(obj: dict[str, Any]) -> dict[str, Any] | None:
     """A copy with every Secret-derived value a marker, or None if nothing to hide.
 
     A Secret's `data`/`stringData` values, SOPS-marked or not (ciphertext and masks stay);
-    a last-applied-configuration annotation, redacted like the object it holds."""
+    the values a Flux Kustomization's `spec.patches` writes into a Secret; a
+    last-applied-configuration annotation, redacted like the object it holds."""
     out: dict[str, Any] | None = None
     if is_secret(obj):
         doc_id = identity(obj)

@@ -8,6 +8,8 @@ shard JSON and every output only ever see markers:
   `flux build` writes over encrypted values stay as they are (they reveal nothing);
 - a `kubectl.kubernetes.io/last-applied-configuration` annotation holds a whole object
   as JSON: it is redacted like the object it holds;
+- a Flux Kustomization whose `spec.patches` writes a Secret shows those values as markers
+  too, in the patch text it carries;
 - a value that leaves a Secret (Flux `substituteFrom`, Helm `valuesFrom`, and so whatever a
   substituted HelmRelease's values or post-renderers carry) travels as the marker of the
   Secret key it came from, never as its plaintext.
