@@ -23,8 +23,9 @@ declarations write are masked, in the objects they select:
 Only the tainted value is replaced inside a field (`postgres://app:<redacted ...>@db`),
 by the marker of the Secret field it came from, so a rotation still shows as a change.
 Selectors are read generously (a selector's name also matches the name kustomize later
-prefixed, suffixed or hashed; label and annotation selectors are not evaluated): masking
-an extra field costs a reader little, missing one leaks a value.
+prefixed, suffixed or hashed, and a target that writes `metadata.name` matches whatever
+name the output shows, since it carries the copied value; label and annotation selectors
+are not evaluated): masking an extra field costs a reader little, missing one leaks a value.
 """
 
 from __future__ import annotations
