@@ -309,9 +309,9 @@ def loop(
             try:
                 answer = watcher.answer(batch)
             except HarnessError as exc:  # a broken config mid-edit: say so, keep watching
-                from harness.report.console import stderr
+                from harness.report.console import escape, stderr
 
-                stderr().print(f"error: {exc}")
+                stderr().print(f"error: {escape(str(exc))}")
                 continue
             show(answer)
     except KeyboardInterrupt:
