@@ -108,10 +108,6 @@ def contains_marker(text: str) -> bool:
 # A form (plain, base64, a line of a multi-line value) shorter than this is not scrubbed
 # from emitted text: short values are ordinary words too often (`grafana`, `admin`).
 MIN_LENGTH = 8
-# the words of text the tree shows (what a YAML scalar holds between its punctuation), and
-# their parts (`nextcloud` of `nextcloud-db`)
-_WORDS = re.compile(r"[^\s:,\[\]{}\"'#=/@()|<>`;&*!?%$\\]+")
-_PARTS = re.compile(r"[-._]")
 
 
 class Known:
@@ -120,13 +116,21 @@ class Known:
     Per run: cleared where the run's memos are (`reset`), so one run's values never leave
     it. Thread-safe: builds learn values from the render pool. The marker of a scrubbed form
     depends on the form alone, so the same text reads the same whichever Secret (or cache
-    state) taught it."""
+    state) taught it. What the tree shows outside any Secret (`shown`) is kept as text and
+    searched for the known values only when the scrub is next used, in one pass: most runs
+    know no plaintext value and never search."""
 
     def __init__(self) -> None:
-        self._forms: dict[str, frozenset[str]] = {}  # a value -> what it may appear as
-        self._public: set[str] = set()  # words the tree shows outside any Secret
-        self._markers: dict[str, str] = {}
         self._lock = threading.Lock()
+        self._clear()
+
+    def _clear(self) -> None:
+        self._forms: dict[str, frozenset[str]] = {}  # a value -> what it may appear as
+        self._texts: list[str] = []  # what the tree shows outside any Secret
+        self._searched = 0  # texts already searched for every value in `_checked`
+        self._checked: frozenset[str] = frozenset()
+        self._public: set[str] = set()  # values the tree shows as a word: names
+        self._markers: dict[str, str] = {}
         self._pattern: re.Pattern[str] | None = None
         self._stale = False
 
@@ -135,22 +139,15 @@ class Known:
 
     def reset(self) -> None:
         with self._lock:
-            self._forms = {}
-            self._public = set()
-            self._markers = {}
-            self._pattern = None
-            self._stale = False
+            self._clear()
 
     def shown(self, text: str) -> None:
         """Text the tree shows outside any Secret (a manifest, a kustomization file): a
-        value equal to one of its words is a name the tree prints anyway (a username equal
-        to a namespace, `keycloak`), and is not scrubbed."""
-        words = set(_WORDS.findall(text))
-        words.update(part for word in list(words) for part in _PARTS.split(word))
-        new = words - self._public
-        if new:
+        value it holds as a whole word (a username equal to a namespace, `keycloak`, or to
+        part of a name, `keycloak-db`) is a name the tree prints anyway, not scrubbed."""
+        if text:
             with self._lock:
-                self._public = self._public | new
+                self._texts.append(text)
                 self._stale = True
 
     def add(self, value: Any, *, encoded: bool = False) -> None:
@@ -178,7 +175,9 @@ class Known:
                 continue
             forms = {value, base64.b64encode(value.encode("utf-8", "surrogateescape")).decode()}
             forms.update(line.strip() for line in value.splitlines())
-            learned[value] = frozenset(f for f in forms if len(f) >= MIN_LENGTH and not kept(f))
+            found = frozenset(f for f in forms if len(f) >= MIN_LENGTH and not kept(f))
+            if found:
+                learned[value] = found
         if learned:
             with self._lock:
                 self._forms = {**self._forms, **learned}
@@ -213,11 +212,11 @@ class Known:
     def _compiled(self) -> tuple[re.Pattern[str] | None, dict[str, str]]:
         with self._lock:
             if self._stale:
-                public = self._public
+                self._search()
                 self._markers = {
                     form: marker("", "", form)
                     for value, forms in self._forms.items()
-                    if value.strip() not in public
+                    if value.strip() not in self._public
                     for form in forms
                 }
                 self._pattern = None
@@ -227,6 +226,26 @@ class Known:
                 # a marker is matched first and kept, so a value inside one is never touched
                 self._pattern = re.compile(f"{MARKER.pattern}|{_trie(sorted(markers))}")
             return self._pattern, markers
+
+    def _search(self) -> None:
+        """Find which known values the shown texts hold as a word: new values in every
+        text, every value in new texts (each text searched once per set of values)."""
+        values = {v.strip() for v in self._forms} - self._public
+        values = {v for v in values if v and "\n" not in v}
+        new = values - self._checked
+        jobs: list[tuple[set[str], list[str]]] = []
+        if new:
+            jobs.append((new, self._texts[: self._searched]))
+        if values:
+            jobs.append((values, self._texts[self._searched :]))
+        for wanted, texts in jobs:
+            if not wanted or not texts:
+                continue
+            word = re.compile(f"(?<![A-Za-z0-9])(?=({_trie(sorted(wanted))})(?![A-Za-z0-9]))")
+            for text in texts:
+                self._public.update(m.group(1) for m in word.finditer(text))
+        self._checked = frozenset(self._checked | values)
+        self._searched = len(self._texts)
 
 
 def _trie(words: list[str]) -> str:

@@ -597,7 +597,8 @@ def _learn_file(path: str) -> None:
         text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return
-    kfile = os.path.basename(path) in KUSTOMIZATION_FILES
+    # a kustomization file's secretGenerator literals are values, not names
+    kfile = os.path.basename(path) in KUSTOMIZATION_FILES and b"secretGenerator" in data
     if not kfile and not any(needle in data for needle in _MAY_HOLD):
         redaction.KNOWN.shown(text)
         return
