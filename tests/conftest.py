@@ -161,10 +161,12 @@ def modules_after(*args: str | Path, cwd: Path) -> tuple[Result, set[str]]:
 
 @pytest.fixture
 def example_copy(tmp_path: Path) -> Iterator[Path]:
-    """A writable copy of examples/homelab with its goldens beside it (as in the project)."""
+    """A writable copy of examples/homelab with its goldens beside it (as in the project),
+    in a checkout (a `.git` at its top) that holds both: goldens stay inside the checkout."""
     root = tmp_path / "project"
     shutil.copytree(EXAMPLE, root / "examples" / "homelab")
     shutil.copytree(GOLDENS, root / "goldens")
+    (root / ".git").mkdir()
     yield root / "examples" / "homelab"
 
 

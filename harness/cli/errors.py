@@ -23,29 +23,38 @@ def run(fn: Callable[[], int], debug: bool = False) -> None:
     wraps one, such as a crashing hazard rule)."""
     import os
 
-    from harness.cache import replay
-    from harness.cli.context import EXIT_ERROR
-    from harness.core import process, scratch
-    from harness.core.errors import HarnessError
+    from harness.core import scratch
     from harness.core.run import Run
-    from harness.report.visible import visible
 
     debug = debug or os.environ.get(ENV_DEBUG, "") not in ("", "0")
     scratch.sweep()  # temp dirs a killed (SIGKILLed) run left behind
+    # a run starts: its own memos and Secret values, nothing of the last run's (one process,
+    # many runs); its error lines are written inside it, so its scrub masks them too
+    with Run().entered():
+        code = _guarded(fn, debug)
+    raise typer.Exit(code)
+
+
+def _guarded(fn: Callable[[], int], debug: bool) -> int:
+    """The verb's exit code; every verb cleans up on SIGTERM as on Ctrl-C."""
+    from harness.cache import replay
+    from harness.cli.context import EXIT_ERROR
+    from harness.core import process
+    from harness.core.errors import HarnessError
+    from harness.report.visible import visible
+
     try:
-        # a run starts: its own memos, nothing of the last run's (one process, many runs);
-        # every verb cleans up on SIGTERM as on Ctrl-C
-        with Run().entered(), process.sigterm_as_interrupt():
-            code = fn()
+        with process.sigterm_as_interrupt():
+            return fn()
     except HarnessError as exc:
         if debug and exc.__cause__ is not None:
             _traceback(exc)
         typer.echo(f"error: {visible(str(exc))}", err=True)
-        code = EXIT_ERROR
+        return EXIT_ERROR
     except KeyboardInterrupt as exc:
         terminated = isinstance(exc, process.Terminated)
         typer.echo("terminated" if terminated else "interrupted", err=True)
-        code = 143 if terminated else 130
+        return 143 if terminated else 130
     except Exception as exc:  # a bug: never a bare traceback ending in exit 1 ("drift")
         replay.taint("an internal error")
         if debug:
@@ -56,11 +65,12 @@ def run(fn: Callable[[], int], debug: bool = False) -> None:
             f"traceback --debug or {ENV_DEBUG}=1 prints)",
             err=True,
         )
-        code = EXIT_ERROR
-    raise typer.Exit(code)
+        return EXIT_ERROR
 
 
 def _traceback(exc: BaseException) -> None:
     import traceback
 
-    sys.stderr.write("".join(traceback.format_exception(exc)))
+    from harness.core import redaction
+
+    sys.stderr.write(redaction.known().scrub("".join(traceback.format_exception(exc))))

@@ -45,7 +45,7 @@ from harness.core import parallel
 from harness.core.config import Config
 from harness.core.errors import HarnessError
 from harness.core.model import Snapshot
-from harness.core.run import Run
+from harness.core.run import Run, current
 from harness.flux.source.ignore import IGNORE_FILE
 from harness.hazards import engine as hazard_engine
 from harness.pipeline import gitref
@@ -81,7 +81,9 @@ class Watcher:
         self.renderer = renderer_for(common, self.cfg)
         self.base, self.base_origin, self.base_digests = self._base()
         self.resident = Resident()
-        self.run = Run()  # its memos, kept between answers of one tree; new on a fresh start
+        # its memos, kept between answers of one tree; new on a fresh start (the command's
+        # run keeps the Secret values every answer's scrub needs)
+        self.run = Run(parent=current())
         self.files = _tree_files(self.cfg)
         self.previous: dict[str, tuple[str, str | None]] | None = None
         self.base_memo: hazard_engine.BaseMemo = {}  # the base's lint findings, kept
@@ -148,7 +150,7 @@ class Watcher:
         if fresh:
             # Every memo is keyed by content (a document's text, a shared object), so
             # answers of one tree keep their run; a fresh start is a new run, as a command is.
-            self.run = Run()
+            self.run = Run(parent=self.run)
             self.resident = Resident()
         with self.run.entered():
             return self._head(started)
@@ -317,9 +319,9 @@ def loop(
             try:
                 answer = watcher.answer(batch)
             except HarnessError as exc:  # a broken config mid-edit: say so, keep watching
-                from harness.report.console import stderr
+                from harness.report.console import escape, stderr
 
-                stderr().print(f"error: {exc}")
+                stderr().print(f"error: {escape(str(exc))}")
                 continue
             show(answer)
     except KeyboardInterrupt:

@@ -131,7 +131,7 @@ def load(repo: Path, path: Path | None = None) -> Config:
     helm = _helm(raw.get("helm", False), where)
     return Config(
         repo=repo,
-        goldens=goldens if goldens.is_absolute() else (repo / goldens).resolve(),
+        goldens=_goldens(repo, goldens, where),
         include=_strs(raw, "include", ("**",), where),
         exclude=_strs(raw, "exclude", (), where),
         kubectl_flags=_strs(raw, "kubectl_flags", DEFAULT_KUBECTL_FLAGS, where),
@@ -156,6 +156,31 @@ def load(repo: Path, path: Path | None = None) -> Config:
 
 def default_jobs(config: Config) -> int:
     return config.jobs or os.cpu_count() or 2
+
+
+def checkout(repo: Path) -> Path:
+    """The checkout `repo` lies in: the nearest directory (itself or above) holding `.git`,
+    else `repo` itself. What a repo's config may name for harness to write stays in it."""
+    for candidate in (repo, *repo.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return repo
+
+
+def _goldens(repo: Path, raw: Path, where: str) -> Path:
+    """`goldens:` resolved; it must stay inside the checkout (symlinks resolved) and be a
+    directory if it exists. The config comes with the tree, a pull request's too: a path
+    it names must never let `update` create or write files elsewhere on the machine."""
+    path = (raw if raw.is_absolute() else repo / raw).resolve()
+    top = checkout(repo).resolve()
+    if not path.is_relative_to(top):
+        raise ConfigError(
+            f"{where}: goldens {str(raw)!r} resolves to {path}, outside the checkout ({top}); "
+            "goldens must be inside it"
+        )
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"{where}: goldens {str(raw)!r} ({path}) is not a directory")
+    return path
 
 
 def _first_line(exc: BaseException) -> str:

@@ -16,6 +16,8 @@ _SEPARATOR = re.compile(r"^---[ \t]*(?:#.*)?$", re.MULTILINE)
 REDACTED_PREFIX = redaction.PREFIX
 SOPS_MASK = redaction.SOPS_MASK
 SOPS_MASKED_VALUES = redaction.SOPS_MASKED_VALUES
+# the core API group, as an apiVersion spells it: `v1` (no group) or `core/v1`
+CORE_GROUPS = ("", "core")
 
 
 class DocumentError(ValueError):
@@ -70,12 +72,152 @@ def is_kubernetes_object(obj: Any) -> bool:
 
 
 def is_secret(obj: Mapping[str, Any]) -> bool:
-    return obj.get("kind") == "Secret" and obj.get("apiVersion") == "v1"
+    """A core-group Secret, whatever its version says (`v1`, `V1`, `v2`): the API server
+    rejects a version it does not serve, but the object's values are a Secret's either way,
+    so recognition goes by kind and group, never by the exact version string."""
+    if obj.get("kind") != "Secret":
+        return False
+    group = str(obj.get("apiVersion") or "").rpartition("/")[0]
+    return group in CORE_GROUPS
 
 
 def is_sops_encrypted(obj: Mapping[str, Any]) -> bool:
     sops = obj.get("sops")
     return isinstance(sops, dict) and str(sops.get("mac", "")).startswith("ENC[")
+
+
+def learn(obj: Any) -> None:
+    """The run's scrub (redaction.known()) learns the values of a Secret object, or of each
+    Secret a `List` holds; anything else is ignored."""
+    if not isinstance(obj, dict):
+        return
+    if obj.get("kind") == "List" or str(obj.get("kind") or "").endswith("List"):
+        items = obj.get("items")
+        for item in items if isinstance(items, list) else ():
+            learn(item)
+        return
+    if _is_flux_kustomization(obj):
+        for _index, patch in _secret_patches(obj):
+            for doc in patch:
+                if isinstance(doc, dict):
+                    learn(doc)
+                    if _is_json_op(doc):
+                        _learn_value(doc.get("value"))
+        return
+    if not is_secret(obj):
+        return
+    for field in ("data", "stringData"):
+        values = obj.get(field)
+        encoded = field == "data"
+        if isinstance(values, dict):
+            for value in values.values():
+                redaction.known().add(value, encoded=encoded)
+        elif values is not None:
+            redaction.known().add(values, encoded=encoded)
+
+
+def _learn_value(value: Any) -> None:
+    if isinstance(value, dict):
+        for v in value.values():
+            _learn_value(v)
+    elif isinstance(value, list):
+        for v in value:
+            _learn_value(v)
+    elif value is not None:
+        redaction.known().add(value)
+
+
+# -- a Flux Kustomization's patches that write a Secret ------------------------------------
+
+FLUX_KUSTOMIZE_GROUP = "kustomize.toolkit.fluxcd.io"
+_SECRET_FIELDS = ("data", "stringData")
+
+
+def _is_flux_kustomization(obj: Mapping[str, Any]) -> bool:
+    return obj.get("kind") == "Kustomization" and identity(obj).group == FLUX_KUSTOMIZE_GROUP
+
+
+def _is_json_op(doc: Mapping[str, Any]) -> bool:
+    return isinstance(doc.get("op"), str) and isinstance(doc.get("path"), str)
+
+
+def _secret_patches(obj: Mapping[str, Any]) -> list[tuple[int, list[Any]]]:
+    """(index, parsed patch) of each `spec.patches` entry that may write a Secret's values:
+    a strategic-merge patch that is a Secret, or JSON 6902 operations on `/data` or
+    `/stringData` (or the whole object) of a target that may be a Secret."""
+    spec = obj.get("spec")
+    patches = spec.get("patches") if isinstance(spec, dict) else None
+    if not isinstance(patches, list):
+        return []
+    out: list[tuple[int, list[Any]]] = []
+    for index, entry in enumerate(patches):
+        if not isinstance(entry, dict) or not isinstance(entry.get("patch"), str):
+            continue
+        try:
+            loaded = yamlload.load_all(entry["patch"])
+        except yamlload.YAMLError:
+            continue
+        docs = [d for item in loaded for d in (item if isinstance(item, list) else [item])]
+        target = entry.get("target")
+        target = target if isinstance(target, dict) else {}
+        may_be_secret = (
+            target.get("kind") in (None, "", "Secret")
+            and str(target.get("group") or "") in CORE_GROUPS
+        )
+        if any(
+            isinstance(d, dict)
+            and (is_secret(d) or (may_be_secret and _is_json_op(d) and _writes_secret(d)))
+            for d in docs
+        ):
+            out.append((index, loaded))
+    return out
+
+
+def _writes_secret(op: Mapping[str, Any]) -> bool:
+    path = str(op.get("path"))
+    return path in ("", "/") or path.split("/")[1:2] in (["data"], ["stringData"])
+
+
+def _redact_patches(obj: dict[str, Any]) -> dict[str, Any] | None:
+    """A copy of a Flux Kustomization with the Secret values its patches write as markers
+    (the patched Secret is masked in its own render; the object carrying the patch must
+    not show the plaintext either), or None when no patch writes one."""
+    found = _secret_patches(obj)
+    if not found:
+        return None
+    doc_id = identity(obj)
+    spec = dict(obj["spec"])
+    patches = list(spec["patches"])
+    for index, loaded in found:
+        hidden: list[Any] = []
+        for item in loaded:
+            if isinstance(item, list):
+                hidden.append([_redact_op(o, doc_id, index) for o in item])
+            elif isinstance(item, dict) and is_secret(item):
+                hidden.append(redact(item) or item)
+            else:
+                hidden.append(_redact_op(item, doc_id, index))
+        text = "---\n".join(yamlload.dump(h) for h in hidden)
+        patches[index] = {**patches[index], "patch": text}
+    spec["patches"] = patches
+    return {**obj, "spec": spec}
+
+
+def _redact_op(op: Any, doc_id: DocId, index: int) -> Any:
+    if not isinstance(op, dict) or not _is_json_op(op) or not _writes_secret(op):
+        return op
+    if "value" not in op or redaction.kept(op["value"]):
+        return op
+    key = f"spec.patches[{index}].{op['path']}"
+    value = op["value"]
+    if isinstance(value, dict):
+        hidden: Any = {
+            k: v if redaction.kept(v) else redaction_marker(doc_id, f"{key}/{k}", v)
+            for k, v in value.items()
+        }
+    else:
+        hidden = redaction_marker(doc_id, key, value)
+    return {**op, "value": hidden}
 
 
 def redaction_marker(doc_id: DocId, key: str, value: Any) -> str:
@@ -87,10 +229,12 @@ def redact(obj: dict[str, Any]) -> dict[str, Any] | None:
     """A copy with every Secret-derived value a marker, or None if nothing to hide.
 
     A Secret's `data`/`stringData` values, SOPS-marked or not (ciphertext and masks stay);
-    a last-applied-configuration annotation, redacted like the object it holds."""
+    the values a Flux Kustomization's `spec.patches` writes into a Secret; a
+    last-applied-configuration annotation, redacted like the object it holds."""
     out: dict[str, Any] | None = None
     if is_secret(obj):
         doc_id = identity(obj)
+        learn(obj)
         for field in ("data", "stringData"):
             values = obj.get(field)
             if isinstance(values, dict):
@@ -106,6 +250,9 @@ def redact(obj: dict[str, Any]) -> dict[str, Any] | None:
                 hidden = redaction_marker(doc_id, field, values)
             out = dict(obj) if out is None else out
             out[field] = hidden
+    patched = _redact_patches(obj) if _is_flux_kustomization(obj) else None
+    if patched is not None:
+        out = patched
     applied = _last_applied(obj)
     if applied is not None:
         out = dict(obj) if out is None else out

@@ -48,8 +48,12 @@ class Run:
     interrupted (process.py starts no tool after it); `files` are the process's file facts
     unless the run was given its own (a test)."""
 
-    def __init__(self, files: FileFacts | None = None) -> None:
+    def __init__(self, files: FileFacts | None = None, parent: Run | None = None) -> None:
         self.files = files if files is not None else PROCESS.files
+        # a run inside a command's run (each fresh start of `harness watch`): its memos are
+        # its own, what the whole command must keep (the Secret values it has seen) is the
+        # command's
+        self.root: Run = parent.root if parent is not None else self
         self._tables: dict[object, dict[Any, Any]] = {}
         self._stopped = threading.Event()
 

@@ -23,8 +23,9 @@ declarations write are masked, in the objects they select:
 Only the tainted value is replaced inside a field (`postgres://app:<redacted ...>@db`),
 by the marker of the Secret field it came from, so a rotation still shows as a change.
 Selectors are read generously (a selector's name also matches the name kustomize later
-prefixed, suffixed or hashed; label and annotation selectors are not evaluated): masking
-an extra field costs a reader little, missing one leaks a value.
+prefixed, suffixed or hashed, and a target that writes `metadata.name` matches whatever
+name the output shows, since it carries the copied value; label and annotation selectors
+are not evaluated): masking an extra field costs a reader little, missing one leaks a value.
 """
 
 from __future__ import annotations
@@ -56,12 +57,15 @@ class Selector:
     # a reject entry that also names labels or annotations is not evaluated: never rejects
     conditional: bool = False
 
-    def selects(self, obj: Mapping[str, Any], *, strict: bool = False) -> bool:
+    def selects(
+        self, obj: Mapping[str, Any], *, strict: bool = False, any_name: bool = False
+    ) -> bool:
         """Whether this selector picks `obj`. kustomize also matches the namespace and name
         an object had before a later `namespace:`, prefix, suffix or content hash, which the
         output no longer shows, so a selection ignores the namespace and takes a name that
         contains the selector's; `strict` (a reject) matches both as shown, never more, so
-        a reject can only leave more fields masked."""
+        a reject can only leave more fields masked. `any_name`: the name itself was written
+        (a replacement into `metadata.name`), so the output's name cannot be matched."""
         api = str(obj.get("apiVersion") or "")
         group, _, version = api.rpartition("/")
         meta = obj.get("metadata")
@@ -73,7 +77,7 @@ class Selector:
             and self._same(self.version, version)
             and self._same(self.kind, str(obj.get("kind") or ""))
             and (not strict or self._same(self.namespace, namespace))
-            and self._named(name, strict)
+            and (any_name or self._named(name, strict))
         )
 
     def _same(self, want: str, have: str) -> bool:
@@ -105,8 +109,14 @@ class Target:
     reject: tuple[Selector, ...]
     field_paths: tuple[str, ...]
 
+    @property
+    def renames(self) -> bool:
+        """Whether the target writes the selected objects' names: in the output they carry
+        the copied value, not the name the selector gives."""
+        return any(_split(p)[:2] == ("metadata", "name") for p in self.field_paths)
+
     def selects(self, obj: Mapping[str, Any]) -> bool:
-        if not self.select.selects(obj):
+        if not self.select.selects(obj, any_name=self.renames):
             return False
         return not any(r.selects(obj, strict=True) for r in self.reject if not r.conditional)
 

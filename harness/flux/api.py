@@ -18,6 +18,8 @@ from harness.flux.spec import SpecError
 
 KUSTOMIZE_GROUP = "kustomize.toolkit.fluxcd.io"
 SOURCE_GROUP = "source.toolkit.fluxcd.io"
+# the versions kustomize-controller serves for Kustomization (v1; the deprecated betas)
+KUSTOMIZATION_VERSIONS = ("v1", "v1beta2", "v1beta1")
 SOURCE_KINDS = ("GitRepository", "OCIRepository", "Bucket")
 SUBSTITUTE_KEY = f"{KUSTOMIZE_GROUP}/substitute"
 DISABLED = "disabled"
@@ -139,7 +141,16 @@ def substitution_disabled(obj: Mapping[str, Any]) -> bool:
 def parse_kustomization(
     obj: Mapping[str, Any], default_namespace: str = "default"
 ) -> FluxKustomization:
-    """The render-relevant spec of a Flux Kustomization object; SpecError names a bad field."""
+    """The render-relevant spec of a Flux Kustomization object; SpecError names a bad field,
+    or a version kustomize-controller does not serve (the API server rejects such an object,
+    so Flux never builds it)."""
+    version = str(obj.get("apiVersion") or "").rpartition("/")[2]
+    if version not in KUSTOMIZATION_VERSIONS:
+        raise SpecError(
+            f"apiVersion {obj.get('apiVersion')} is not served by kustomize-controller "
+            f"({', '.join(KUSTOMIZE_GROUP + '/' + v for v in KUSTOMIZATION_VERSIONS)}): "
+            "the API server rejects the object and Flux never builds it"
+        )
     ref = object_ref(obj, default_namespace)
     spec = obj.get("spec")
     if spec is None:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cache import store as cache_mod
+from harness.core import redaction
 from harness.core.config import Config
 from harness.core.errors import GitError
 from harness.core.model import DocId, RendererInfo, Snapshot, Target, TargetResult
@@ -143,9 +144,10 @@ def remember(
                 "path": path,
                 "cluster": target.cluster,
                 "sha256": result.sha256,
-                "error": result.error,
+                # a stored error holds no Secret value the run knows (core/redaction.py)
+                "error": redaction.known().scrub(result.error) if result.error else result.error,
                 "duplicates": [[d.group, d.kind, d.namespace, d.name] for d in result.duplicates],
-                "notes": list(result.notes),
+                "notes": [redaction.known().scrub(n) for n in result.notes],
                 "documents": documents_payload(result.documents),
             }
         )

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.core import parsed, run, secretflow, yamlload
+from harness.core import documents, filefacts, memo, parsed, redaction, run, secretflow, yamlload
 from harness.render.discover import KUSTOMIZATION_FILES
 
 PATH_FIELDS = ("crds", "configurations", "patchesStrategicMerge")
@@ -127,6 +127,8 @@ class Closure:
     generated: tuple[tuple[str, str], ...] = ()
     # replacements and vars the build declares: where Secret values may be copied to
     flows: secretflow.Flows = secretflow.NONE
+    # what its secretGenerators take values from: (`literal`, value), (`env`|`file`, rel)
+    secrets: tuple[tuple[str, str], ...] = ()
 
     @property
     def cacheable(self) -> bool:
@@ -186,6 +188,7 @@ class Walker:
         remote: set[str] = set()
         gen: list[tuple[str, str]] = []
         flows: list[secretflow.Flows] = []
+        secrets: list[tuple[str, str]] = []
         queue, seen = [start], set()
         while queue:
             here = queue.pop(0)
@@ -207,6 +210,7 @@ class Walker:
             remote.update(part.remote)
             gen.extend(part.generated)
             flows.append(part.flows)
+            secrets.extend(part.secrets)
             queue.extend(part.children)
         return Closure(
             root,
@@ -214,6 +218,7 @@ class Walker:
             tuple(sorted(remote)),
             tuple(gen),
             secretflow.Flows.join(flows),
+            tuple(dict.fromkeys(secrets)),
         )
 
     def _part(self, root: Path, directory: Path, generated: tuple[str, str] | None) -> _Part:
@@ -229,6 +234,7 @@ class Walker:
             tuple(walk.children),
             tuple(walk.gen),
             flows=secretflow.Flows.join(walk.flows),
+            secrets=tuple(walk.secrets),
         )
 
     def forget(self, paths: Iterable[str]) -> None:
@@ -309,6 +315,7 @@ class _Part:
     generated: tuple[tuple[str, str], ...]
     error: str | None = None
     flows: secretflow.Flows = secretflow.NONE
+    secrets: tuple[tuple[str, str], ...] = ()
 
 
 class _Walk:
@@ -332,6 +339,7 @@ class _Walk:
         self.gen: list[tuple[str, str]] = []
         self.children: list[Path] = []  # kustomization directories this one reads
         self.flows: list[secretflow.Flows] = []
+        self.secrets: list[tuple[str, str]] = []  # secretGenerator inputs (Closure.secrets)
 
     # -- paths ----------------------------------------------------------------------------
 
@@ -466,13 +474,19 @@ class _Walk:
     def generator_entry(
         self, directory: Path, kfile: Path, field: str, entry: dict[str, Any]
     ) -> None:
-        refs = [f.partition("=")[2] or f for f in yamlload.strings(entry.get("files"))]
-        refs += yamlload.strings(entry.get("envs"))
-        refs += yamlload.strings([entry.get("env")])
-        for ref in refs:
-            path = self.resolve(directory, ref, kfile, field)
-            if path is not None:
-                self.file(path)
+        files = [f.partition("=")[2] or f for f in yamlload.strings(entry.get("files"))]
+        envs = yamlload.strings(entry.get("envs")) + yamlload.strings([entry.get("env")])
+        secret = field == "secretGenerator"
+        if secret:
+            for literal in yamlload.strings(entry.get("literals")):
+                self.secrets.append(("literal", literal.partition("=")[2]))
+        for how, refs in (("file", files), ("env", envs)):
+            for ref in refs:
+                path = self.resolve(directory, ref, kfile, field)
+                if path is not None:
+                    self.file(path)
+                    if secret:
+                        self.secrets.append((how, self.rel(path)))
 
     def helm(self, directory: Path, kfile: Path, data: dict[str, Any]) -> None:
         charts = yamlload.mappings(data.get("helmCharts"))
@@ -534,6 +548,82 @@ class _Walk:
                 self.remote.append(f"helm:{doc.get('repo') or 'local'}/{doc.get('name')}")
             if _is_function(doc):
                 self.remote.append(f"function:{config.name}")
+
+
+# -- Secret values a build's inputs hold (the run's scrub) -----------------------------------
+
+_LEARNED: memo.Memo[tuple[str, filefacts.Stamp], bool] = memo.Memo("closure-secret-files", 200_000)
+# A file that may declare a Secret (or a Flux Kustomization patching one): it names the
+# kind, or it escapes characters (`"\x53ecret"` in YAML), which only a parse can read
+_MAY_HOLD = (b"Secret", b"\\")
+
+
+def learn_secrets(closure: Closure) -> None:
+    """Teach the run's scrub (redaction.known()) every Secret value the build's input files
+    hold: the Secrets they declare (plain and base64), the values a Flux Kustomization's
+    `spec.patches` writes into one, and its secretGenerators' literals, env files and files;
+    and the words those files show outside any Secret, which are names, not secrets.
+
+    Read every run, cached or not, so what is scrubbed never depends on the cache; a file
+    is read once per run however many builds share it."""
+    root = str(closure.root)
+    generated = {ref for how, ref in closure.secrets if how != "literal"}
+    for kind, rel in closure.entries:
+        if kind == "file" and rel not in generated:
+            _learn_file(os.path.join(root, rel))
+    for how, ref in closure.secrets:
+        if how == "literal":
+            redaction.known().add(ref)
+            continue
+        text = _text(os.path.join(root, ref))
+        if text is None:
+            continue
+        if how == "file":
+            redaction.known().add(text)
+            redaction.known().add(text.strip())
+            continue
+        for line in text.splitlines():  # an env file: KEY=VALUE lines
+            key, eq, value = line.strip().partition("=")
+            if eq and key and not key.startswith("#"):
+                redaction.known().add(value)
+
+
+def _learn_file(path: str) -> None:
+    at = filefacts.stamp(path)
+    if at is None or _LEARNED.get((path, at)):
+        return
+    _LEARNED.put((path, at), True)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        text = data.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    # a kustomization file's secretGenerator literals are values, not names
+    kfile = os.path.basename(path) in KUSTOMIZATION_FILES and b"secretGenerator" in data
+    if not kfile and not any(needle in data for needle in _MAY_HOLD):
+        redaction.known().shown(text)
+        return
+    try:
+        docs = yamlload.load_all(text)
+    except yamlload.YAMLError:
+        return  # unreadable: its words may be a Secret's, so none is taken as a name
+    for doc in docs:
+        documents.learn(doc)
+        if not isinstance(doc, dict):
+            continue
+        shown = documents.redact(doc) or doc
+        if kfile:  # a secretGenerator's literals are values, not names
+            shown = {k: v for k, v in shown.items() if k != "secretGenerator"}
+        redaction.known().shown(yamlload.dump(shown))
+
+
+def _text(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _documents(path: Path) -> list[Any]:

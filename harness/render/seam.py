@@ -22,7 +22,7 @@ from typing import Any
 from harness.cache import store as cache_mod
 from harness.core import parallel, parsed
 from harness.core.model import DocId, Document, Target, TargetResult
-from harness.render.closure import Blobs, EscapeError, Walker
+from harness.render.closure import Blobs, EscapeError, Walker, learn_secrets
 from harness.render.kustomize import Renderer, result_from_output
 
 RESIDENT_LIMIT = 20_000  # entries a resident process keeps before starting over
@@ -150,6 +150,7 @@ def probe_path(seam: Seam, target: Target, repo: Path) -> TargetResult | None:
         closure = seam.walker.closure(target.path, repo)
     except EscapeError as exc:
         return TargetResult(target, error=str(exc))
+    learn_secrets(closure)
     if seam.cache is None or not closure.cacheable:
         return None
     digest = cache_mod.key("path", seam.identity(), closure.digest(seam.blobs))
@@ -169,6 +170,7 @@ def path_result(seam: Seam, target: Target, repo: Path) -> TargetResult:
         closure = seam.walker.closure(target.path, repo)
     except EscapeError as exc:
         return TargetResult(target, error=str(exc))
+    learn_secrets(closure)
     cache = seam.cache
     flows = closure.flows
     if cache is None:

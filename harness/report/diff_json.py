@@ -14,6 +14,7 @@ from harness.compare.coverage import BlindSpots
 from harness.compare.docdiff import DocChange, FieldChange
 from harness.compare.gate import Expectation, Verdict
 from harness.compare.groups import ChangeGroup, group, verdict_reasons
+from harness.core import redaction
 from harness.core.model import RendererInfo, Snapshot
 from harness.hazards.engine import HazardReport
 from harness.report.diff_text import blind_suffix, verdict_line
@@ -284,7 +285,8 @@ def print_diff(
     )
     data["verdict_line"] += blind_suffix(blind)  # as the text's first line has it
     data["not_judged"] = {**data["not_judged"], **blind_dict(blind)}
-    sys.stdout.write(json.dumps({**data, **(extra or {})}, indent=2, ensure_ascii=False) + "\n")
+    shown = redaction.known().scrub_all({**data, **(extra or {})})  # as visible() for text
+    sys.stdout.write(json.dumps(shown, indent=2, ensure_ascii=False) + "\n")
 
 
 def blind_dict(blind: BlindSpots | None) -> dict[str, Any]:

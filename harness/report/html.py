@@ -23,6 +23,7 @@ from harness.compare import masking
 from harness.compare.analyze import Analysis, Location, TargetChange
 from harness.compare.docdiff import DocChange, FieldChange, show_change, show_pair, unified_diff
 from harness.compare.groups import ChangeGroup, by_change, places_text
+from harness.core import redaction
 from harness.core.model import Document, Snapshot
 from harness.graph import style as gs
 from harness.graph import svg as graph_svg
@@ -324,28 +325,34 @@ def render(report: Report) -> str:
         "changes": list(report.changes),
         "targets": list(report.targets),
     }
-    graph_html = graph_section(report.graph, report.whole)
-    notes = "".join(f'<p class="note">{escape(n)}</p>' for n in report.notes)
+    # every string scrubbed of the run's Secret values, as visible() does for text
+    data = redaction.known().scrub_all(data)
+    graph_html = redaction.known().scrub(graph_section(report.graph, report.whole))
+    notes = "".join(f'<p class="note">{_shown(n)}</p>' for n in report.notes)
     if report.hazards is not None and report.hazards.findings:
         line = f"Hazards: {counts_line(report.hazards)}"
         worst = "error" if report.hazards.at_least("error") else "warning"
         if not report.hazards.at_least("warning"):
             worst = "info"
         notes = (
-            f'<p class="hazard-line {worst}"><a href="#findings-box">{escape(line)}</a></p>' + notes
+            f'<p class="hazard-line {worst}"><a href="#findings-box">{_shown(line)}</a></p>' + notes
         )
     values = {
-        "TITLE": escape(f"{report.command}: {report.verdict}"),
+        "TITLE": _shown(f"{report.command}: {report.verdict}"),
         "CSS": _asset("report.css"),
-        "STATUS": escape(report.status),
-        "VERDICT": escape(report.verdict),
-        "CONTEXT": escape(report.context),
+        "STATUS": _shown(report.status),
+        "VERDICT": _shown(report.verdict),
+        "CONTEXT": _shown(report.context),
         "NOTES": notes,
         "GRAPH": graph_html,
         "DATA": _json_for_script(data),
         "JS": _asset("report.js"),
     }
     return fill(_asset("report.html"), values)
+
+
+def _shown(text: str) -> str:
+    return escape(redaction.known().scrub(text))
 
 
 _PLACEHOLDER = re.compile(r"\{\{([A-Z]+)\}\}")

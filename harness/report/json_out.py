@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from harness.compare.snapshots import Comparison, TargetDiff
+from harness.core import redaction
 from harness.core.config import Config
 from harness.core.model import HelmInfo, RendererInfo, Snapshot, TargetResult
 from harness.hazards.engine import HazardReport
@@ -19,7 +20,8 @@ CHECK_SCHEMA = "harness.check/v1"
 
 
 def emit(payload: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+    shown = redaction.known().scrub_all(payload)  # every string, as visible() does for text
+    sys.stdout.write(json.dumps(shown, indent=2, ensure_ascii=False) + "\n")
 
 
 def renderer(info: RendererInfo) -> dict[str, Any]:

@@ -36,7 +36,8 @@ def project(tmp_path: Path) -> Path:
             "apps/b/cm.yaml": configmap("b", data1="two"),
         },
     )
-    (repo / ".git").mkdir()  # the repo root marker; .git itself is never fingerprinted
+    # the checkout's top, which holds the goldens; .git itself is never fingerprinted
+    (repo.parent / ".git").mkdir()
     return repo
 
 

@@ -31,6 +31,7 @@ def test_values_are_read(make_repo: Callable[[dict[str, str | bytes]], Path]) ->
             )
         }
     )
+    (repo.parent / ".git").mkdir()  # the checkout holds ../g
     cfg = config.load(repo)
     assert cfg.goldens == (repo / "../g").resolve()
     assert cfg.include == ("apps/**",)
@@ -111,3 +112,28 @@ def test_bad_helm_settings(tmp_path: Path, text: str, message: str) -> None:
     (tmp_path / "harness.yaml").write_text(text)
     with pytest.raises(ConfigError, match=re.escape(message)):
         config.load(tmp_path)
+
+
+def test_goldens_outside_the_checkout_or_not_a_directory_is_an_error(
+    make_repo: Callable[[dict[str, str | bytes]], Path], tmp_path: Path
+) -> None:
+    """The config comes with the tree (a pull request's too): `update` must never be told
+    to write outside the checkout, by a relative path, an absolute one or a symlink."""
+    repo = make_repo({"harness.yaml": "goldens: ../../../../tmp/x\n", "a-file": "x"})
+    (repo / ".git").mkdir()
+    outside = tmp_path / "outside"
+    with pytest.raises(config.ConfigError, match="outside the checkout"):
+        config.load(repo)
+    (repo / "harness.yaml").write_text(f"goldens: {outside}\n")
+    with pytest.raises(config.ConfigError, match="outside the checkout"):
+        config.load(repo)
+    (repo / "link").symlink_to(outside)
+    (repo / "harness.yaml").write_text("goldens: link/goldens\n")
+    with pytest.raises(config.ConfigError, match="outside the checkout"):
+        config.load(repo)
+    (repo / "harness.yaml").write_text("goldens: a-file\n")
+    with pytest.raises(config.ConfigError, match=r"goldens 'a-file' \(.*\) is not a directory"):
+        config.load(repo)
+    (repo / "harness.yaml").write_text(f"goldens: {repo / 'inside'}\n")
+    assert config.load(repo).goldens == (repo / "inside").resolve()
+    assert not outside.exists()

@@ -78,3 +78,40 @@ def test_duplicates_are_reported() -> None:
     docs = documents.parse_stream(f"{DEPLOY_V1}---\n{DEPLOY_V1}")
     assert len(docs) == 2
     assert documents.duplicates(docs) == (DocId("apps", "Deployment", "a", "web"),)
+
+
+def test_a_secret_is_recognised_by_kind_and_group_whatever_its_version() -> None:
+    for api in ("v1", "V1", "v2", "core/v1", "/v1"):
+        secret = {"apiVersion": api, "kind": "Secret", "metadata": {"name": "s"}}
+        assert documents.is_secret(secret), api
+        doc = documents.document({**secret, "stringData": {"t": "plain-1"}}, "")
+        assert "plain-1" not in doc.text and "<redacted sha256:" in doc.text, api
+    other = {"apiVersion": "example.com/v1", "kind": "Secret", "metadata": {"name": "s"}}
+    assert not documents.is_secret(other)
+
+
+def test_a_flux_kustomization_patch_that_writes_a_secret_is_masked_in_the_kustomization() -> None:
+    smp = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\nstringData:\n  password: plain-2\n"
+    ops = '[{"op": "add", "path": "/stringData/token", "value": "plain-3"}]'
+    other = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: stays-1\n"
+    ks = {
+        "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+        "kind": "Kustomization",
+        "metadata": {"name": "apps", "namespace": "flux-system"},
+        "spec": {
+            "patches": [
+                {"patch": smp, "target": {"kind": "Secret"}},
+                {"patch": ops, "target": {"kind": "Secret", "name": "db"}},
+                {"patch": other},
+                {"patch": ops, "target": {"kind": "ConfigMap"}},
+            ]
+        },
+    }
+    doc = documents.document(ks, "")
+    assert "plain-2" not in doc.text
+    patches = documents.yamlload.load(doc.text)["spec"]["patches"]
+    assert "password: <redacted sha256:" in patches[0]["patch"]
+    assert "value: <redacted sha256:" in patches[1]["patch"]
+    assert "plain-3" not in patches[1]["patch"]
+    assert patches[2] == {"patch": other}  # no Secret: as it was
+    assert patches[3]["patch"] == ops  # a ConfigMap's data is not a Secret's

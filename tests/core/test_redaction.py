@@ -3,6 +3,7 @@ markers (HARNESS_MASK_KEY), and the cache keys apart per key."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import json
@@ -115,3 +116,42 @@ def test_an_empty_value_stays_empty_in_the_document() -> None:
     assert redaction.marker(SECRET_ID, "data.empty", "") == ""
     only_empty = {**secret, "data": {"empty": ""}, "stringData": {}}
     assert documents.redact(only_empty) is None  # nothing to hide
+
+
+# -- the run's scrub ---------------------------------------------------------------------
+
+
+def test_the_scrub_masks_every_form_of_a_known_value_and_nothing_short_or_shown() -> None:
+    known = redaction.Known()
+    plain = "canary-r1-7f3e9b21"
+    encoded = base64.b64encode(plain.encode()).decode()
+    known.add(encoded, encoded=True)  # a `data` value: its plaintext is known too
+    known.add("line-one-of-a-key\nline-two-of-a-key\n")
+    known.add("short")  # under MIN_LENGTH: an ordinary word too often
+    known.add("keycloak")
+    known.shown("metadata:\n  namespace: keycloak\n")  # the tree shows it: a name
+    text = f"a {plain} b {encoded} c line-two-of-a-key d short e keycloak f"
+    m = redaction.marker
+    assert known.scrub(text) == (
+        f"a {m('', '', plain)} b {m('', '', encoded)} c {m('', '', 'line-two-of-a-key')} "
+        "d short e keycloak f"
+    )
+    marker = m("x", "y", plain)
+    assert known.scrub(marker) == marker  # a marker is never scrubbed again
+    assert known.scrub_all({"k": [plain, 1, None]}) == {"k": [m("", "", plain), 1, None]}
+    same = {"k": ["nothing known"]}
+    assert known.scrub_all(same) is same
+    known.reset()
+    assert known.scrub(text) == text
+
+
+def test_many_values_one_pass_longest_first() -> None:
+    known = redaction.Known()
+    values = [f"value-{i:04d}-abcdef" for i in range(2000)]
+    known.add_all(values)
+    known.add("value-0001-abcdef-longer")
+    text = "x value-0001-abcdef-longer y value-1999-abcdef z"
+    m = redaction.marker
+    assert known.scrub(text) == (
+        f"x {m('', '', 'value-0001-abcdef-longer')} y {m('', '', 'value-1999-abcdef')} z"
+    )

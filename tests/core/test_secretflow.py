@@ -322,3 +322,31 @@ def test_malformed_declarations_are_ignored_not_fatal() -> None:
 )
 def test_field_paths_split_as_kustomize_splits_them(path: str, parts: list[str]) -> None:
     assert _split(path) == tuple(parts)
+
+
+def test_a_replacement_into_metadata_name_masks_the_name_the_selector_no_longer_matches() -> None:
+    """kustomize selects `cm` and renames it to the copied value: the output object no
+    longer carries the selector's name, yet its name (its identity) must be masked."""
+    src = secret(user="canary-user-r1")
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": b64("canary-user-r1")}}
+    rep = Flows(
+        replacements=(
+            secretflow.Replacement(
+                source=secretflow.Selector(kind="Secret", name="creds-5fk2b8t7cm"),
+                field_path="data.user",
+                delimiter="",
+                index=0,
+                targets=(
+                    secretflow.Target(
+                        secretflow.Selector(kind="ConfigMap", name="cm", regex=True),
+                        (),
+                        ("metadata.name",),
+                    ),
+                ),
+            ),
+        )
+    )
+    out = secretflow.mask([src, cm], rep)
+    assert out is not None
+    assert redaction.is_marker(out[1]["metadata"]["name"])
+    assert secretflow.documents.identity(out[1]).name == out[1]["metadata"]["name"]

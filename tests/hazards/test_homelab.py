@@ -35,6 +35,7 @@ def copy_example(root: Path) -> Path:
     repo = root / "examples" / "homelab"
     shutil.copytree(EXAMPLE, repo)
     shutil.copytree(GOLDENS, root / "goldens")
+    (root / ".git").mkdir()  # the checkout holds the goldens, as the project does
     (repo / "harness.yaml").write_text("goldens: ../../goldens\n")
     return repo
 

@@ -130,7 +130,8 @@ def test_update_shards_merge_into_the_unsharded_goldens(
     example_copy: Path, cli: Cli, tmp_path: Path
 ) -> None:
     config_file = example_copy / "harness.yaml"
-    whole, merged = tmp_path / "whole", tmp_path / "merged"
+    checkout = example_copy.parent.parent  # goldens stay inside it
+    whole, merged = checkout / "whole", checkout / "merged"
     config_file.write_text(f"goldens: {whole}\n")
     assert cli("update", "--repo", example_copy, "-q").code == 0
     files = []

@@ -1,6 +1,7 @@
 """Hostile target names and values in every output format: nothing they hold is read as
-markup, a template placeholder, a workflow command, an XML control character or a terminal
-escape sequence (issue 24). Names are real directories, values real ConfigMap data."""
+markup, a template placeholder, a workflow command, an XML control character, a terminal
+escape sequence (issue 24) or a bidi reordering of the text (issue 28). Names are real
+directories, values real ConfigMap data."""
 
 from __future__ import annotations
 
@@ -21,7 +22,10 @@ NAMES = {
     "markup": "apps/x`|<b>*[click](https://evil.example)*</b>",
     "terminal": f"apps/esc{ESC}[31mred{ESC}]8;;https://evil.example{ESC}\\link",
     "newline": "apps/nl\n::error title=pwned::injected",
+    # a right-to-left override: `apps/rlo<RLO>lmth.exe` reads as `apps/rloexe.html`
+    "bidi": "apps/rlo\u202elmth.exe\u200b",
 }
+BIDI = "\u202e"
 VALUE = f"{ESC}[2J{ESC}]0;title\x07<script>alert(1)</script> `|` [x](https://evil.example)"
 SCRIPT = "<script>alert(1)</script>"
 
@@ -97,6 +101,11 @@ def test_hostile_names_and_values_in_every_format(repo: Path, tmp_path: Path) ->
             assert child.type != "link_open", child  # no name or value became a link
             if child.type in ("html_inline", "html_block"):
                 assert "<b>" not in child.content and SCRIPT not in child.content, child
+    for key in ("check-text", "diff-text", "render", "check-github", "diff-junit", "comment"):
+        # bidi and zero-width characters are shown as escapes in every text output
+        assert BIDI not in results[key].stdout + results[key].stderr, key
+        assert "\u200b" not in results[key].stdout, key
+    assert "apps/rlo\\u202elmth.exe\\u200b" in results["check-text"].stdout
     for key in ("check-text", "diff-text", "render", "check-github"):
         lines = results[key].stdout.splitlines()
         assert not any(line.startswith("::error title=pwned") for line in lines), key

@@ -26,7 +26,7 @@ from harness.cli.context import (
     render_snapshot,
     renderer_for,
 )
-from harness.core import atomic
+from harness.core import atomic, redaction
 from harness.core.config import Config
 from harness.core.errors import HarnessError
 from harness.core.model import Snapshot
@@ -336,7 +336,9 @@ def run(common: Common, options: GraphOptions) -> int:
         except OSError as exc:
             raise HarnessError(f"{options.out}: cannot write: {exc.strerror or exc}") from None
     graph, failed = compute(common, options)
-    text = format_graph(graph, options.format, options.layout)
+    # every form (mermaid, dot, svg, json) scrubbed as visible() scrubs text: a render
+    # error on a node may quote a Secret value
+    text = redaction.known().scrub(format_graph(graph, options.format, options.layout))
     if options.out is not None:
         atomic.write_text(options.out, text)
     else:

@@ -19,7 +19,7 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from harness.core import documents, yamlload
+from harness.core import documents, redaction, yamlload
 from harness.core.model import DocId
 from harness.flux.api import ObjectRef
 from harness.flux.helm.release import HelmRelease, ValuesReference
@@ -69,6 +69,8 @@ def compose(
                 continue
             raise ValuesError(f"valuesFrom {ref}: no key {ref.values_key!r}")
         secret = ref.kind == "Secret"
+        if secret:
+            redaction.known().add(raw)  # and its lines: a YAML error below may quote one
         if raw in documents.SOPS_MASKED_VALUES:
             notes.append(
                 f"valuesFrom {ref} is SOPS-encrypted: its values are unknown offline and "
@@ -160,12 +162,14 @@ def _redact(value: Any, doc_id: DocId, key: str) -> Any:
     Booleans and nulls stay: a template branches on them, and a marker, always truthy,
     would render another chart than the cluster gets (they reveal one bit)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
+        redaction.known().add(value)
         return documents.redaction_marker(doc_id, key, value)
     if isinstance(value, dict):
         return {k: _redact(v, doc_id, f"{key}.{k}") for k, v in value.items()}
     if isinstance(value, list):
         return [_redact(v, doc_id, f"{key}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, str) and not _is_marker(value):
+        redaction.known().add(value)
         return documents.redaction_marker(doc_id, key, value)
     return value
 

@@ -274,6 +274,7 @@ def _secret_variable(doc_id: DocId, key: str, value: Any, plain: str | None) -> 
         return ""
     if redaction.is_marker(value):
         return str(value) if value not in documents.SOPS_MASKED_VALUES else SOPS_VARIABLE
+    redaction.known().add(value, encoded=key.startswith("data."))
     return documents.redaction_marker(doc_id, key, value)
 
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cache import store as cache_mod
-from harness.core import documents, secretflow, yamlload
+from harness.core import documents, redaction, secretflow, yamlload
 from harness.core.outside import DeclaredObject
 from harness.flux.api import (
     FluxKustomization,
@@ -58,7 +58,7 @@ from harness.flux.kustomize.build import (
 )
 from harness.flux.source import artifacts
 from harness.flux.source.ignore import Rules
-from harness.render.closure import EscapeError, Walker
+from harness.render.closure import EscapeError, Walker, learn_secrets
 from harness.render.seam import documents_from_payload, documents_payload
 
 
@@ -115,6 +115,7 @@ def build_flux(
         if ctx.artifacts is not None:
             raise BuildError(ctx.artifacts.explain_escape(str(exc), root, ctx.repo)) from None
         raise BuildError(str(exc)) from None
+    learn_secrets(closure)
     flows = closure.flows
     cache = seam.cache
     if cache is None:
@@ -167,7 +168,7 @@ def build_flux(
         raise
     except BuildError as exc:
         if type(exc) is BuildError:  # decided by the inputs the key holds, as a success is
-            cache.put(failed_digest, {"error": str(exc)})
+            cache.put(failed_digest, {"error": redaction.known().scrub(str(exc))})
         raise
     docs = documents.from_objects(built.objects)
     built = dataclasses.replace(built, documents=docs)
@@ -186,7 +187,9 @@ def _flows(
     try:
         plan = _plan(ks, directory, ctx, rules)
         generated = (plan.file_name, plan.content) if plan.generated else None
-        return Walker().closure(directory, root, generated=generated).flows
+        closure = Walker().closure(directory, root, generated=generated)
+        learn_secrets(closure)
+        return closure.flows
     except (generator.GeneratorError, EscapeError):
         return secretflow.NONE  # the build itself reports it
 

@@ -361,3 +361,136 @@ def test_no_secret_value_in_any_output_golden_shard_or_cache_entry(
     golden = (repo / "goldens" / "flux").rglob("*.yaml")
     texts = "\n".join(p.read_text() for p in golden)
     assert texts.count("<redacted sha256:") >= 8
+
+
+# -- issue 28: routes that reach an output by the way, not through a masked field ----------
+
+LATE = {
+    "error-line": "canary-intfield-r1-5d2c88",
+    "flux-patch": "canary-fluxpatch-r1-9f3a71",
+    "into-name": "canary-intoname-r1-77ab31",
+    "upper-v1": "canary-upperv1-r1-1c9e42",
+}
+
+
+def late_files(c: dict[str, str]) -> dict[str, str]:
+    """A path target whose build fails with kustomize quoting a Secret value (a replacement
+    into an integer field); a Flux Kustomization whose `spec.patches` writes a Secret; a
+    replacement into `metadata.name`; a Secret written `apiVersion: V1`; and a Namespace
+    equal to a username, which stays readable."""
+    patch = dump(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "db"},
+            "stringData": {"password": c["flux-patch"]},
+        }
+    )
+    deploy = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "a"},
+        "spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "x"}]}}},
+    }
+    return {
+        "harness.yaml": "clusters: [clusters/prod]\n",
+        "clusters/prod/kustomization.yaml": kustomization("ks.yaml"),
+        "clusters/prod/ks.yaml": dump(
+            flux_ks("patched", "./b", patches=[{"target": {"kind": "Secret"}, "patch": patch}])
+        ),
+        "a/kustomization.yaml": dump(
+            {
+                "resources": ["res.yaml"],
+                "replacements": [
+                    {
+                        "source": {"kind": "Secret", "name": "s", "fieldPath": "stringData.port"},
+                        "targets": [
+                            {"select": {"kind": "Deployment"}, "fieldPaths": ["spec.replicas"]}
+                        ],
+                    }
+                ],
+            }
+        ),
+        "a/res.yaml": dump(secret("s", "a", stringData={"port": c["error-line"]}), deploy),
+        "b/kustomization.yaml": kustomization("s.yaml"),
+        "b/s.yaml": dump(secret("db", "b", stringData={"password": "placeholder"})),
+        "c/kustomization.yaml": dump(
+            {
+                "resources": ["res.yaml"],
+                "replacements": [
+                    {
+                        "source": {"kind": "Secret", "name": "s", "fieldPath": "stringData.user"},
+                        "targets": [
+                            {
+                                "select": {"kind": "ConfigMap", "name": "cm"},
+                                "fieldPaths": ["metadata.name"],
+                            }
+                        ],
+                    }
+                ],
+            }
+        ),
+        "c/res.yaml": dump(
+            secret("s", "c", stringData={"user": c["into-name"]}),
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "c"}},
+        ),
+        "d/kustomization.yaml": kustomization("s.yaml"),
+        "d/s.yaml": dump(
+            {**secret("upper", "d", stringData={"token": c["upper-v1"]}), "apiVersion": "V1"}
+        ),
+        "e/kustomization.yaml": kustomization("res.yaml"),
+        "e/res.yaml": dump(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "grafana-admin"}},
+            secret("login", "grafana-admin", stringData={"username": "grafana-admin"}),
+        ),
+    }
+
+
+@pytest.mark.slow
+def test_no_secret_value_reaches_an_output_by_an_error_line_a_patch_a_name_or_a_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(cache))
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    repo = write_tree(init(tmp_path / "repo"), late_files(LATE))
+    blobs: dict[str, bytes] = {}
+
+    def record(name: str, res: Result) -> Result:
+        assert res.code in (0, 1, 2), (name, res.stdout[-2000:], res.stderr[-2000:])
+        assert "internal error" not in res.stderr, res.stderr
+        blobs[f"{name} stdout"] = res.stdout.encode()
+        blobs[f"{name} stderr"] = res.stderr.encode()
+        return res
+
+    update = record("update", run_harness("update", "--repo", repo))
+    assert update.code == 2  # `a` fails, the others are written
+    assert "cannot decode !!str `<redacted sha256:" in update.stderr
+    commit_all(repo, "base")
+    (repo / "b/s.yaml").write_text(dump(secret("db", "b", stringData={"password": "other"})))
+    out = tmp_path / "out"
+    out.mkdir()
+    for fmt in ("text", "json", "junit", "github", "html"):
+        record(f"check -o {fmt}", run_harness("check", "--repo", repo, "-o", fmt))
+        record(f"diff -o {fmt}", run_harness("diff", "--repo", repo, "-o", fmt))
+    record("check --html", run_harness("check", "--repo", repo, "--html", out / "c.html"))
+    record("comment", run_harness("comment", "--repo", repo, "--split", "--output-dir", out / "m"))
+    record("comment stdout", run_harness("comment", "--repo", repo))
+    render = record("render", run_harness("render", "--repo", repo))
+    record("render -o json", run_harness("render", "--repo", repo, "-o", "json"))
+    for target in ("a", "c", "d", "e", "clusters/prod", "prod/flux-system/patched"):
+        record(f"render {target}", run_harness("render", target, "--repo", repo))
+    for fmt in ("text", "json"):
+        record(f"lint -o {fmt}", run_harness("lint", "--repo", repo, "-o", fmt))
+    shard = record(
+        "diff shard", run_harness("diff", "--repo", repo, "-o", "json", "--shard", "1/1")
+    )
+    (out / "shard.json").write_text(shard.stdout)
+    files = [p for root in (out, repo / "goldens", cache) for p in root.rglob("*") if p.is_file()]
+    blobs.update({str(p): p.read_bytes() for p in files})
+    assert scan(blobs, LATE) == []
+    # a name that merely equals a username stays readable everywhere
+    shown = blobs["render e stdout"].decode()
+    assert "# Namespace/grafana-admin  sha256:" in shown and "namespace: grafana-admin" in shown
+    assert "7/8 targets rendered" in render.stdout  # only `a` fails
+    assert "# ConfigMap/c/<redacted sha256:" in blobs["render c stdout"].decode()

@@ -19,6 +19,7 @@ def test_update_writes_configured_goldens_dir(make_repo: Repo, cli: Cli) -> None
             "a/cm.yaml": configmap("a"),
         }
     )
+    (repo.parent / ".git").mkdir()  # a checkout holding the repo and its goldens
     res = cli("update", "--repo", repo)
     assert res.code == 0
     assert "goldens: 1 written, 0 unchanged, 0 deleted, 0 kept" in res.stdout
