@@ -246,7 +246,6 @@ COVERED_BY: dict[str, str] = {
     "harness.cli.entry": "tests/cache/test_replay.py",
     "harness.cli.shared": "tests/cli/test_flags.py",
     "harness.core.errors": "tests/cli/test_app.py",
-    "harness.flux.api": "tests/flux/test_spec.py",
     "harness.flux.helm.cached": "tests/flux/helm/test_rendercache.py",
     "harness.flux.helm.dependencies": "tests/flux/helm/test_targets.py",
     "harness.flux.helm.postrender": "tests/flux/helm/test_targets.py",
