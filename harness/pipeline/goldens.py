@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.core import atomic, documents
+from harness.core import atomic, documents, limits, safefile
 from harness.core.errors import GoldensError
 from harness.core.model import DocId, Document, RendererInfo, Snapshot, Target, TargetResult
 
@@ -143,7 +143,11 @@ def _write(directory: Path, snapshot: Snapshot) -> WriteReport:
         entries[name] = entry
         path = directory / entry.file
         text = golden_text(result).encode()
-        if old.get(name) == entry and path.is_file() and path.read_bytes() == text:
+        if (
+            old.get(name) == entry
+            and path.is_file()
+            and safefile.read_bytes(path, cap=_golden_cap()) == text
+        ):
             unchanged.append(name)
             continue
         atomic.write(path, text, durable=True)
@@ -195,13 +199,18 @@ def locked(directory: Path, on_wait: Callable[[], None] | None = None) -> Iterat
         os.close(fd)  # closing releases the lock
 
 
+def _golden_cap() -> int:
+    """A golden file holds one render: capped as renderer output is, not as a repo file."""
+    return limits.current().output_bytes
+
+
 def load(directory: Path) -> GoldenSet:
     """Read the index; a missing one is an empty set, an unreadable one a GoldensError."""
     index = directory / INDEX
     if not index.exists():
         return GoldenSet(directory, None, {})
     try:
-        raw = json.loads(index.read_text(encoding="utf-8"))
+        raw = json.loads(safefile.read_text(index))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise GoldensError(f"{index}: unreadable golden index: {exc}") from None
     try:
@@ -236,7 +245,7 @@ def read_verified(golden: GoldenSet, entry: GoldenEntry) -> str:
     """The entry's file, only if it holds exactly what the index says."""
     path = golden.directory / entry.file
     try:
-        data = path.read_bytes()
+        data = safefile.read_bytes(path, cap=_golden_cap())
     except OSError:
         raise GoldenMismatch(
             f"golden file {entry.file} is missing (interrupted update? run harness update)"

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from harness.cache.store import RenderCache, Store
 from harness.cache.store import key as cache_key
-from harness.core import memo, parallel
+from harness.core import limits, memo, parallel, safefile
 from harness.core.config import Config, default_jobs
 from harness.core.model import Snapshot, Target, TargetResult
 from harness.flux.api import ObjectRef
@@ -78,6 +78,7 @@ def render_repo(
     the renderer keeps to `jobs` kustomize processes in all (render.Slots) and runs a
     build both want once. Results are the same as rendering one after the other.
     """
+    limits.apply(config.limits)
     jobs = options.jobs or default_jobs(config)
     every = discover.path_targets(config)  # one walk of the repo serves all three uses
     targets = _selected(every, options.selection)
@@ -162,7 +163,8 @@ def render_repo(
         results=dict(sorted(results.items())),
         label=label,
         skipped=dict(sorted(skipped.items())),
-        warnings=tuple(dict.fromkeys([*notices, *warnings])),
+        # files refused by a scan (a device, a FIFO, over the cap): said, never silent
+        warnings=tuple(dict.fromkeys([*notices, *warnings, *safefile.refusals(config.repo)])),
     )
 
 

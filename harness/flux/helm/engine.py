@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from harness.cache import replay
-from harness.core import process, scratch, yamlload
+from harness.core import process, safefile, scratch, yamlload
 from harness.core.errors import RendererError
 from harness.flux.helm import sdk, worker
 from harness.flux.helm.capabilities import Capabilities, ConstraintError, satisfies
@@ -328,12 +328,12 @@ def reads_capabilities(chart: Path) -> bool:
             if not path.is_file():
                 continue
             if path.suffix == ".tgz" and "charts" in rel[:-1]:
-                if _archive_reads_capabilities(path.read_bytes()):
+                if _archive_reads_capabilities(safefile.read_bytes(path)):
                     return True
-            elif "templates" in rel[:-1] and _NEEDLE in path.read_bytes():
+            elif "templates" in rel[:-1] and _NEEDLE in safefile.read_bytes(path):
                 return True
         return False
-    return _archive_reads_capabilities(chart.read_bytes())
+    return _archive_reads_capabilities(safefile.read_bytes(chart))
 
 
 _NEEDLE = b"Capabilities"

@@ -47,6 +47,7 @@ from typing import Any
 
 import yaml
 
+from harness.core import safefile
 from harness.flux.api import ObjectRef, api_group, object_ref
 from harness.flux.source import globs
 from harness.flux.source.globs import PatternError
@@ -669,8 +670,8 @@ def _extract(tree: Tree, src: str, staged: Staged, dest: str) -> None:
 
 def _merge(tree: Tree, src: str, target: Path) -> None:
     """Deep-merge the source YAML over the staged file (maps merge, anything else replaces)."""
-    base = _load_merged(target.read_text(encoding="utf-8", errors="replace"))
-    over = _load_merged(tree.path(src).read_text(encoding="utf-8", errors="replace"))
+    base = _load_merged(safefile.read_text(target, errors="replace"))
+    over = _load_merged(safefile.read_text(tree.path(src), errors="replace"))
     target.write_text(dump_merged(merge_maps(base, over)), encoding="utf-8")
 
 
