@@ -117,6 +117,23 @@ def is_regular(path: str | os.PathLike[str]) -> bool:
         return False
 
 
+def special_names(directory: str | os.PathLike[str], names: list[str]) -> set[str]:
+    """The entries of `directory` that are neither regular files nor directories (symlinks
+    followed), each noted as refused: `shutil.copytree`'s `ignore`, so copying a tree (a
+    chart) never copies /dev/zero to the end or blocks on a FIFO."""
+    out = set()
+    for name in names:
+        path = os.path.join(directory, name)
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            continue  # a dangling link: copytree says so itself
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            _refuse(Refused, path, _not_regular(mode))
+            out.add(name)
+    return out
+
+
 def refusals(root: str | os.PathLike[str]) -> list[str]:
     """The files under `root` this run refused, one line each, named relative to it
     (sorted): what a run warns about once (both sides of a diff name them alike)."""

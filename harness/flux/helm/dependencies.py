@@ -43,7 +43,7 @@ def ensure(chart: Path, root: Path, into: Path, *, offline: bool) -> tuple[Path,
     if remote:
         replay.taint("a chart dependency comes from a Helm repository")
     copy = into / "deps" / chart.name
-    shutil.copytree(chart, copy)
+    shutil.copytree(chart, copy, ignore=safefile.special_names)
     _absolute_file_repositories(copy, chart, root)
     try:
         sdk.module().dependency_update(str(copy))

@@ -328,7 +328,7 @@ def _with_values_files(chart: Path, request: charts.ChartRequest, tmp: Path) -> 
     packages it that way: the files replace the chart's defaults, later files win)."""
     if chart.is_dir():
         copy = tmp / "chart" / chart.name
-        shutil.copytree(chart, copy)
+        shutil.copytree(chart, copy, ignore=safefile.special_names)
         files_root = (
             request.location.root if isinstance(request.location, charts.LocalChart) else chart
         )

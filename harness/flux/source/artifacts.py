@@ -582,6 +582,8 @@ def _copy_file(tree: Tree, src: str, staged: Staged, dest: str) -> None:
         raise GeneratorError(f"open {_clean(dest)}: is a directory")
     target.parent.mkdir(parents=True, exist_ok=True)
     source = tree.path(src)
+    if source.exists() and not safefile.is_regular(source):  # /dev/zero: copied without end
+        raise GeneratorError(f"open {_clean(src)}: not a regular file")
     shutil.copyfile(source, target)
     os.chmod(target, stat.S_IMODE(source.stat().st_mode))
     staged.origins[_clean(dest)] = source
