@@ -20,13 +20,14 @@ import os
 import stat
 import threading
 
-from harness.core import limits
+from harness.core import limits, memo
 from harness.core.errors import HarnessError
 
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
 _CHUNK = 1 << 20
 _refused: dict[str, str] = {}  # path -> why, this run's
-_real_roots: dict[str, str] = {}
+# directories' real paths; a memo, so a run (and `harness watch` starting afresh) resets it
+_real_dirs: memo.Memo[str, str] = memo.Memo("real paths of directories", 20_000)
 _lock = threading.Lock()
 
 
@@ -147,7 +148,7 @@ def forget() -> None:
     """A run starts: earlier runs' refusals and resolved roots are not this run's."""
     with _lock:
         _refused.clear()
-        _real_roots.clear()
+    _real_dirs.clear()
 
 
 def _not_regular(mode: int) -> str:
@@ -156,14 +157,27 @@ def _not_regular(mode: int) -> str:
 
 
 def _confine(name: str, root: str) -> None:
-    """A symlink (anywhere on the path) must resolve inside `root`."""
-    real = os.path.realpath(name)
-    real_root = _real_roots.get(root)
-    if real_root is None:
-        real_root = _real_roots[root] = os.path.realpath(root)
+    """A symlink (anywhere on the path) must resolve inside `root`. Directories' real paths
+    are remembered for the run (a scan reads many files of one directory): one lstat of the
+    file itself, and a full resolve only when it is a symlink."""
+    parent, base = os.path.split(name)
+    real_parent = _real(parent)
+    if stat.S_ISLNK(os.lstat(name).st_mode):
+        real = os.path.realpath(name)
+    else:
+        real = os.path.join(real_parent, base)
+    real_root = _real(root)
     if real != real_root and not real.startswith(real_root.rstrip("/") + "/"):
         why = f"resolves through a symlink to {real}, outside the source root"
         raise _refuse(Refused, name, why)
+
+
+def _real(directory: str) -> str:
+    found = _real_dirs.get(directory)
+    if found is None:
+        found = os.path.realpath(directory)
+        _real_dirs.put(directory, found)
+    return found
 
 
 def _too_large(name: str, size: int, limit: int) -> Refused:
