@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -185,6 +186,7 @@ def locked(directory: Path, on_wait: Callable[[], None] | None = None) -> Iterat
     """Hold the goldens directory for one writer at a time (an flock on the directory
     itself: no lock file lands among the goldens). `on_wait` runs once if another run
     holds it, before waiting."""
+    not_a_file(directory)
     directory.mkdir(parents=True, exist_ok=True)
     fd = os.open(directory, os.O_RDONLY)
     try:
@@ -204,8 +206,20 @@ def _golden_cap() -> int:
     return limits.current().output_bytes
 
 
+def not_a_file(directory: Path) -> None:
+    """A goldens path that exists as something else than a directory is a GoldensError
+    (exit 2, one line): not "no goldens", and not a crash when `update` makes it."""
+    try:
+        mode = os.stat(directory).st_mode
+    except OSError:
+        return  # absent (made by update) or unreachable: said where it is used
+    if not stat.S_ISDIR(mode):
+        raise GoldensError(f"goldens {directory}: not a directory (goldens: in harness.yaml)")
+
+
 def load(directory: Path) -> GoldenSet:
     """Read the index; a missing one is an empty set, an unreadable one a GoldensError."""
+    not_a_file(directory)
     index = directory / INDEX
     if not index.exists():
         return GoldenSet(directory, None, {})
