@@ -8,6 +8,7 @@ that the render cache keeps, prunes and clears.
 from __future__ import annotations
 
 import os
+import stat
 
 # The replay fast path imports this module: typing (~2.5 ms) and json (~5 ms with re) would
 # be much of a replay's own cost, so neither is imported here at module level (the render
@@ -94,6 +95,51 @@ def decode_raw(raw: bytes, digest: str) -> bytes | None:
     if not sep or header != f"{FORMAT} {digest} raw".encode():
         return None
     return body
+
+
+# An entry holds one renderer output (core/limits.py's default output cap) and its framing:
+# a file beyond that was not written by harness, and is not read into memory to find out.
+MAX_ENTRY_BYTES = 256 * 1024 * 1024
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+
+
+class NotAnEntry(OSError):
+    """A file where an entry should be that harness never wrote: not a regular file (a
+    poisoned CI cache's symlink to /dev/zero, a FIFO) or over the cap; dropped as corrupt."""
+
+
+def read_entry(path: str, cap: int = MAX_ENTRY_BYTES) -> bytes:
+    """An entry's bytes, read only from a regular file of at most `cap` bytes (stat'ed
+    before the open, opened non-blocking, fstat'ed after it); `NotAnEntry` otherwise,
+    OSError as `open` raises it (FileNotFoundError: no such entry). core/safefile.py's rule,
+    kept here without its imports for the replay fast path."""
+    st = os.stat(path)
+    _entry_file(path, st, cap)
+    fd = os.open(path, _READ_FLAGS)
+    try:
+        st = os.fstat(fd)
+        _entry_file(path, st, cap)
+        chunks = []
+        left = cap + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, max(st.st_size + 1, 1 << 16)))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > cap:
+        raise NotAnEntry(f"{path}: over {cap} bytes")
+    return data
+
+
+def _entry_file(path: str, st: os.stat_result, cap: int) -> None:
+    if not stat.S_ISREG(st.st_mode):
+        raise NotAnEntry(f"{path}: not a regular file")
+    if st.st_size > cap:
+        raise NotAnEntry(f"{path}: {st.st_size} bytes, over the {cap} byte cap")
 
 
 def write_atomic(path: str, data: bytes) -> bool:

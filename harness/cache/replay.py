@@ -256,7 +256,8 @@ def _walk(root: str, h: Any, digests: dict[str, str], skip: str, racy_after: int
     if not os.path.isdir(root):
         line = f"{st.st_mode} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}"
         h.update(f"f\0\0{line}\n".encode())
-        if max(st.st_mtime_ns, st.st_ctime_ns) >= racy_after:
+        regular = st.st_mode & 0o170000 == 0o100000
+        if regular and max(st.st_mtime_ns, st.st_ctime_ns) >= racy_after:
             digests[root] = _content(root)
         return
     stack = [root]
@@ -291,7 +292,8 @@ def _walk(root: str, h: Any, digests: dict[str, str], skip: str, racy_after: int
                     f"f\0{rel}\0{st.st_mode} {st.st_size} {st.st_mtime_ns} "
                     f"{st.st_ctime_ns} {st.st_ino}\n"
                 )
-                if max(st.st_mtime_ns, st.st_ctime_ns) >= racy_after:
+                regular = st.st_mode & 0o170000 == 0o100000  # a FIFO's open would block
+                if regular and max(st.st_mtime_ns, st.st_ctime_ns) >= racy_after:
                     digests[entry.path] = _content(entry.path)
             h.update(line.encode("utf-8", "surrogateescape"))
         stack.extend(reversed(subdirs))
@@ -325,8 +327,11 @@ def code_files() -> list[str]:
 def replay(run: Plan) -> int | None:
     """Write the recorded output and return the exit code; None (and nothing written) on a miss."""
     try:
-        with open(run.path, "rb") as fh:
-            raw = fh.read()
+        raw = fileformat.read_entry(run.path)
+    except fileformat.NotAnEntry:  # a poisoned cache: never read to the end, never trusted
+        _log(run, "miss: unreadable record")
+        fileformat.quietly(os.unlink, run.path)
+        return None
     except OSError:
         _log(run, "miss: no record")
         return None

@@ -27,7 +27,7 @@ from typing import Any
 
 from harness import __version__
 from harness.cache import fileformat
-from harness.core import atomic, redaction
+from harness.core import atomic, limits, redaction
 
 ENV_DIR = fileformat.ENV_DIR
 ENV_MAX = "HARNESS_CACHE_MAX_MB"
@@ -111,6 +111,9 @@ class Store:
         self.entries = directory / ENTRIES
         self.written = 0
         self.corrupt = 0
+        self.dropped: str | None = None  # the first entry that was not a file harness wrote
+        # an entry holds one renderer output: the output cap (core/limits.py) bounds it
+        self.entry_cap = limits.current().output_bytes
         self.problem: str | None = None  # why it cannot be written; then nothing is
 
     def check(self) -> str | None:
@@ -134,7 +137,13 @@ class Store:
         """The payload stored under `digest`; None if absent, unreadable or corrupt."""
         path = self._path(digest)
         try:
-            raw = path.read_bytes()
+            raw = fileformat.read_entry(str(path), self.entry_cap)
+        except fileformat.NotAnEntry as exc:  # a poisoned cache: dropped, never read whole
+            self.corrupt += 1
+            self.dropped = self.dropped or str(exc)
+            with contextlib.suppress(OSError):
+                path.unlink()
+            return None
         except OSError:
             return None
         payload = fileformat.decode(raw, digest)
@@ -164,7 +173,7 @@ class Store:
         """A run's small fact kept beside the entries (the renderer's version): not a render,
         so not counted, pruned by size or least-recent use; gone with `clear`."""
         try:
-            raw = (self.directory / META / f"{digest}.json").read_bytes()
+            raw = fileformat.read_entry(str(self.directory / META / f"{digest}.json"))
         except OSError:
             return None
         return fileformat.decode(raw, digest)
@@ -296,6 +305,9 @@ class RenderCache:
                 f"render cache {self.store.directory} cannot be written ({self.store.problem})"
             )
         if message is None:
+            if self.store is not None and self.store.dropped is not None:
+                self._warned = True
+                return f"render cache entry dropped as corrupt: {self.store.dropped}"
             return None
         self._warned = True
         return f"{message}: running uncached"

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from harness.cache import replay
 from harness.cache import store as cache_mod
 from harness.core import config as config_mod
+from harness.core import limits
 from harness.core.config import Config
 from harness.core.errors import ConfigError
 from harness.core.memo import Memo
@@ -72,6 +73,7 @@ def load_config(common: Common) -> Config:
         cfg = replace(cfg, strict=common.strict)
     if common.helm is not None:
         cfg = replace(cfg, helm=common.helm)
+    limits.apply(cfg.limits)  # the run's bounds (its refusals are its own: core/run.py)
     replay.note_config(cfg)
     return cfg
 

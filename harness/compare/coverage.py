@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.compare import inputs
-from harness.core import yamlload
+from harness.core import safefile, yamlload
 from harness.core.model import Snapshot
 from harness.flux.api import is_flux_kustomization
 from harness.flux.clusters import declares_flux_kustomization
@@ -126,7 +126,7 @@ def _declared(files: Iterable[Path]) -> set[str]:
     out: set[str] = set()
     for path in files:
         try:
-            text = path.read_text(encoding="utf-8")
+            text = safefile.read_text(path)
         except (OSError, UnicodeDecodeError):
             continue
         if not declares_flux_kustomization(text):

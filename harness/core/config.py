@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.core import outside, yamlload
+from harness.core import limits, outside, safefile, yamlload
 from harness.core.errors import ConfigError
 
 CONFIG_NAMES = ("harness.yaml", "harness.yml", ".harness.yaml")
@@ -68,6 +68,8 @@ class Config:
     helm_kube_version: str = DEFAULT_KUBE_VERSION
     helm_api_versions: tuple[str, ...] = ()
     preinstalled: tuple[Preinstalled, ...] = ()
+    # what one run may use: file and output sizes, renderer memory (core/limits.py)
+    limits: limits.Limits = limits.DEFAULT
 
 
 _KNOWN = {
@@ -86,6 +88,7 @@ _KNOWN = {
     "outside_git",
     "helm",
     "preinstalled",
+    "limits",
 }
 
 
@@ -104,7 +107,7 @@ def load(repo: Path, path: Path | None = None) -> Config:
     raw: dict[str, Any] = {}
     if source is not None:
         try:
-            loaded = yamlload.load(source.read_text(encoding="utf-8"))
+            loaded = yamlload.load(safefile.read_text(source))
         except (OSError, UnicodeDecodeError, yamlload.YAMLError) as exc:
             raise ConfigError(f"{source}: cannot read config: {_first_line(exc)}") from None
         if loaded is None:
@@ -151,6 +154,7 @@ def load(repo: Path, path: Path | None = None) -> Config:
         helm_kube_version=helm.kube_version,
         helm_api_versions=helm.api_versions,
         preinstalled=_preinstalled(raw, where),
+        limits=_limits(raw.get("limits"), where),
     )
 
 
@@ -255,6 +259,27 @@ def _helm(value: Any, where: str) -> _Helm:
         kube_version=kube_version.strip(),
         api_versions=apis,
     )
+
+
+def _limits(value: Any, where: str) -> limits.Limits:
+    """`limits: {file_bytes, output_bytes, memory_bytes}`: bytes, or sizes like `64MiB`."""
+    if value is None:
+        return limits.DEFAULT
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: limits must be a mapping")
+    unknown = sorted(set(value) - set(limits.KEYS))
+    if unknown:
+        raise ConfigError(f"{where}: unknown limits key(s): {', '.join(map(str, unknown))}")
+    sizes: dict[str, int] = {}
+    for key, raw in value.items():
+        size = limits.parse_size(raw)
+        if size is None or (size == 0 and key != "memory_bytes"):
+            raise ConfigError(
+                f"{where}: limits.{key} must be a size in bytes (an integer, or like 64MiB)"
+                + (", or 0 for none" if key == "memory_bytes" else "")
+            )
+        sizes[key] = size
+    return limits.Limits(**{**vars(limits.DEFAULT), **sizes})
 
 
 def _globs(value: Any, where: str) -> tuple[str, ...]:

@@ -8,17 +8,26 @@ kills that group, and `kill_all` kills every group still running (the interrupt 
 stops the current run (core/run.py) from starting more. The live groups are process state
 (they are this process's children, whichever run started them); "interrupted" is the
 run's, so the next run in the process starts tools again.
-Standard library only (and core/run.py, which is too).
+
+A renderer is bounded too (core/limits.py): `memory` sets its address space
+(RLIMIT_AS, in the child before it executes) and `cap` the bytes read from each of its
+stdout and stderr; one that prints past the cap is killed and `OutputTooLarge` names the
+stream, so a kustomize printing without end fails its target instead of filling harness's
+memory. Standard library only (and core/run.py, which is too).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import resource
+import selectors
 import signal
 import subprocess
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from harness.core import run as run_state
@@ -35,6 +44,15 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, delivered like Ctrl-C so cleanup runs, but exiting 143 as shells expect."""
 
 
+class OutputTooLarge(Exception):
+    """A tool printed more than the cap on one stream; it was killed (its group too)."""
+
+    def __init__(self, stream: str, cap: int) -> None:
+        super().__init__(f"{stream} over {cap} bytes")
+        self.stream = stream
+        self.cap = cap
+
+
 @dataclass(frozen=True)
 class Completed:
     returncode: int
@@ -49,9 +67,11 @@ def start(
     cwd: str | os.PathLike[str] | None = None,
     stdin: int | None = subprocess.DEVNULL,
     stderr: int = subprocess.PIPE,
+    memory: int = 0,
 ) -> subprocess.Popen[bytes]:
     """Start a tool in a new process group, registered until `finished`; `Stopped` once
-    the run was interrupted (a worker thread must not start a render after kill_all)."""
+    the run was interrupted (a worker thread must not start a render after kill_all).
+    `memory`: its address-space limit in bytes (0: none)."""
     owner = run_state.current()
     with _lock:
         if owner is not None and owner.stopped:
@@ -64,9 +84,22 @@ def start(
             start_new_session=True,
             env=dict(env) if env is not None else None,
             cwd=cwd,
+            preexec_fn=_address_space(memory),
         )
         _live.add(proc)
     return proc
+
+
+def _address_space(memory: int) -> Callable[[], None] | None:
+    """What the child runs before exec: RLIMIT_AS set to `memory` (never raised above a
+    hard limit already lower). A prepared call of C code: nothing in it takes a lock the
+    fork may have copied held, and no allocation happens between fork and exec for it."""
+    if memory <= 0:
+        return None
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:  # a limit harness runs under already binds its tools
+        memory = min(memory, soft)
+    return functools.partial(resource.setrlimit, resource.RLIMIT_AS, (memory, hard))
 
 
 def finished(proc: subprocess.Popen[bytes]) -> None:
@@ -81,18 +114,76 @@ def run(
     env: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
     input: bytes | None = None,
+    cap: int = 0,
+    memory: int = 0,
 ) -> Completed:
     """Run a tool to completion; `subprocess.TimeoutExpired` (its group killed) after
-    `timeout` seconds. OSError when it cannot start."""
-    proc = start(argv, env=env, cwd=cwd, stdin=subprocess.PIPE if input is not None else None)
+    `timeout` seconds, `OutputTooLarge` past `cap` bytes on a stream (0: no cap; a capped
+    run takes no `input`). `memory`: see `start`. OSError when it cannot start."""
+    stdin = subprocess.PIPE if input is not None else None
+    proc = start(argv, env=env, cwd=cwd, stdin=stdin, memory=memory)
     try:
-        out, err = proc.communicate(input, timeout=timeout)
+        if cap:
+            out, err = communicate(proc, timeout=timeout, cap=cap)
+        else:
+            out, err = proc.communicate(input, timeout=timeout)
     except BaseException:  # a timeout, Ctrl-C or SIGTERM: never leave the tool running
         kill_group(proc)
         raise
     finally:
         finished(proc)
     return Completed(proc.returncode, out, err)
+
+
+def communicate(proc: subprocess.Popen[bytes], *, timeout: float, cap: int) -> tuple[bytes, bytes]:
+    """`proc.communicate(timeout=...)` reading at most `cap` bytes of each of stdout and
+    stderr (the ones that are pipes): past it the tool's group is killed and
+    `OutputTooLarge` raised; `subprocess.TimeoutExpired` after `timeout` seconds (the
+    caller kills the group, as after `communicate`)."""
+    deadline = time.monotonic() + timeout
+    streams = {"stdout": proc.stdout, "stderr": proc.stderr}
+    if not all(_has_fd(stream) for stream in streams.values() if stream is not None):
+        out, err = proc.communicate(timeout=timeout)  # not pipes to poll: checked after
+        for name, data in (("stdout", out), ("stderr", err)):
+            if data is not None and len(data) > cap:
+                raise OutputTooLarge(name, cap)
+        return out or b"", err or b""
+    chunks: dict[str, list[bytes]] = {name: [] for name in streams}
+    sizes = dict.fromkeys(streams, 0)
+    with selectors.DefaultSelector() as selector:
+        for name, stream in streams.items():
+            if stream is not None:
+                selector.register(stream, selectors.EVENT_READ, name)
+        while selector.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise subprocess.TimeoutExpired(proc.args, timeout)
+            for key, _events in selector.select(left):
+                name = key.data
+                data = os.read(key.fd, 1 << 16)
+                if not data:
+                    selector.unregister(key.fileobj)
+                    continue
+                sizes[name] += len(data)
+                if sizes[name] > cap:
+                    kill_group(proc)
+                    raise OutputTooLarge(name, cap)
+                chunks[name].append(data)
+    for stream in streams.values():
+        if stream is not None:
+            stream.close()
+    try:
+        proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        raise subprocess.TimeoutExpired(proc.args, timeout) from None
+    return b"".join(chunks["stdout"]), b"".join(chunks["stderr"])
+
+
+def _has_fd(stream: object) -> bool:
+    try:
+        return isinstance(stream.fileno(), int)  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return False
 
 
 def kill_group(proc: subprocess.Popen[bytes]) -> None:

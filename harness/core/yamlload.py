@@ -49,14 +49,80 @@ def _is_duplicate_anchor(exc: ComposerError) -> bool:
     return "found duplicate anchor" in str(exc)
 
 
+# Aliases may add at most this many nodes to a stream over its own: a "billion laughs"
+# (ten anchors of ten aliases each) is a few hundred bytes that expand to 10^9 nodes, and
+# whoever walks the loaded objects (a dump, a digest, a masking pass) walks them all.
+MAX_ALIAS_NODES = 1_000_000
+
+
+class AliasBomb(yaml.YAMLError):
+    """A document whose aliases expand past MAX_ALIAS_NODES: rejected, never expanded."""
+
+
 def load_all(text: str) -> list[Any]:
-    """Every document of a YAML stream, accepting duplicate anchors and `=` scalars."""
+    """Every document of a YAML stream, accepting duplicate anchors and `=` scalars;
+    `AliasBomb` (a YAMLError) when aliases would expand it past MAX_ALIAS_NODES."""
+    checked = "&" in text and "*" in text  # no anchor, no alias: nothing to expand
     try:
-        return list(yaml.load_all(text, Loader=_FAST))
+        return _load_all(text, _FAST, checked)
     except ComposerError as exc:
         if not _is_duplicate_anchor(exc):
             raise
-    return list(yaml.load_all(text, Loader=_PyLoader))
+    return _load_all(text, _PyLoader, checked)
+
+
+def _load_all(text: str, loader_class: Any, checked: bool) -> list[Any]:
+    if not checked:
+        return list(yaml.load_all(text, Loader=loader_class))
+    loader = loader_class(text)
+    try:  # what yaml.load_all does, with each document's node graph measured first
+        docs = []
+        budget = MAX_ALIAS_NODES
+        while loader.check_node():
+            node = loader.get_node()
+            budget -= _expansion(node)
+            if budget < 0:
+                raise AliasBomb(
+                    f"YAML aliases expand this document past {MAX_ALIAS_NODES:,} nodes or "
+                    "without end (a billion-laughs document?): rejected, not expanded"
+                )
+            docs.append(loader.construct_document(node))
+        return docs
+    finally:
+        loader.dispose()
+
+
+def _expansion(root: Node) -> int:
+    """How many nodes aliases add to a document (its tree size less its distinct nodes),
+    counted without expanding it: each node's expanded size is computed once. A node that
+    contains itself expands without end."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    active: set[int] = set()
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            active.discard(key)
+            sizes[key] = 1 + sum(sizes[id(c)] for c in _children(node))
+            continue
+        if key in sizes:
+            continue
+        if key in active:
+            return MAX_ALIAS_NODES + 1  # a recursive alias
+        active.add(key)
+        stack.append((node, True))
+        stack.extend((c, False) for c in _children(node) if id(c) not in sizes)
+    return sizes[id(root)] - len(sizes)
+
+
+def _children(node: Node) -> list[Node]:
+    value = node.value
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(value)
+    return []
 
 
 def load(text: str) -> Any:

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.core import yamlload
+from harness.core import safefile, yamlload
 from harness.core.config import Config
 from harness.core.errors import ConfigError
 from harness.flux import operator
@@ -189,7 +189,7 @@ def _scan(config: Config) -> _Scan:
             if not name.endswith(MANIFEST_SUFFIXES):
                 continue
             path = here / name
-            text = _read(path)
+            text = _read(path, config.repo)
             if text is None:
                 continue
             if declares_flux_kustomization(text):
@@ -212,7 +212,7 @@ def _guess(scan: _Scan, incl: Includes) -> list[Path]:
 def _gotk_target(flux_system: Path, repo: Path) -> Path | None:
     """The directory a real gotk-sync.yaml's root Kustomization builds (None for a
     placeholder, or a path that is not a directory)."""
-    text = _read(flux_system / "gotk-sync.yaml")
+    text = _read(flux_system / "gotk-sync.yaml", repo)
     for doc in _docs(text or ""):
         if not is_flux_kustomization(doc):
             continue
@@ -237,7 +237,7 @@ def _self_roots(scan: _Scan, config: Config, incl: Includes) -> list[Entry]:
     out: list[Entry] = []
     for files in scan.declaring.values():
         for file in files:
-            for doc in _docs(_read(file) or ""):
+            for doc in _docs(_read(file, repo) or ""):
                 entry = _self_root(doc, file, repo, mapped, incl)
                 if entry is not None:
                     out.append(entry)
@@ -291,9 +291,11 @@ def _ancestors(directory: Path, repo: Path) -> list[Path]:
     return [d for d in reversed(chain) if d == repo or d.is_relative_to(repo)]
 
 
-def _read(path: Path) -> str | None:
+def _read(path: Path, root: Path) -> str | None:
+    """A scanned file's text; None when it cannot be read (safefile: a device, a FIFO or a
+    file over the cap is refused, and the run warns about it)."""
     try:
-        return path.read_text(encoding="utf-8")
+        return safefile.read_text(path, root=root)
     except (OSError, UnicodeDecodeError):
         return None
 

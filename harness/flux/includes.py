@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from harness.core import parsed, yamlload
+from harness.core import parsed, safefile, yamlload
 from harness.render.discover import kustomization_file
 
 REF_FIELDS = ("resources", "bases", "components")
@@ -29,7 +29,7 @@ def is_remote(ref: str) -> bool:
 
 def _load(kfile: Path) -> dict[str, Any] | None:
     try:
-        data = parsed.load(kfile.read_text(encoding="utf-8"))  # read only
+        data = parsed.load(safefile.read_text(kfile))  # read only
     except (OSError, UnicodeDecodeError, yamlload.YAMLError):
         return None
     return data if isinstance(data, dict) else None

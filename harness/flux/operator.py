@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.core import yamlload
+from harness.core import safefile, yamlload
 from harness.flux.api import KUSTOMIZE_GROUP, SOURCE_GROUP, SOURCE_KINDS, api_group, secure_join
 
 GROUP = "fluxcd.controlplane.io"
@@ -59,7 +59,7 @@ def file_syncs(path: Path, text: str | None = None) -> list[Sync]:
     """Every FluxInstance sync a YAML file declares (none when it cannot be read)."""
     if text is None:
         try:
-            text = path.read_text(encoding="utf-8")
+            text = safefile.read_text(path)
         except (OSError, UnicodeDecodeError):
             return []
     if "sync" not in text or not _HINT.search(text):

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from harness.core import yamlload
+from harness.core import safefile, yamlload
 from harness.core.config import Preinstalled
 from harness.flux.helm.capabilities import crd_apis
 from harness.flux.ksgraph import parse
@@ -298,7 +298,7 @@ class _Scanner:
             try:
                 if path.stat().st_size > _MAX_BYTES:
                     continue
-                text = path.read_text(encoding="utf-8")
+                text = safefile.read_text(path)
             except (OSError, UnicodeDecodeError):
                 continue
             talos = "inlineManifests" in text or "extraManifests" in text

@@ -23,7 +23,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.core import outside, yamlload
+from harness.core import outside, safefile, yamlload
 from harness.core.documents import identity, is_kubernetes_object
 from harness.core.memo import IdentityMemo
 from harness.core.model import DocId, TargetResult
@@ -465,7 +465,7 @@ class SourceIndex:
             if not frel.endswith(YAML_SUFFIXES):
                 continue
             try:
-                text = (self.repo / frel).read_text(encoding="utf-8")
+                text = safefile.read_text(self.repo / frel)
             except (OSError, UnicodeDecodeError):
                 continue
             out.append(SourceDoc(None, text, frel, True))
@@ -488,7 +488,7 @@ class SourceIndex:
                     continue
                 path = here / name
                 try:
-                    text = path.read_text(encoding="utf-8")
+                    text = safefile.read_text(path)
                 except (OSError, UnicodeDecodeError):
                     continue
                 names = frozenset(
@@ -529,7 +529,7 @@ class SourceIndex:
             try:
                 if not path.is_file() or path.stat().st_size > 1 << 20:
                     continue
-                if needle in path.read_text(encoding="utf-8"):
+                if needle in safefile.read_text(path):
                     return path.relative_to(self.repo).as_posix()
             except (OSError, UnicodeDecodeError):
                 continue
@@ -539,7 +539,7 @@ class SourceIndex:
 def _load_objects(path: Path, text: str | None = None) -> list[dict[str, Any]]:
     try:
         if text is None:
-            text = path.read_text(encoding="utf-8")
+            text = safefile.read_text(path)
         loaded = yamlload.load_all(text)
     except (OSError, UnicodeDecodeError, yamlload.YAMLError):
         return []

@@ -14,12 +14,13 @@ import hashlib
 import json
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.core import atomic, documents
+from harness.core import atomic, documents, limits, safefile
 from harness.core.errors import GoldensError
 from harness.core.model import DocId, Document, RendererInfo, Snapshot, Target, TargetResult
 
@@ -143,7 +144,11 @@ def _write(directory: Path, snapshot: Snapshot) -> WriteReport:
         entries[name] = entry
         path = directory / entry.file
         text = golden_text(result).encode()
-        if old.get(name) == entry and path.is_file() and path.read_bytes() == text:
+        if (
+            old.get(name) == entry
+            and path.is_file()
+            and safefile.read_bytes(path, cap=_golden_cap()) == text
+        ):
             unchanged.append(name)
             continue
         atomic.write(path, text, durable=True)
@@ -181,6 +186,7 @@ def locked(directory: Path, on_wait: Callable[[], None] | None = None) -> Iterat
     """Hold the goldens directory for one writer at a time (an flock on the directory
     itself: no lock file lands among the goldens). `on_wait` runs once if another run
     holds it, before waiting."""
+    not_a_file(directory)
     directory.mkdir(parents=True, exist_ok=True)
     fd = os.open(directory, os.O_RDONLY)
     try:
@@ -195,13 +201,30 @@ def locked(directory: Path, on_wait: Callable[[], None] | None = None) -> Iterat
         os.close(fd)  # closing releases the lock
 
 
+def _golden_cap() -> int:
+    """A golden file holds one render: capped as renderer output is, not as a repo file."""
+    return limits.current().output_bytes
+
+
+def not_a_file(directory: Path) -> None:
+    """A goldens path that exists as something else than a directory is a GoldensError
+    (exit 2, one line): not "no goldens", and not a crash when `update` makes it."""
+    try:
+        mode = os.stat(directory).st_mode
+    except OSError:
+        return  # absent (made by update) or unreachable: said where it is used
+    if not stat.S_ISDIR(mode):
+        raise GoldensError(f"goldens {directory}: not a directory (goldens: in harness.yaml)")
+
+
 def load(directory: Path) -> GoldenSet:
     """Read the index; a missing one is an empty set, an unreadable one a GoldensError."""
+    not_a_file(directory)
     index = directory / INDEX
     if not index.exists():
         return GoldenSet(directory, None, {})
     try:
-        raw = json.loads(index.read_text(encoding="utf-8"))
+        raw = json.loads(safefile.read_text(index))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise GoldensError(f"{index}: unreadable golden index: {exc}") from None
     try:
@@ -236,7 +259,7 @@ def read_verified(golden: GoldenSet, entry: GoldenEntry) -> str:
     """The entry's file, only if it holds exactly what the index says."""
     path = golden.directory / entry.file
     try:
-        data = path.read_bytes()
+        data = safefile.read_bytes(path, cap=_golden_cap())
     except OSError:
         raise GoldenMismatch(
             f"golden file {entry.file} is missing (interrupted update? run harness update)"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.cache.store import RenderCache, Store
 from harness.cache.store import key as cache_key
-from harness.core import parallel
+from harness.core import limits, parallel, safefile
 from harness.core.config import Config, default_jobs
 from harness.core.filefacts import FileFacts
 from harness.core.model import Snapshot, Target, TargetResult
@@ -84,6 +84,7 @@ def render_repo(
     """
     run = options.run or current() or Run()
     with run.entered():
+        limits.apply(config.limits)
         return _render_repo(config, renderer, options, run, label, on_plan, on_done)
 
 
@@ -180,7 +181,8 @@ def _render_repo(
         results=dict(sorted(results.items())),
         label=label,
         skipped=dict(sorted(skipped.items())),
-        warnings=tuple(dict.fromkeys([*notices, *warnings])),
+        # files refused by a scan (a device, a FIFO, over the cap): said, never silent
+        warnings=tuple(dict.fromkeys([*notices, *warnings, *safefile.refusals(config.repo)])),
     )
 
 

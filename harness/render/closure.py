@@ -6,7 +6,9 @@ bases, components, crds, every patch form, generator `files`/`envs`/`env`,
 `configurations`, `openapi`, `replacements`, Helm values files and chart homes, and plugin
 config files. And every build is confined to its source root the way kustomize-controller's
 secure filesystem confines it: a `..` that climbs out of the root, or a symlink that
-resolves outside it, is an error naming the file, before kustomize runs.
+resolves outside it, is an error naming the file, before kustomize runs. So is a file the
+build names that kustomize could not finish reading: a device, FIFO or socket (a symlink
+to /dev/zero), or a file over `limits.file_bytes` (core/limits.py).
 
 A reference that is not local (a URL, a git or scp-like address, `host.tld/org/repo`, a
 Helm chart pulled from a repository) makes the closure *remote*: its content is not in
@@ -29,7 +31,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.core import documents, filefacts, memo, parsed, redaction, run, secretflow, yamlload
+from harness.core import (
+    documents,
+    filefacts,
+    limits,
+    memo,
+    parsed,
+    redaction,
+    run,
+    safefile,
+    secretflow,
+    yamlload,
+)
 from harness.render.discover import KUSTOMIZATION_FILES
 
 PATH_FIELDS = ("crds", "configurations", "patchesStrategicMerge")
@@ -44,7 +57,8 @@ _HOST_LIKE = re.compile(r"^[\w-]+(\.[\w-]+)+(:\d+)?/")
 
 
 class EscapeError(Exception):
-    """A build would read outside its source root; the message names the file."""
+    """A build would read outside its source root, or a file that is not a regular one or
+    is over the size cap (it would hang kustomize or fill memory); the message names it."""
 
 
 def is_remote(ref: str) -> bool:
@@ -96,8 +110,7 @@ class Blobs:
             at, found = files.get(key, "blob")
             if found is None and at is not None:
                 try:
-                    with open(key, "rb") as fh:
-                        found = git_blob_id(fh.read())
+                    found = git_blob_id(safefile.read_bytes(key))
                     self.read += 1
                 except OSError:
                     found = None
@@ -165,6 +178,7 @@ class Walker:
         self._real: dict[str, str] = {}
         self._parts: dict[tuple[Path, Path], _Part] = {}
         self._kinds: dict[Path, str | None] = {}
+        self._unsafe: dict[Path, str] = {}  # why a file a build names must not be read
         # parts of directories built with a generated kustomization file (Flux's)
         self._generated: dict[tuple[Path, Path, tuple[str, str]], _Part] = {}
 
@@ -257,7 +271,7 @@ class Walker:
         found = self._parsed.get(path, _UNSET)
         if found is _UNSET:
             try:
-                found = parsed.load(path.read_text(encoding="utf-8"))
+                found = parsed.load(safefile.read_text(path))
             except (OSError, UnicodeDecodeError, yamlload.YAMLError):
                 found = None
             self._parsed[path] = found
@@ -270,15 +284,30 @@ class Walker:
             return self._kinds[path]
         found: str | None
         try:
-            mode = os.stat(path).st_mode
+            st = os.stat(path)
+            mode = st.st_mode
         except OSError as exc:
             if exc.errno not in _ABSENT:
                 raise
             found = None
         else:
             found = "file" if stat.S_ISREG(mode) else "dir" if stat.S_ISDIR(mode) else "other"
+            if found == "other":
+                self._unsafe[path] = safefile.kind(mode)
+            elif found == "file" and st.st_size > limits.current().file_bytes:
+                cap = limits.human(limits.current().file_bytes)
+                self._unsafe[path] = (
+                    f"{limits.human(st.st_size)}, over the {cap} file size cap "
+                    "(limits.file_bytes in harness.yaml)"
+                )
         self._kinds[path] = found
         return found
+
+    def unsafe(self, path: Path) -> str | None:
+        """Why kustomize must not be let read `path` (a device, a FIFO, a socket, a file
+        over the cap: it would hang or fill memory); None for an ordinary path. After
+        `kind`."""
+        return self._unsafe.get(path)
 
     def real(self, path: Path) -> Path:
         """`os.path.realpath` for normalised absolute paths, one lstat per new component."""
@@ -377,7 +406,15 @@ class _Walk:
             self.remote.append(ref)
             return None
         self.confine(path, via, ref, field)
+        self.regular(path, via, ref, field)
         return path
+
+    def regular(self, path: Path, via: Path | None, ref: str, field: str = "") -> None:
+        """A file the build names must be one kustomize can read and finish: the build
+        fails here, naming it, rather than hang on a FIFO or read /dev/zero to the end."""
+        why = self.w.unsafe(path) if self.w.kind(path) != "dir" else None
+        if why is not None:
+            raise EscapeError(f"{self._what(via, ref, field)}: {self.rel(path)} is {why}")
 
     def file(self, path: Path) -> None:
         kind = self.w.kind(path)
@@ -394,6 +431,7 @@ class _Walk:
             for name in sorted(filenames):
                 child = here / name
                 self.confine(child, via, self.rel(child))
+                self.regular(child, via, self.rel(child))
                 self.entries.add(("file", self.rel(child)))
 
     # -- kustomization files ---------------------------------------------------------------
@@ -416,6 +454,7 @@ class _Walk:
                 return  # kustomize fails here; nothing more is read
             kfile = directory / names[0]
             self.confine(kfile, None, self.rel(kfile))
+            self.regular(kfile, None, self.rel(kfile))
             self.entries.add(("file", self.rel(kfile)))
             data = self.w.parsed(kfile)
         if isinstance(data, dict):
@@ -594,8 +633,7 @@ def _learn_file(path: str) -> None:
         return
     _LEARNED.put((path, at), True)
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = safefile.read_bytes(path)
         text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return
@@ -628,7 +666,7 @@ def _text(path: str) -> str | None:
 
 def _documents(path: Path) -> list[Any]:
     try:
-        return yamlload.load_all(path.read_text(encoding="utf-8"))
+        return yamlload.load_all(safefile.read_text(path))
     except (OSError, UnicodeDecodeError, yamlload.YAMLError):
         return []
 

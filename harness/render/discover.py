@@ -7,7 +7,7 @@ import os
 from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 
-from harness.core import parsed, run, yamlload
+from harness.core import parsed, run, safefile, yamlload
 from harness.core.config import Config, find_config
 from harness.core.model import Target
 
@@ -32,7 +32,7 @@ def is_component(kfile: Path) -> bool:
     if known is not None:
         return known == "1"
     try:
-        data = parsed.load(kfile.read_text(encoding="utf-8"))
+        data = parsed.load(safefile.read_text(kfile))
     except (OSError, UnicodeDecodeError, yamlload.YAMLError):
         return False
     found = isinstance(data, dict) and data.get("kind") == "Component"

@@ -17,6 +17,7 @@ import os
 import re
 from pathlib import Path
 
+from harness.core import safefile
 from harness.render.closure import EscapeError, Walker
 
 MAX_CHARS = 600
@@ -154,7 +155,7 @@ def _yaml_file_with(
     fallback: tuple[str, int, int] | None = None
     for path in _read_files(directory):
         try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            lines = safefile.read_text(path, errors="replace").splitlines()
         except OSError:
             continue
         if max(line, first) <= len(lines) and all(

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from harness.cache import replay
-from harness.core import documents, parallel, process, secretflow
+from harness.core import documents, limits, parallel, process, secretflow
 from harness.core.errors import RendererError
 from harness.core.model import RendererInfo, Target, TargetResult
 from harness.render import errors as render_errors
@@ -36,6 +36,9 @@ UNRESTRICTED = ("--load-restrictor", "LoadRestrictionsNone")
 # the example and the homelab repo); GOMEMLIMIT keeps a huge build's heap bounded. A user's
 # own GOGC or GOMEMLIMIT is left as it is.
 GO_RUNTIME = {"GOGC": "400", "GOMEMLIMIT": "1GiB"}
+# Go's runtime dies with this when its address-space limit (limits.memory_bytes) is reached;
+# the bytes it names vary from run to run, so the error line says the limit instead
+_OUT_OF_MEMORY = b"fatal error: out of memory"
 
 
 @dataclass(frozen=True)
@@ -173,8 +176,15 @@ class Renderer:
         else:
             cmd = [str(self.binary), "version"]
         try:
-            proc = process.run(cmd, timeout=self.timeout, env=child_env())
-        except (OSError, subprocess.TimeoutExpired) as exc:
+            bounds = limits.current()
+            proc = process.run(
+                cmd,
+                timeout=self.timeout,
+                env=child_env(),
+                cap=bounds.output_bytes,
+                memory=bounds.memory_bytes,
+            )
+        except (OSError, subprocess.TimeoutExpired, process.OutputTooLarge) as exc:
             replay.taint("the renderer's version check could not run")
             raise RendererError(f"{self.binary}: cannot run: {exc}") from None
         out = proc.stdout.decode("utf-8", "replace").strip()
@@ -235,19 +245,23 @@ class Renderer:
 
     def _process(self, directory: Path, extra: Sequence[str]) -> BuildOutput:
         argv = self.argv(directory, extra)
+        bounds = limits.current()
         try:
-            proc = process.start(argv, env=child_env())
+            proc = process.start(argv, env=child_env(), memory=bounds.memory_bytes)
         except FileNotFoundError:
             return BuildOutput(None, f"renderer not found: {self.binary}")
         except OSError as exc:
             replay.taint("a renderer could not start")
             return BuildOutput(None, f"cannot start renderer {self.binary}: {exc.strerror}")
         try:
-            out, err = proc.communicate(timeout=self.timeout)
+            out, err = process.communicate(proc, timeout=self.timeout, cap=bounds.output_bytes)
         except subprocess.TimeoutExpired:
             process.kill_group(proc)
             replay.taint("a render timed out")
             return BuildOutput(None, f"kustomize: timed out after {self.timeout:g}s (killed)")
+        except process.OutputTooLarge as exc:
+            replay.taint("a renderer was killed")
+            return BuildOutput(None, f"kustomize: {_over_cap(exc)}")
         except BaseException:
             process.kill_group(proc)
             raise
@@ -256,6 +270,13 @@ class Renderer:
         if proc.returncode != 0:
             if proc.returncode < 0:
                 replay.taint("a renderer was killed")
+            if bounds.memory_bytes and _OUT_OF_MEMORY in err:
+                replay.taint("a renderer ran out of memory")
+                return BuildOutput(
+                    None,
+                    f"kustomize: out of memory under the {limits.human(bounds.memory_bytes)} "
+                    "limit, killed (limits.memory_bytes in harness.yaml)",
+                )
             message = render_errors.summarize(
                 err.decode("utf-8", "replace"), proc.returncode, directory
             )
@@ -264,6 +285,14 @@ class Renderer:
             return BuildOutput(out.decode("utf-8"))
         except UnicodeDecodeError as exc:
             return BuildOutput(None, f"kustomize output is not UTF-8 (byte {exc.start})")
+
+
+def _over_cap(exc: process.OutputTooLarge) -> str:
+    """The one line a renderer killed for printing too much gets (core/limits.py)."""
+    return (
+        f"{exc.stream} over the {limits.human(exc.cap)} output cap, killed "
+        "(limits.output_bytes in harness.yaml)"
+    )
 
 
 def child_env() -> dict[str, str]:

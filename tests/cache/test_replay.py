@@ -271,6 +271,32 @@ def test_fingerprint_hashes_racily_clean_files(tmp_path: Path) -> None:
     assert again.digests != racy.digests and st.st_size == 5
 
 
+def test_fingerprint_never_opens_a_fifo_or_a_device(tmp_path: Path) -> None:
+    """A FIFO modified just now is racy: hashing it would block in open() for a writer."""
+    write_tree(tmp_path, {"a.yaml": "a: 1\n"})
+    os.mkfifo(tmp_path / "pipe.yaml")
+    os.mkfifo(tmp_path / "root-fifo")
+    found: list[replay.Fingerprint] = []
+
+    def walk() -> None:
+        roots = [str(tmp_path), str(tmp_path / "root-fifo")]
+        found.append(replay.fingerprint(roots, [], "", racy_after=0))
+
+    walker = threading.Thread(target=walk, daemon=True)
+    walker.start()
+    walker.join(30)
+    assert len(found) == 1
+    assert sorted(found[0].digests) == [str(tmp_path / "a.yaml")]
+
+
+def test_a_record_that_is_a_symlink_to_dev_zero_is_a_miss(tmp_path: Path) -> None:
+    run = replay.Plan(["check"], str(tmp_path), "ab" * 32)
+    os.makedirs(os.path.dirname(run.path))
+    os.symlink("/dev/zero", run.path)
+    assert replay.replay(run) is None
+    assert not os.path.lexists(run.path)  # dropped, never read
+
+
 def test_recording_keeps_stream_order_and_skips_paused_output(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

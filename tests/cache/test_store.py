@@ -51,6 +51,35 @@ def test_corrupt_entry_is_detected_and_removed(
     assert not entry.exists()
 
 
+@pytest.mark.parametrize("poison", ["/dev/zero", "fifo", "huge"])
+def test_an_entry_that_is_no_file_harness_wrote_is_dropped_unread(
+    tmp_path: Path, poison: str
+) -> None:
+    """A poisoned CI cache: a symlink to /dev/zero, a FIFO, a file past the cap. Never read
+    to its end (no MemoryError, no hang): dropped as corrupt, with one warning."""
+    store = cache.Store(tmp_path)
+    digest = cache.key("z")
+    store.put(digest, {"payload": "value"})
+    (entry,) = (tmp_path / cache.ENTRIES).rglob("*.json")
+    entry.unlink()
+    if poison == "fifo":
+        os.mkfifo(entry)
+    elif poison == "huge":
+        with open(entry, "wb") as fh:
+            fh.truncate(store.entry_cap + 1)  # sparse
+    else:
+        entry.symlink_to(poison)
+    run = cache.RenderCache(store)
+    assert run.get(digest) is None
+    assert store.corrupt == 1
+    assert not entry.exists() and not entry.is_symlink()
+    why = "not a regular file" if poison != "huge" else f"{store.entry_cap + 1} bytes, over the"
+    warning = run.warning()
+    assert warning is not None
+    assert warning.startswith(f"render cache entry dropped as corrupt: {entry}: {why}")
+    assert run.warning() is None  # once per run
+
+
 def test_entry_under_another_key_is_not_trusted(tmp_path: Path) -> None:
     store = cache.Store(tmp_path)
     one, two = cache.key("one"), cache.key("two")

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from harness.core import config
+from harness.core import config, limits
 from harness.core.errors import ConfigError
 
 
@@ -137,3 +138,41 @@ def test_goldens_outside_the_checkout_or_not_a_directory_is_an_error(
     (repo / "harness.yaml").write_text(f"goldens: {repo / 'inside'}\n")
     assert config.load(repo).goldens == (repo / "inside").resolve()
     assert not outside.exists()
+
+
+def test_limits_default_and_configured(tmp_path: Path) -> None:
+    assert config.load(tmp_path).limits == limits.DEFAULT
+    (tmp_path / "harness.yaml").write_text(
+        "limits: {file_bytes: 1MiB, output_bytes: 1048576000, memory_bytes: 0}\n"
+    )
+    assert config.load(tmp_path).limits == limits.Limits(
+        file_bytes=1024 * 1024, output_bytes=1048576000, memory_bytes=0
+    )
+    (tmp_path / "harness.yaml").write_text("limits: {memory_bytes: 2GiB}\n")
+    assert config.load(tmp_path).limits == limits.Limits(memory_bytes=2 * 1024**3)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("limits: 5\n", "limits must be a mapping"),
+        ("limits: {files: 5}\n", "unknown limits key(s): files"),
+        ("limits: {file_bytes: 0}\n", "limits.file_bytes must be a size in bytes"),
+        ("limits: {output_bytes: lots}\n", "limits.output_bytes must be a size in bytes"),
+        ("limits: {memory_bytes: -1}\n", "limits.memory_bytes must be a size in bytes (an "),
+    ],
+)
+def test_bad_limits(tmp_path: Path, text: str, message: str) -> None:
+    (tmp_path / "harness.yaml").write_text(text)
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        config.load(tmp_path)
+
+
+def test_a_config_that_is_a_fifo_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "harness.yaml")
+    with pytest.raises(ConfigError) as info:
+        config.load(tmp_path, tmp_path / "harness.yaml")
+    assert str(info.value) == (
+        f"{tmp_path / 'harness.yaml'}: cannot read config: "
+        f"{tmp_path / 'harness.yaml'}: not a regular file (a FIFO)"
+    )

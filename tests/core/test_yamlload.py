@@ -65,3 +65,42 @@ def test_fast_and_pure_python_emitters_agree_on_the_example() -> None:
     assert len(objs) > 100
     for obj in objs:
         assert yamlload.dump(obj) == yamlload.dump(obj, dumper=yamlload._PyDumper)
+
+
+def billion_laughs(levels: int = 9) -> str:
+    """Ten anchors of nine aliases each: a few hundred bytes, 9^9 nodes expanded."""
+    lines = ["apiVersion: v1", "kind: ConfigMap", "data:", '  a: &a ["lol","lol","lol"]']
+    previous = "a"
+    for name in "bcdefghijklm"[:levels]:
+        lines.append(f"  {name}: &{name} [" + ", ".join([f"*{previous}"] * 9) + "]")
+        previous = name
+    return "\n".join(lines) + "\n"
+
+
+def test_a_billion_laughs_is_rejected_not_expanded() -> None:
+    with pytest.raises(yamlload.AliasBomb) as info:
+        yamlload.load_all(billion_laughs())
+    assert str(info.value) == (
+        "YAML aliases expand this document past 1,000,000 nodes or without end "
+        "(a billion-laughs document?): rejected, not expanded"
+    )
+    assert isinstance(info.value, yamlload.YAMLError)  # readers' "not YAML" path takes it
+
+
+def test_a_recursive_alias_is_rejected() -> None:
+    with pytest.raises(yamlload.AliasBomb):
+        yamlload.load("a: &x [1, *x]\n")
+
+
+def test_ordinary_aliases_load_as_before() -> None:
+    text = "base: &base {a: 1, b: [x, y]}\nuse: *base\nmerged:\n  <<: *base\n  c: 2\n"
+    assert yamlload.load_all(text) == [
+        {
+            "base": {"a": 1, "b": ["x", "y"]},
+            "use": {"a": 1, "b": ["x", "y"]},
+            "merged": {"a": 1, "b": ["x", "y"], "c": 2},
+        }
+    ]
+    four = billion_laughs(levels=4)  # 9^4 nodes: well within the budget
+    assert yamlload.load_all(four) == list(yaml.safe_load_all(four))
+    assert yamlload.load_all("a: &x 1\nb: &x 2\nc: *x\n") == [{"a": 1, "b": 2, "c": 2}]

@@ -199,3 +199,24 @@ def test_index_that_does_not_line_up_falls_back_to_parsing(tmp_path: Path) -> No
         "ConfigMap/default/a",
         "ConfigMap/default/b",
     ]
+
+
+@pytest.mark.parametrize("verb", [("check",), ("update",), ("diff", "--goldens")])
+def test_a_goldens_path_that_is_a_file_is_one_clear_error(tmp_path: Path, verb: tuple[str]) -> None:
+    """Before: `check` said "no goldens, run harness update" (exit 1) and `update` crashed
+    with FileExistsError."""
+    repo = write_tree(
+        tmp_path / "repo",
+        {
+            "a/kustomization.yaml": kustomization("cm.yaml"),
+            "a/cm.yaml": configmap("a"),
+            "harness.yaml": "goldens: gfile\n",
+            "gfile": "not a directory\n",
+        },
+    )
+    res = run_harness(*verb, "--repo", repo, "--no-cache")
+    assert (res.code, res.stderr) == (
+        2,
+        f"error: goldens {repo / 'gfile'}: not a directory (goldens: in harness.yaml)\n",
+    )
+    assert (repo / "gfile").read_text() == "not a directory\n"

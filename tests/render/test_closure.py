@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -410,3 +411,58 @@ def test_a_replacement_transformer_reading_outside_the_root_fails_the_build(
     )
     with pytest.raises(EscapeError, match="outside the source root"):
         Walker().closure(tmp_path / "app", tmp_path)
+
+
+def _fifo_behind_a_symlink(path: str) -> None:
+    os.mkfifo(path + ".fifo")
+    os.symlink(os.path.basename(path) + ".fifo", path)  # inside the root: confinement passes
+
+
+def _sparse_past_the_cap(path: str) -> None:
+    with open(path, "wb") as fh:
+        fh.truncate(16 * 1024 * 1024 + 1)
+
+
+@pytest.mark.parametrize(
+    ("make", "what"),
+    [
+        (os.mkfifo, "a FIFO"),
+        (_fifo_behind_a_symlink, "a FIFO"),
+        (
+            _sparse_past_the_cap,
+            "16.0 MiB, over the 16 MiB file size cap (limits.file_bytes in harness.yaml)",
+        ),
+    ],
+)
+def test_a_file_kustomize_could_not_finish_reading_fails_the_build_first(
+    tmp_path: Path, make: Callable[[str], None], what: str
+) -> None:
+    """A FIFO would hang kustomize, /dev/zero or a huge file fill its memory: the build
+    fails before it runs, naming the file."""
+    root = write_tree(
+        tmp_path,
+        {"repo/app/kustomization.yaml": kustomization("cm.yaml", "bad.yaml")},
+    )
+    (root / "repo" / "app" / "cm.yaml").write_text(configmap("a"))
+    make(str(root / "repo" / "app" / "bad.yaml"))
+    with pytest.raises(EscapeError) as exc:
+        Walker().closure(root / "repo" / "app", root / "repo")
+    assert str(exc.value) == (
+        f"app/kustomization.yaml: resources 'bad.yaml': app/bad.yaml is {what}"
+    )
+
+
+def test_a_device_in_a_chart_home_fails_the_build(tmp_path: Path) -> None:
+    root = write_tree(
+        tmp_path,
+        {
+            "repo/app/kustomization.yaml": "helmCharts:\n  - name: c\n",
+            "repo/app/charts/c/Chart.yaml": "name: c\n",
+        },
+    )
+    os.mkfifo(root / "repo" / "app" / "charts" / "c" / "values.yaml")
+    with pytest.raises(EscapeError) as exc:
+        Walker().closure(root / "repo" / "app", root / "repo")
+    assert str(exc.value) == (
+        "app/kustomization.yaml: 'app/charts/c/values.yaml': app/charts/c/values.yaml is a FIFO"
+    )

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harness.cache import store as cache_mod
-from harness.core import yamlload
+from harness.core import safefile, yamlload
 from harness.core.model import Target, TargetResult
 from harness.flux.api import secure_join
 from harness.flux.helm import sdk
@@ -186,7 +186,7 @@ class ReleaseCache:
         with self._lock:
             known = self._archives.get(key)
         if known is None:
-            known = hashlib.sha256(archive.read_bytes()).hexdigest()
+            known = hashlib.sha256(safefile.read_bytes(archive)).hexdigest()
             with self._lock:
                 self._archives[key] = known
         return known
@@ -240,7 +240,7 @@ class _Rule:
 
 def _helmignore(path: Path) -> tuple[_Rule, ...]:
     try:
-        return _helmignore_rules(path.read_text(encoding="utf-8"))
+        return _helmignore_rules(safefile.read_text(path))
     except (OSError, UnicodeDecodeError):
         return ()
 
@@ -292,7 +292,7 @@ def _file_dependencies(chart: Path) -> list[str]:
     out: list[str] = []
     for name in ("Chart.yaml", "requirements.yaml"):
         try:
-            meta = yamlload.load((chart / name).read_text(encoding="utf-8"))
+            meta = yamlload.load(safefile.read_text(chart / name))
         except (OSError, UnicodeDecodeError, yamlload.YAMLError):
             continue
         deps = meta.get("dependencies") if isinstance(meta, dict) else None

@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 from harness.cache import replay
-from harness.core import yamlload
+from harness.core import safefile, yamlload
 from harness.flux.helm import sdk
 
 BUILT = ("ok", "unpacked")
@@ -43,7 +43,7 @@ def ensure(chart: Path, root: Path, into: Path, *, offline: bool) -> tuple[Path,
     if remote:
         replay.taint("a chart dependency comes from a Helm repository")
     copy = into / "deps" / chart.name
-    shutil.copytree(chart, copy)
+    shutil.copytree(chart, copy, ignore=safefile.special_names)
     _absolute_file_repositories(copy, chart, root)
     try:
         sdk.module().dependency_update(str(copy))
@@ -55,7 +55,7 @@ def ensure(chart: Path, root: Path, into: Path, *, offline: bool) -> tuple[Path,
 
 def _absolute_file_repositories(copy: Path, original: Path, root: Path) -> None:
     meta_path = copy / "Chart.yaml"
-    meta = yamlload.load(meta_path.read_text(encoding="utf-8"))
+    meta = yamlload.load(safefile.read_text(meta_path))
     if not isinstance(meta, dict):
         return
     for dep in meta.get("dependencies") or []:

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from harness.cache import replay
-from harness.core import process, scratch, yamlload
+from harness.core import limits, process, safefile, scratch, yamlload
 from harness.core.errors import RendererError
 from harness.flux.helm import sdk, worker
 from harness.flux.helm.capabilities import Capabilities, ConstraintError, satisfies
@@ -278,7 +278,16 @@ class BinaryEngine:
 
     def _run(self, argv: list[str], chart: Path | None) -> str:
         try:  # its own process group: a timeout kills helm and the plugins it started
-            proc = process.run(argv, timeout=self.timeout)
+            bounds = limits.current()
+            proc = process.run(
+                argv, timeout=self.timeout, cap=bounds.output_bytes, memory=bounds.memory_bytes
+            )
+        except process.OutputTooLarge as exc:
+            replay.taint("a renderer was killed")
+            raise EngineError(
+                f"helm template: {exc.stream} over the {limits.human(exc.cap)} output cap, "
+                "killed (limits.output_bytes in harness.yaml)"
+            ) from None
         except FileNotFoundError:
             raise RendererError(f"helm binary not found: {self.binary}") from None
         except subprocess.TimeoutExpired:
@@ -290,6 +299,12 @@ class BinaryEngine:
         if proc.returncode != 0:
             if proc.returncode < 0:
                 replay.taint("a renderer was killed")
+            if bounds.memory_bytes and b"fatal error: out of memory" in proc.stderr:
+                replay.taint("a renderer ran out of memory")
+                raise EngineError(  # Go's own line names bytes that vary between runs
+                    f"helm template: out of memory under the {limits.human(bounds.memory_bytes)}"
+                    " limit, killed (limits.memory_bytes in harness.yaml)"
+                )
             err = proc.stderr.decode("utf-8", "replace").replace(_DEBUG_HINT, "").strip()
             raise EngineError(f"helm: {_line(err) or f'exited with code {proc.returncode}'}")
         return proc.stdout.decode("utf-8", "replace")
@@ -328,12 +343,12 @@ def reads_capabilities(chart: Path) -> bool:
             if not path.is_file():
                 continue
             if path.suffix == ".tgz" and "charts" in rel[:-1]:
-                if _archive_reads_capabilities(path.read_bytes()):
+                if _archive_reads_capabilities(safefile.read_bytes(path)):
                     return True
-            elif "templates" in rel[:-1] and _NEEDLE in path.read_bytes():
+            elif "templates" in rel[:-1] and _NEEDLE in safefile.read_bytes(path):
                 return True
         return False
-    return _archive_reads_capabilities(chart.read_bytes())
+    return _archive_reads_capabilities(safefile.read_bytes(chart))
 
 
 _NEEDLE = b"Capabilities"

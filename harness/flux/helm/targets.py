@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness.core import documents, parallel, scratch, yamlload
+from harness.core import documents, parallel, safefile, scratch, yamlload
 from harness.core.model import HelmInfo, Target, TargetResult
 from harness.flux.api import ObjectRef, object_ref, secure_join
 from harness.flux.helm import capabilities, dependencies, postrender, sdk, values
@@ -303,7 +303,7 @@ def _local_version(chart_path: Path) -> str:
         return sdk.archive_version(chart_path)
     path = chart_path / "Chart.yaml"
     try:
-        meta = yamlload.load(path.read_text(encoding="utf-8"))
+        meta = yamlload.load(safefile.read_text(path))
     except (OSError, yamlload.YAMLError):
         return ""
     return str(meta.get("version") or "") if isinstance(meta, dict) else ""
@@ -328,7 +328,7 @@ def _with_values_files(chart: Path, request: charts.ChartRequest, tmp: Path) -> 
     packages it that way: the files replace the chart's defaults, later files win)."""
     if chart.is_dir():
         copy = tmp / "chart" / chart.name
-        shutil.copytree(chart, copy)
+        shutil.copytree(chart, copy, ignore=safefile.special_names)
         files_root = (
             request.location.root if isinstance(request.location, charts.LocalChart) else chart
         )
@@ -344,7 +344,7 @@ def _with_values_files(chart: Path, request: charts.ChartRequest, tmp: Path) -> 
                 continue
             raise charts.SourceError(f"valuesFiles: {name} does not exist in the chart source")
         try:
-            loaded = yamlload.load(path.read_text(encoding="utf-8")) or {}
+            loaded = yamlload.load(safefile.read_text(path)) or {}
         except (OSError, yamlload.YAMLError) as exc:
             raise charts.SourceError(f"valuesFiles: {name}: {exc}") from None
         if not isinstance(loaded, dict):

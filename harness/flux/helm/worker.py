@@ -26,9 +26,10 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
-from harness.core import process
+from harness.core import limits, process
 
 _HEADER = struct.Struct(">Q")
+_LOG_BYTES = 1 << 20  # the library's log lines of one render, as much as is read back
 # (every rendered file by its path, the chart's crds/ files, Chart.yaml's kubeVersion)
 Rendered = tuple[dict[str, str], list[dict[str, str]], str]
 
@@ -45,7 +46,15 @@ class _Worker:
     def __init__(self) -> None:
         argv = [sys.executable, "-m", "harness.flux.helm.worker"]
         env = {**os.environ, "PYTHONPATH": _import_path()}
-        self.proc = process.start(argv, env=env, stdin=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        bounds = limits.current()
+        self.cap = bounds.output_bytes
+        self.proc = process.start(
+            argv,
+            env=env,
+            stdin=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            memory=bounds.memory_bytes,
+        )
 
     def call(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -53,7 +62,7 @@ class _Worker:
         ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
         if not ready:
             raise TimedOut(f"the Helm SDK did not finish within {timeout:g}s (render killed)")
-        answer = _receive(self.proc.stdout)
+        answer = _receive(self.proc.stdout, self.cap)
         if not isinstance(answer, dict):
             raise WorkerError("the Helm SDK worker exited during the render")
         return answer
@@ -128,11 +137,18 @@ def _send(stream: IO[bytes], value: Any) -> None:
     stream.flush()
 
 
-def _receive(stream: IO[bytes]) -> Any:
+def _receive(stream: IO[bytes], cap: int = 0) -> Any:
+    """One value; past `cap` bytes (the output cap, core/limits.py) a WorkerError, and
+    nothing of it read: the caller kills the worker."""
     header = _read(stream, _HEADER.size)
     if header is None:
         return None
     (size,) = _HEADER.unpack(header)
+    if cap and size > cap:
+        raise WorkerError(
+            f"the Helm SDK's render is over the {limits.human(cap)} output cap, killed "
+            "(limits.output_bytes in harness.yaml)"
+        )
     body = _read(stream, size)
     return None if body is None else pickle.loads(body)  # our own child's answer
 
@@ -185,7 +201,7 @@ def _loop(requests: IO[bytes], answers: IO[bytes], log: IO[bytes]) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         log.seek(0)
-        text = log.read().decode("utf-8", "replace")
+        text = log.read(_LOG_BYTES).decode("utf-8", "replace")
         answer["logs"] = [line for line in text.splitlines() if line.strip()]
         _send(answers, answer)
 

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.core import documents, redaction, secretflow, yamlload
+from harness.core import documents, redaction, safefile, secretflow, yamlload
 from harness.core.model import DocId, Document
 from harness.core.outside import DeclaredObject
 from harness.flux import includes
@@ -544,7 +544,7 @@ def _locate(
         if rules is not None and rules.exclusion(path, False) is not None:
             continue  # not in the artifact, so not what Flux built
         try:
-            text = path.read_text(encoding="utf-8")
+            text = safefile.read_text(path)
         except (OSError, UnicodeDecodeError):
             continue
         if needle in text:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.core import parsed, scratch, yamlload
+from harness.core import parsed, safefile, scratch, yamlload
 from harness.flux.api import FluxKustomization
 from harness.flux.source.ignore import Rules
 from harness.render.discover import KUSTOMIZATION_FILES, kustomization_file
@@ -114,7 +114,7 @@ def _kustomization_file(directory: Path, rules: Rules | None) -> Path | None:
 def _check_decodes(path: Path) -> None:
     """kustomize's resource factory must accept the file, or Flux's generator fails."""
     try:
-        docs = yamlload.load_all(path.read_text(encoding="utf-8"))
+        docs = yamlload.load_all(safefile.read_text(path))
     except (OSError, UnicodeDecodeError, yamlload.YAMLError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise GeneratorError(f"failed to decode Kubernetes YAML from {path}: {first}") from None
@@ -489,7 +489,7 @@ def plan(
     kfile = _kustomization_file(directory, rules)
     if kfile is not None:
         try:
-            base = parsed.load(kfile.read_text(encoding="utf-8"))  # not mutated
+            base = parsed.load(safefile.read_text(kfile))  # not mutated
         except (OSError, UnicodeDecodeError, yamlload.YAMLError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             raise GeneratorError(f"{kfile}: cannot read kustomization: {first}") from None

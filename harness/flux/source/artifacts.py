@@ -47,6 +47,7 @@ from typing import Any
 
 import yaml
 
+from harness.core import safefile
 from harness.flux.api import ObjectRef, api_group, object_ref
 from harness.flux.source import globs
 from harness.flux.source.globs import PatternError
@@ -581,6 +582,8 @@ def _copy_file(tree: Tree, src: str, staged: Staged, dest: str) -> None:
         raise GeneratorError(f"open {_clean(dest)}: is a directory")
     target.parent.mkdir(parents=True, exist_ok=True)
     source = tree.path(src)
+    if source.exists() and not safefile.is_regular(source):  # /dev/zero: copied without end
+        raise GeneratorError(f"open {_clean(src)}: not a regular file")
     shutil.copyfile(source, target)
     os.chmod(target, stat.S_IMODE(source.stat().st_mode))
     staged.origins[_clean(dest)] = source
@@ -669,8 +672,8 @@ def _extract(tree: Tree, src: str, staged: Staged, dest: str) -> None:
 
 def _merge(tree: Tree, src: str, target: Path) -> None:
     """Deep-merge the source YAML over the staged file (maps merge, anything else replaces)."""
-    base = _load_merged(target.read_text(encoding="utf-8", errors="replace"))
-    over = _load_merged(tree.path(src).read_text(encoding="utf-8", errors="replace"))
+    base = _load_merged(safefile.read_text(target, errors="replace"))
+    over = _load_merged(safefile.read_text(tree.path(src), errors="replace"))
     target.write_text(dump_merged(merge_maps(base, over)), encoding="utf-8")
 
 

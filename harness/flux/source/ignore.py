@@ -39,6 +39,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.core import safefile
 from harness.render.discover import KUSTOMIZATION_FILES
 
 IGNORE_FILE = ".sourceignore"
@@ -326,7 +327,7 @@ def file_patterns(root: Path, files: Iterable[Path]) -> tuple[Pattern, ...]:
     out: list[Pattern] = []
     for path in files:
         try:
-            text = path.read_bytes().decode("utf-8", "surrogateescape")
+            text = safefile.read_bytes(path).decode("utf-8", "surrogateescape")
         except OSError:
             continue
         domain = path.parent.relative_to(root).parts
