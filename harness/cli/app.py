@@ -37,7 +37,7 @@ VERBS = {
     "edges,\nthe change against --base and hazards marked (exit 0 ok, 2 error).",
     "merge": "Combine the JSON outputs of `--shard K/N` runs of check, diff, render or update "
     "into\nthe unsharded run's result, verdict and exit code (or PR comment, or goldens).",
-    "cache": 'Inspect and trim the render cache (see README, "Render cache").',
+    "cache": "Inspect and trim the render cache (see docs/cache.md).",
 }
 
 LISTING = "harness.cli.app.listing"  # in ctx.meta while the root formats its help

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from harness.core import limits
+from harness.core.run import Run
 
 
 def test_documented_defaults() -> None:
@@ -36,9 +37,11 @@ def test_human_sizes_name_a_bound_as_written() -> None:
 
 
 def test_apply_sets_the_run_bounds() -> None:
-    try:
+    with Run().entered():
         limits.apply(limits.Limits(file_bytes=10))
         assert limits.current().file_bytes == 10
-    finally:
-        limits.apply(limits.DEFAULT)
+        with Run().entered():  # another run: the defaults until it applies its own
+            assert limits.current() == limits.DEFAULT
+    assert limits.current() == limits.DEFAULT  # outside any run
+    limits.apply(limits.Limits(file_bytes=10))  # outside a run: nothing to set
     assert limits.current() == limits.DEFAULT

@@ -217,6 +217,6 @@ def test_a_goldens_path_that_is_a_file_is_one_clear_error(tmp_path: Path, verb: 
     res = run_harness(*verb, "--repo", repo, "--no-cache")
     assert (res.code, res.stderr) == (
         2,
-        f"error: goldens {repo / 'gfile'}: not a directory (goldens: in harness.yaml)\n",
+        f"error: {repo / 'harness.yaml'}: goldens 'gfile' ({repo / 'gfile'}) is not a directory\n",
     )
     assert (repo / "gfile").read_text() == "not a directory\n"

@@ -19,7 +19,7 @@ MIB = 1024 * 1024
 app = typer.Typer(
     name="cache",
     cls=shared.Group,
-    help='Inspect and trim the render cache (see README, "Render cache").',
+    help="Inspect and trim the render cache (see docs/cache.md).",
     no_args_is_help=True,
     add_completion=False,
 )
