@@ -160,12 +160,16 @@ class Cli:
 
 
 def bench_config(repo: Path, tmp: Path) -> Path:
-    """The repo's config with goldens in `tmp`, so `check` never touches the repo."""
+    """The repo's config with goldens in a dot-directory git ignores, so `check` never
+    touches the repo's files (goldens must stay inside the checkout: core/config.py)."""
     cfg = config_mod.load(repo)
     original = cfg.source_file.read_text() if cfg.source_file else ""
     lines = [ln for ln in original.splitlines() if not ln.startswith("goldens:")]
+    with (repo / ".git" / "info" / "exclude").open("a") as fh:
+        fh.write("/.harness-bench/\n")
     config_file = tmp / "harness.yaml"
-    config_file.write_text("\n".join([*lines, f"goldens: {tmp}/goldens", ""]))
+    goldens = repo / ".harness-bench" / "goldens"
+    config_file.write_text("\n".join([*lines, f"goldens: {goldens}", ""]))
     return config_file
 
 
@@ -294,7 +298,7 @@ def prepared(repo: Path, tmp: Path) -> Path:
         if not (work / "harness.yaml").exists():
             raise SystemExit(f"harness init failed on {repo}: {proc.stderr.strip()[-300:]}")
         shutil.rmtree(tmp / "init-cache", ignore_errors=True)
-        # the bench keeps its goldens outside the repo (bench_config): goldens left inside
+        # the bench keeps its goldens in a dot-directory (bench_config): goldens left here
         # would be rendered as more directories (they hold Flux Kustomizations)
         shutil.rmtree(work / "goldens", ignore_errors=True)
         git(work, "add", "-A")
