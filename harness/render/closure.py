@@ -658,8 +658,7 @@ def _learn_file(path: str) -> None:
 
 def _text(path: str) -> str | None:
     try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
+        return safefile.read_text(path)
     except (OSError, UnicodeDecodeError):
         return None
 
