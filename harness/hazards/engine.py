@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.core.config import Config, Preinstalled, Suppression
+from harness.core.config import DEFAULT_KUBE_VERSION, Config, Preinstalled, Suppression
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.model import Snapshot, TargetResult
 from harness.core.outside import ClusterDecl
@@ -28,6 +28,7 @@ from harness.flux.ksgraph import ClusterGraph
 from harness.hazards.context import DiffContext, LintContext, Rule
 from harness.hazards.finding import SEVERITIES, Finding, at_least
 from harness.hazards.rules import (
+    api_reject,
     crd_order,
     depends_on,
     duplicate_owner,
@@ -41,6 +42,7 @@ from harness.hazards.rules import (
 )
 
 if TYPE_CHECKING:  # the inventory is scanned, and introduced.py runs, only when lint passes do
+    from harness.cache.store import RenderCache
     from harness.compare.snapshots import Comparison
     from harness.hazards.preinstalled import Inventory, Provision
 
@@ -55,6 +57,7 @@ RULES: tuple[Rule, ...] = (
     overlay_parity.RULE,
     helm_delete.RULE,
     helm_crd_upgrade.RULE,
+    api_reject.RULE,
 )
 RULE_IDS = tuple(r.id for r in RULES)
 # a base render's lint findings, by (its id, the inventory, the rules): see `diff`
@@ -191,6 +194,8 @@ def lint(
     config_file: str = "harness.yaml",
     strict: bool = True,
     outside_git: Mapping[str, ClusterDecl] | None = None,
+    kube_version: str = DEFAULT_KUBE_VERSION,
+    cache: RenderCache | None = None,
 ) -> HazardReport:
     """`harness lint`: the lint rules over one render."""
     ctx = LintContext(
@@ -202,6 +207,8 @@ def lint(
         preinstalled_entries=tuple(preinstalled),
         config_file=config_file,
         strict=strict,
+        kube_version=kube_version,
+        cache=cache,
     )
     return _report(lint_findings(ctx, rules), suppressions, ctx)
 
@@ -222,6 +229,7 @@ def diff(
     config_file: str = "harness.yaml",
     outside_git: Mapping[str, ClusterDecl] | None = None,
     base_memo: BaseMemo | None = None,
+    kube_version: str = DEFAULT_KUBE_VERSION,
 ) -> HazardReport:
     """`diff`/`check`/`comment`: diff rules, plus lint findings the change introduces.
 
@@ -240,6 +248,7 @@ def diff(
         preinstalled_entries=tuple(preinstalled),
         config_file=config_file,
         strict=strict,
+        kube_version=kube_version,
     )
     ctx = DiffContext(base=base, head=head, head_lint=head_ctx, comparison=comparison)
     findings: list[Finding] = []
@@ -268,6 +277,7 @@ def diff(
                     inventory=inventory,
                     strict=strict,
                     known_graphs=keep,
+                    kube_version=kube_version,
                 )
 
             if scoped is None:
@@ -290,6 +300,7 @@ def diff(
                     inventory=inventory,
                     strict=strict,
                     known_graphs=base_graphs,
+                    kube_version=kube_version,
                 ),
                 rules,
             )
@@ -382,4 +393,5 @@ def diff_for(
         strict=cfg.strict,
         config_file=cfg.source_file.name if cfg.source_file else "harness.yaml",
         outside_git=cfg.outside_git,
+        kube_version=cfg.helm_kube_version,
     )
