@@ -38,6 +38,8 @@ from harness.hazards.finding import Finding, Severity, and_list
 from harness.hazards.schemas import BuiltinSchemas, Crd, Problem
 
 KUSTOMIZATION = ("kustomize.toolkit.fluxcd.io", "Kustomization")
+# Flux's own kinds: judged when the cluster renders Flux's CRDs (gotk-components.yaml), else
+# not judged and not counted (every flux-operator repo would carry the same info finding)
 SOPS_PATH = "sops"
 
 _VERDICTS: Memo[tuple[str, str, bool], Verdict] = Memo("accept.verdicts", 65536)
@@ -205,7 +207,7 @@ class ApiReject:
                 dec = decrypts(graph, key)
                 verdicts = _verdicts(ctx, result.documents, builtin, crds, dec)
                 for doc, verdict in zip(result.documents, verdicts, strict=True):
-                    if verdict.unjudged:
+                    if verdict.unjudged and not _flux(verdict.unjudged):
                         unjudged.setdefault(verdict.unjudged, set()).add(doc.id)
                     for problem in verdict.problems:
                         file = _file(ctx, graph, key, doc)
@@ -236,15 +238,16 @@ class ApiReject:
             if len(names) == 1
             else f"Kustomizations {and_list(names, 4)}"
         )
+        their = "its" if len(names) == 1 else "their"
         if p.path == SOPS_PATH:
             message = (
-                f"{who} would fail its dry-run: {objects}{where} is SOPS-encrypted and "
+                f"{who} would fail {their} dry-run: {objects}{where} is SOPS-encrypted and "
                 f"reaches the API server as ciphertext with its `sops:` field; add "
                 "`spec.decryption: {provider: sops, secretRef: {name: <the key Secret>}}` to "
                 f"{and_list(names, 4)}."
             )
         elif p.severity == "error":
-            message = f"{who} would fail its dry-run: {objects} {p}{where}"
+            message = f"{who} would fail {their} dry-run: {objects} {p}{where}"
         else:
             message = f"{who} applies {objects}: {p}{where}"
         return Finding(
@@ -274,6 +277,10 @@ class ApiReject:
                 f"{and_list(kinds, 6)}."
             ),
         )
+
+
+def _flux(group_kind: str) -> bool:
+    return group_kind.rpartition("/")[0].endswith(k8s.FLUX_GROUP_SUFFIX)
 
 
 def _object(doc_id: DocId) -> str:
