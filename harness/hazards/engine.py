@@ -90,6 +90,8 @@ class HazardReport:
     gates: tuple[Gate, ...] = ()
     unchecked: tuple[str, ...] = field(default=())
     preinstalled: tuple[Provision, ...] = ()
+    # api-reject's count of what it had no schema for, one line per cluster (lint only)
+    not_judged: tuple[str, ...] = ()
 
     def at_least(self, threshold: str) -> list[Finding]:
         return [f for f in self.findings if at_least(f.severity, threshold)]
@@ -171,6 +173,7 @@ def _report(
     gates: tuple[Gate, ...] = ()
     unchecked: tuple[str, ...] = ()
     provisions: tuple[Provision, ...] = ()
+    not_judged: tuple[str, ...] = ()
     if gates_from is not None:
         # info findings are latent (a literal `${}` nothing substitutes), not hazards
         hazards = sum(
@@ -179,7 +182,8 @@ def _report(
         gates = (Gate("substitution", substitution.assertions(gates_from), hazards),)
         unchecked = tuple(sorted(set(substitution.analyse(gates_from).unchecked)))
         provisions = gates_from.preinstalled.provisions
-    return HazardReport(tuple(kept), tuple(silenced), gates, unchecked, provisions)
+        not_judged = tuple(gates_from.memo.get(api_reject.NOT_JUDGED, ()))
+    return HazardReport(tuple(kept), tuple(silenced), gates, unchecked, provisions, not_judged)
 
 
 def lint(

@@ -14,7 +14,9 @@ or ConfigMap applied by a Kustomization without `spec.decryption` reaches the AP
 with its `sops:` field: an error with the fix; with decryption its shape is checked, not
 its ciphertext.
 
-A kind whose schema is unknown is not judged: one info finding per cluster counts them.
+A kind whose schema is unknown is not judged: one note per cluster counts them (the
+report's `not_judged`, not a finding: no schema is not a hazard). Flux's own kinds are
+judged when the cluster renders Flux's CRDs, else skipped without a note.
 One finding per cause: the same problem at the same place, from the same file (a typo in a
 shared component), lists every Kustomization and object it fails. Results are kept per
 target in the render cache, keyed by its documents' sha256s and the schemas' digests.
@@ -42,6 +44,7 @@ KUSTOMIZATION = ("kustomize.toolkit.fluxcd.io", "Kustomization")
 # not judged and not counted (every flux-operator repo would carry the same info finding)
 SOPS_PATH = "sops"
 
+NOT_JUDGED = "api-reject:not-judged"  # LintContext.memo: one line per cluster (engine)
 _VERDICTS: Memo[tuple[str, str, bool], Verdict] = Memo("accept.verdicts", 65536)
 
 
@@ -199,6 +202,7 @@ class ApiReject:
     def check_snapshot(self, ctx: LintContext) -> list[Finding]:
         builtin = schemas.builtin(ctx.kube_version)
         out: list[Finding] = []
+        notes: list[str] = []
         for cluster, graph in ctx.graphs.items():
             crds = crd_index(ctx.snapshot, cluster, graph)
             causes: dict[tuple[str, ...], _Cause] = {}
@@ -219,7 +223,8 @@ class ApiReject:
                         slot.documents.add(doc.id)
             out.extend(self._finding(cluster, c, builtin) for c in causes.values())
             if unjudged:
-                out.append(self._unjudged(cluster, unjudged))
+                notes.append(_unjudged(cluster, unjudged))
+        ctx.memo[NOT_JUDGED] = tuple(notes)
         return out
 
     def check_diff(self, ctx: DiffContext) -> list[Finding]:
@@ -261,22 +266,14 @@ class ApiReject:
             cause=f"{first.kind} {p}{where}",
         )
 
-    def _unjudged(self, cluster: str, unjudged: dict[str, set[DocId]]) -> Finding:
-        kinds = sorted(unjudged)
-        count = sum(len(v) for v in unjudged.values())
-        return Finding(
-            id=f"{self.id}:{cluster}:not-judged",
-            rule=self.id,
-            severity="info",
-            cluster=cluster,
-            kustomizations=(),
-            documents=(),
-            message=(
-                f"{count} object(s) of {len(kinds)} kind(s) in cluster {cluster} are not judged "
-                f"by api-reject (no schema: the cluster renders no CRD for them): "
-                f"{and_list(kinds, 6)}."
-            ),
-        )
+
+def _unjudged(cluster: str, unjudged: dict[str, set[DocId]]) -> str:
+    kinds = sorted(unjudged)
+    count = sum(len(v) for v in unjudged.values())
+    return (
+        f"api-reject did not judge {count} object(s) of {len(kinds)} kind(s) in cluster "
+        f"{cluster} (no schema: the cluster renders no CRD for them): {and_list(kinds, 6)}"
+    )
 
 
 def _flux(group_kind: str) -> bool:

@@ -11,7 +11,7 @@ from typing import Any
 
 from harness.cache.store import RenderCache
 from harness.hazards.context import LintContext
-from harness.hazards.rules.api_reject import RULE
+from harness.hazards.rules.api_reject import NOT_JUDGED, RULE
 from tests.conftest import Result, kustomization
 from tests.hazards.snap import by_id, flux, ks, obj, snapshot
 
@@ -19,8 +19,7 @@ SECRET_SOPS = {"mac": "ENC[AES256_GCM,data:abc,type:str]", "version": "3.9.0"}
 
 
 def judged(ctx: LintContext) -> list[Any]:
-    """The rule's findings but the per-cluster count of what it could not judge."""
-    return [f for f in RULE.check_snapshot(ctx) if not f.id.endswith(":not-judged")]
+    return RULE.check_snapshot(ctx)
 
 
 def deployment(namespace: str = "media", **container: Any) -> dict[str, Any]:
@@ -116,18 +115,17 @@ def test_custom_resources_against_the_crds_the_cluster_renders() -> None:
         flux("prod", "flux-system", ks("apps")),
         flux("prod", "apps", widget(size="big")),  # prod has no CRD: not judged
     )
-    found = by_id(RULE.check_snapshot(LintContext(snap)))
-    assert sorted(found) == [
-        "api-reject:dev:example.io/Widget/media/w:spec.size",
-        "api-reject:prod:not-judged",
-    ]
+    ctx = LintContext(snap)
+    found = by_id(RULE.check_snapshot(ctx))
+    assert sorted(found) == ["api-reject:dev:example.io/Widget/media/w:spec.size"]
     assert found["api-reject:dev:example.io/Widget/media/w:spec.size"].message == (
         "Kustomization apps would fail its dry-run: Widget/media/w spec.size: wrong type: expected integer, got string"
     )
-    unjudged = found["api-reject:prod:not-judged"]
-    assert unjudged.severity == "info"
-    assert unjudged.message.startswith("1 object(s) of 1 kind(s) in cluster prod are not judged")
-    assert "example.io/Widget" in unjudged.message
+    # counted once per cluster, a note of the report, never a finding (Flux's kinds: skipped)
+    assert ctx.memo[NOT_JUDGED] == (
+        "api-reject did not judge 1 object(s) of 1 kind(s) in cluster prod (no schema: the "
+        "cluster renders no CRD for them): example.io/Widget",
+    )
 
 
 def test_crd_versions_not_served_undefined_and_deprecated() -> None:
@@ -358,3 +356,4 @@ def test_lint_reports_exactly_the_three_rejections(
         ),
     ]
     assert [f["rule"] for f in findings if f["severity"] == "error"] == ["api-reject"] * 3
+    assert json.loads(result.stdout)["not_judged"] == []  # Flux's kinds from gotk-components
