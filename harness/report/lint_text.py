@@ -94,7 +94,7 @@ def lint_payload(
         "groups": entries_dict(report.findings),
         "preinstalled": [provision_dict(p) for p in report.preinstalled],
         "unchecked": list(report.unchecked),
-        "not_judged": list(report.not_judged),
+        "not_judged_schemas": list(report.not_judged),
         "errors": [{"target": r.name, "message": r.error} for r in snapshot.errors()],
         "skipped": [
             {"target": name, "reason": reason} for name, reason in sorted(snapshot.skipped.items())

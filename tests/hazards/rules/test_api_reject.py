@@ -356,4 +356,4 @@ def test_lint_reports_exactly_the_three_rejections(
         ),
     ]
     assert [f["rule"] for f in findings if f["severity"] == "error"] == ["api-reject"] * 3
-    assert json.loads(result.stdout)["not_judged"] == []  # Flux's kinds from gotk-components
+    assert json.loads(result.stdout)["not_judged_schemas"] == []  # Flux's kinds from gotk-components
