@@ -356,4 +356,22 @@ def test_lint_reports_exactly_the_three_rejections(
         ),
     ]
     assert [f["rule"] for f in findings if f["severity"] == "error"] == ["api-reject"] * 3
-    assert json.loads(result.stdout)["not_judged_schemas"] == []  # Flux's kinds from gotk-components
+    assert (
+        json.loads(result.stdout)["not_judged_schemas"] == []
+    )  # Flux's kinds from gotk-components
+
+
+def test_a_diff_reports_only_the_rejections_a_change_introduces() -> None:
+    """As every lint rule in a diff: an object the base already had refused is not new
+    (its Kustomization fails either way), one the change breaks is."""
+    from harness.hazards import engine
+
+    root = flux("dev", "flux-system", ks("a"))
+    clean = snapshot(root, flux("dev", "a", deployment()))
+    typo = snapshot(root, flux("dev", "a", deployment(resourcess={})))
+    worse = snapshot(root, flux("dev", "a", deployment(resourcess={}, imagee="x")))
+    mine = [f.id for f in engine.diff(clean, typo).findings if f.rule == RULE.id]
+    assert mine == [
+        "api-reject:dev:apps/Deployment/media/plex:spec.template.spec.containers[0].resourcess"
+    ]
+    assert [f for f in engine.diff(typo, worse).findings if f.rule == RULE.id] == []
