@@ -221,7 +221,7 @@ class ApiReject:
                         slot = causes.setdefault(cause, _Cause(problem.severity, problem, file))
                         slot.kustomizations.add(key)
                         slot.documents.add(doc.id)
-            out.extend(self._finding(cluster, c, builtin) for c in causes.values())
+            out.extend(self._finding(cluster, c) for c in causes.values())
             if unjudged:
                 notes.append(_unjudged(cluster, unjudged))
         ctx.memo[NOT_JUDGED] = tuple(notes)
@@ -230,7 +230,7 @@ class ApiReject:
     def check_diff(self, ctx: DiffContext) -> list[Finding]:
         return []
 
-    def _finding(self, cluster: str, cause: _Cause, builtin: BuiltinSchemas) -> Finding:
+    def _finding(self, cluster: str, cause: _Cause) -> Finding:
         keys = sorted(cause.kustomizations)
         names = [display(k) for k in keys]
         docs = sorted(cause.documents)
