@@ -11,7 +11,7 @@ suffix, and one that matches no helm target at all is a warning (a typo selects 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +20,7 @@ from harness.core.config import Config
 from harness.core.model import TargetResult
 from harness.flux.helm import engine as engine_mod
 from harness.flux.helm.cached import ReleaseCache
-from harness.flux.helm.targets import CAPABILITIES_NOTE, ClusterObjects, HelmContext, render_helm
+from harness.flux.helm.targets import ClusterObjects, HelmContext, render_helm
 from harness.flux.source.chartcache import ChartCache, default_root
 from harness.flux.source.fetch import Fetcher
 from harness.render import discover
@@ -98,19 +98,7 @@ def render(
         for result in out.values():
             on_done(result)
     warnings = () if options.partial else unmatched(config.helm_targets, matched)
-    return Stage(out, (*warnings, *defaults_warning(out.values())))
-
-
-def defaults_warning(results: Iterable[TargetResult]) -> tuple[str, ...]:
-    """One line when charts that read `.Capabilities` got the SDK's defaults (targets.py)."""
-    hit = sorted(r.name for r in results if any(CAPABILITIES_NOTE in n for n in r.notes))
-    if not hit:
-        return ()
-    return (
-        f"{len(hit)} helm target(s) read .Capabilities but the in-process Helm SDK cannot "
-        "pass helm.kube_version and the cluster's API versions, so they rendered with Helm's "
-        f"defaults (e.g. {hit[0]}); --helm-binary renders them as the cluster would",
-    )
+    return Stage(out, warnings)
 
 
 def glob_matches(name: str, glob: str) -> bool:

@@ -25,7 +25,7 @@ from harness.flux.api import ObjectRef, object_ref, secure_join
 from harness.flux.helm import capabilities, dependencies, postrender, sdk, values
 from harness.flux.helm.cached import ReleaseCache
 from harness.flux.helm.capabilities import Capabilities
-from harness.flux.helm.engine import Engine, EngineError, RenderRequest, reads_capabilities
+from harness.flux.helm.engine import Engine, EngineError, RenderRequest
 from harness.flux.helm.release import HelmRelease, is_helm_release, parse_helm_release
 from harness.flux.source import charts
 from harness.flux.source.fetch import Fetcher, FetchError
@@ -209,8 +209,6 @@ def _render(job: _Job, ctx: HelmContext) -> TargetResult:
             logs: list[str] = []
             parts = ctx.engine.render(chart_path, replace(render_request, values=vals), logs)
             notes.extend(f"helm: {line}" for line in logs)  # the library's, attributed here
-            if not ctx.engine.passes_capabilities and reads_capabilities(chart_path):
-                notes.append(_defaults_note())
             objs = postrender.apply(parts, release, ctx.renderer)
             crds = tuple(str(documents.identity(p.obj)) for p in parts if p.kind == "crd")
             if not version:
@@ -239,19 +237,6 @@ def _render(job: _Job, ctx: HelmContext) -> TargetResult:
         else:
             ctx.cache.put(digest, result)
     return result
-
-
-CAPABILITIES_NOTE = "rendered with the Helm SDK's built-in capabilities"
-
-
-def _defaults_note() -> str:
-    """Why a chart that reads `.Capabilities` may differ from the cluster's render."""
-    kube, apis = sdk.default_capabilities()
-    return (
-        f"{CAPABILITIES_NOTE} (Kubernetes {kube}, Helm's {len(apis)} default API versions), "
-        "not helm.kube_version / helm.api_versions: the installed helm-python-sdk cannot pass "
-        "them; --helm-binary renders with them"
-    )
 
 
 def _request(release: HelmRelease, vals: dict[str, Any], caps: Capabilities) -> RenderRequest:
