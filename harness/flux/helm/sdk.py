@@ -260,7 +260,7 @@ def render(
 
 
 def probe() -> str:
-    """"" when the library renders with the capabilities it is given (native.probe), else
+    """ "" when the library renders with the capabilities it is given (native.probe), else
     the one line every helm target fails with."""
     try:
         native.probe()

@@ -11,11 +11,13 @@ suffix, and one that matches no helm target at all is a warning (a typo selects 
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.cache.store import RenderCache
+from harness.core import scratch
 from harness.core.config import Config
 from harness.core.model import TargetResult
 from harness.flux.helm import engine as engine_mod
@@ -91,7 +93,9 @@ def render(
             return False
         return not selection or discover.matches(name, selection)
 
-    out = render_helm(clusters, ctx, jobs=jobs, taken=taken, keep=keep)
+    with tempfile.TemporaryDirectory(prefix=scratch.prefix("artifact")) as unpack:
+        ctx.unpack_dir = Path(unpack)
+        out = render_helm(clusters, ctx, jobs=jobs, taken=taken, keep=keep)
     if on_plan is not None:
         on_plan(len(out))
     if on_done is not None:
