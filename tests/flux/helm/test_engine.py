@@ -248,11 +248,12 @@ def test_sdk_engine_renders_with_the_capabilities_it_is_given(tmp_path: Path) ->
         [], "v1.33.1", ("gateway.networking.k8s.io/v1/HTTPRoute", "monitoring.coreos.com/v1")
     )
     bare = Capabilities("v1.28.0")
+    engine = SdkEngine()  # one worker for every render
 
     def kinds(name: str, caps: Capabilities) -> dict[str, str]:
         chart = shapes.write_chart(tmp_path / caps.kube_version, name)
         request = RenderRequest("rel", "ns", shapes.VALUES[name], capabilities=caps)
-        return {p.obj["kind"]: p.obj["apiVersion"] for p in SdkEngine().render(chart, request)}
+        return {p.obj["kind"]: p.obj["apiVersion"] for p in engine.render(chart, request)}
 
     assert kinds("app", gateway)["HTTPRoute"] == "gateway.networking.k8s.io/v1"
     assert kinds("app", bare)["HTTPRoute"] == "gateway.networking.k8s.io/v1alpha2"
@@ -263,9 +264,7 @@ def test_sdk_engine_renders_with_the_capabilities_it_is_given(tmp_path: Path) ->
     chart = shapes.write_chart(tmp_path / "dns", "dns")
     for kube, minor in (("v1.33.1", "33"), ("v1.29.0", "29")):
         request = RenderRequest("rel", "ns", {}, capabilities=Capabilities(kube))
-        (deploy,) = [
-            p.obj for p in SdkEngine().render(chart, request) if p.obj["kind"] == "Deployment"
-        ]
+        (deploy,) = [p.obj for p in engine.render(chart, request) if p.obj["kind"] == "Deployment"]
         args = deploy["spec"]["template"]["spec"]["containers"][0]["args"]
         assert f"--kube-minor={minor}" in args
 
@@ -338,6 +337,7 @@ def test_sdk_engine_equals_helm_template_with_the_clusters_capabilities(
         ),
         for_cluster([], "v1.28.0"),
     )
+    engine = SdkEngine()
     for caps in clusters:
         for name in shapes.CHARTS:
             for archive in (False, True):
@@ -345,13 +345,13 @@ def test_sdk_engine_equals_helm_template_with_the_clusters_capabilities(
                 chart = shapes.package(root, name) if archive else shapes.write_chart(root, name)
                 values = shapes.VALUES[name]
                 request = RenderRequest("rel", "ns", values, tests=True, capabilities=caps)
-                ours = [(p.kind, p.source, p.obj) for p in SdkEngine().render(chart, request)]
+                ours = [(p.kind, p.source, p.obj) for p in engine.render(chart, request)]
                 theirs = _helm_binary_template(helm_binary, chart, values, caps)
                 assert ours == theirs, (name, caps)
     # without tests: helm's --skip-tests drops `test` and `test-success` hooks alike
     chart = shapes.write_chart(tmp_path / "t", "stack")
     request = RenderRequest("rel", "ns", {}, capabilities=clusters[0])
-    ours = [(p.kind, p.source, p.obj) for p in SdkEngine().render(chart, request)]
+    ours = [(p.kind, p.source, p.obj) for p in engine.render(chart, request)]
     expected = _helm_binary_template(helm_binary, chart, {}, clusters[0], "--skip-tests")
     assert ours == expected
 
