@@ -45,6 +45,7 @@ from harness.flux.api import (
     SOURCE_KINDS,
     FluxKustomization,
     ObjectRef,
+    api_group,
     is_flux_kustomization,
     is_source,
     object_ref,
@@ -73,8 +74,17 @@ from harness.render.seam import Seam
 # (cluster name, its bootstrap source, (flux target name, rendered objects) per built
 # Kustomization, the bootstrap source's root directory): what helm targets need of a
 # cluster (harness/flux/helm/targets.py)
+# (cluster, bootstrap source, each build's objects, bootstrap root, the ExternalArtifacts
+# its HelmReleases install by `chartRef`: their files, or why they cannot be built)
 ClusterHook = Callable[
-    [str, ObjectRef, tuple[tuple[str, tuple[dict[str, Any], ...]], ...], Path], None
+    [
+        str,
+        ObjectRef,
+        tuple[tuple[str, tuple[dict[str, Any], ...]], ...],
+        Path,
+        Mapping[ObjectRef, "artifacts.Files | str"],
+    ],
+    None,
 ]
 
 BOOTSTRAP_NAME = "flux-system"
@@ -123,6 +133,8 @@ class _Run:
     declared: outside.Resolved = field(default_factory=outside.Resolved)
     # each build's objects for the helm stage (_collect_owned), when it runs
     owned: list[tuple[Key, tuple[dict[str, Any], ...]]] = field(default_factory=list)
+    # ExternalArtifacts HelmReleases install (`chartRef`): their files, or why not built
+    charts: dict[ObjectRef, artifacts.Files | str] = field(default_factory=dict)
     # ArtifactGenerators this cluster renders, and the source trees their inputs are
     generators: dict[ObjectRef, dict[str, Any]] = field(default_factory=dict)
     trees: dict[tuple[str, Rules | None], artifacts.Tree] = field(default_factory=dict)
@@ -205,6 +217,7 @@ def render_flux(
         if on_cluster is not None:
             for run in runs:
                 _collect_owned(run)
+                run.charts = _chart_artifacts(run, config, ctx)
     for run in runs:
         _check_references(run)
     runs = _drop_reached(runs, incl)
@@ -229,6 +242,7 @@ def render_flux(
                 run.bootstrap,
                 _owned(run, by_path[run.path]),
                 run.bootstrap_root or config.repo,
+                run.charts,
             )
     # config include/exclude select flux targets by name too (the fixed point needs them all)
     results = {n: r for n, r in sorted(results.items()) if discover.selected(n, config)}
@@ -822,6 +836,45 @@ def _collect_owned(run: _Run) -> None:
     owned = [(n.key, _objects(n.built)) for n in run.nodes.values() if n.built is not None]
     wanted = _values_secrets(o for _, objs in owned for o in objs)
     run.owned = [(key, tuple(_real(o, wanted) for o in objs)) for key, objs in owned]
+
+
+def _chart_artifacts(
+    run: _Run, config: Config, ctx: Context
+) -> dict[ObjectRef, artifacts.Files | str]:
+    """The ExternalArtifacts the cluster's HelmReleases name in `spec.chartRef`, built as
+    Kustomizations get them (a mapped directory, else the ArtifactGenerator declaring it),
+    read while the workspace lives; a failure is kept as its one line."""
+    out: dict[ObjectRef, artifacts.Files | str] = {}
+    for _key, objs in run.owned:
+        for obj in objs:
+            ref = _chart_ref(obj)
+            if ref is None or ref in out:
+                continue
+            try:
+                root, _artifact_of = _source_root(run, ref, config, ctx)
+                out[ref] = artifacts.files_of(ref, root)
+            except _Unmapped as exc:
+                out[ref] = (
+                    f"{ref}: no ArtifactGenerator of this cluster declares it"
+                    if exc.ref == ref
+                    else f"{ref}: {exc} (map it in harness.yaml `sources:`)"
+                )
+            except (_External, BuildError) as exc:
+                out[ref] = str(exc)
+    return out
+
+
+def _chart_ref(obj: Mapping[str, Any]) -> ObjectRef | None:
+    """A HelmRelease's `spec.chartRef` when it names an ExternalArtifact."""
+    if obj.get("kind") != "HelmRelease" or api_group(obj) != "helm.toolkit.fluxcd.io":
+        return None
+    spec = obj.get("spec")
+    ref = spec.get("chartRef") if isinstance(spec, dict) else None
+    if not isinstance(ref, dict) or ref.get("kind") != EXTERNAL_ARTIFACT:
+        return None
+    meta = obj.get("metadata") or {}
+    namespace = ref.get("namespace") or meta.get("namespace") or "default"
+    return ObjectRef(EXTERNAL_ARTIFACT, str(namespace), str(ref.get("name") or ""))
 
 
 def _objects(built: Built) -> tuple[dict[str, Any], ...]:

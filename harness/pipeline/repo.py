@@ -136,8 +136,10 @@ def _render_repo(
         flux_results: dict[str, TargetResult] | None = None
         if options.flux and (plan is None or plan.owns_flux()):
 
-            def collect(cluster: str, bootstrap: ObjectRef, owners: Any, root: Path) -> None:
-                clusters.append((cluster, bootstrap, owners, root))
+            def collect(
+                cluster: str, bootstrap: ObjectRef, owners: Any, root: Path, charts: Any
+            ) -> None:
+                clusters.append((cluster, bootstrap, owners, root, charts))
 
             flux_results = render_flux(
                 config,
@@ -249,7 +251,7 @@ def _helm(
     return stage.render(
         config,
         renderer,
-        [ClusterObjects(c, b, o, r) for c, b, o, r in clusters],
+        [ClusterObjects(c, b, o, r, a) for c, b, o, r, a in clusters],
         stage.HelmOptions(
             binary=options.helm_binary,
             offline=options.offline,

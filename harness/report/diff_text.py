@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
+from harness.compare import chartmeta
 from harness.compare.analyze import Analysis, Origin, Repair, TargetChange
 from harness.compare.counts import count, objects_breakdown, objects_phrase, plural, targets_line
 from harness.compare.docdiff import DocChange, FieldChange, show_change
@@ -288,8 +289,10 @@ def print_diff(
     hazards: HazardReport | None = None,
     blind: BlindSpots | None = None,
     verbose: bool = False,
+    chart_metadata: Sequence[str] = chartmeta.DEFAULT_KEYS,
 ) -> None:
-    """The verdict, each real change once (the object, its fields, where), the moves, the
+    """The verdict, each real change once (the object, its fields, where; a helm release's
+    chart metadata churn after them, one line per release: chartmeta.py), the moves, the
     targets' counts, then what breaks or surrounds the verdict; `verbose` adds every target's
     documents and the pre-existing facts one by one."""
     out = stdout()
@@ -307,10 +310,13 @@ def print_diff(
         out.print(f"[yellow]{escape(line)}[/yellow]")
     out.print(f"base: {escape(base.label)}  head: {escape(head.label)}", style="dim")
     groups = group(analysis, verdict_reasons(verdict))
-    real = [g for g in groups if g.real]
-    if real:
+    real, churn = chartmeta.fold([g for g in groups if g.real], chart_metadata)
+    if real or churn:
         out.print()
         print_groups(out, real)
+        for c in churn:
+            out.print(f"[yellow]{escape(c.line())}[/yellow]")
+            out.print(Exact(f"    in: {c.where()}"))
     moved = [g for g in groups if g.moved and not g.real and g.op == "removed"]
     if moved:
         out.print()

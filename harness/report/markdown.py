@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from harness.compare import chartmeta
 from harness.compare.analyze import (
     Analysis,
     Repair,
@@ -72,6 +73,8 @@ class CommentInput:
     not_judged: tuple[str, ...] = ()  # report/diff_text.blind_lines: never left out
     # the analysis's changes grouped (compare/groups.py); None: group them when laid out
     groups: tuple[ChangeGroup, ...] | None = None
+    # a helm release's chart metadata, said once after its real changes (chartmeta.py)
+    chart_metadata: tuple[str, ...] = chartmeta.DEFAULT_KEYS
 
 
 def headline(analysis: Analysis, verdict: Verdict) -> str:
@@ -133,6 +136,7 @@ def comment_input(
     command: str = "harness diff",
     hazards: HazardReport | None = None,
     blind: BlindSpots | None = None,
+    chart_metadata: tuple[str, ...] = chartmeta.DEFAULT_KEYS,
 ) -> CommentInput:
     """Everything the head says, taken from the verdict."""
     expectation = ""
@@ -159,6 +163,7 @@ def comment_input(
         respecified=tuple(str(r) for r in verdict.respecified),
         not_judged=tuple(blind_lines(blind)),
         groups=group(analysis, verdict_reasons(verdict)),
+        chart_metadata=chart_metadata,
     )
 
 
@@ -504,17 +509,21 @@ def _repairs_head(analysis: Analysis, info: CommentInput, level: int) -> str:
 
 
 def _reasons_head(analysis: Analysis, info: CommentInput, level: int) -> str:
-    """Each changed object once, with its field changes and where; then duplicate owners."""
+    """Each changed object once, with its field changes and where; then each helm release's
+    chart metadata churn in one line (chartmeta.py); then duplicate owners."""
     if level == MINIMAL:
         return ""
+    real = [g for g in groups_of(analysis, info) if g.real]
+    shown, churn = chartmeta.fold(real, info.chart_metadata)
     lines = [
         change_bullet(first)
         + "".join(
             f"; and in: {places_md(g.places)}, {mb.escape_text(g.note or 'changed')}"
             for g in others
         )
-        for first, *others in by_change(g for g in groups_of(analysis, info) if g.real)
+        for first, *others in by_change(shown)
     ]
+    lines += [f"- {mb.escape_text(c.line())} in: {places_md(c.places)}" for c in churn]
     lines += [f"- {mb.escape_text(shorten(r, LINE_CHARS))}" for r in info.reasons]
     return _list_block("What changes", lines, (REASONS_IN_HEAD, 3)[level], " (see the details)")
 
