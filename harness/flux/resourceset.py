@@ -373,9 +373,9 @@ def build(
     if resources_template:
         what = "failed to build resources"
         built: list[dict[str, Any]] = []
-        runs: Sequence[Mapping[str, Any] | None] = combined or [None]
-        for inputs in runs:
-            built.extend(_many(_template(resources_template, inputs, what), what))
+        runs: list[Mapping[str, Any] | None] = list(combined) or [None]
+        for run_inputs in runs:
+            built.extend(_many(_template(resources_template, run_inputs, what), what))
         for obj in built:
             if not _excluded(obj):
                 add(obj, True)

@@ -8,7 +8,8 @@ key, not of the closure), strict mode and the source's ignore rules.
 An entry stores the target's documents (already redacted) and the few raw objects the
 cluster's fixed point reads back (child Kustomizations, sources, ConfigMaps and Secrets
 that `substituteFrom` may name, flux-operator ResourceSets and their input providers). A
-plaintext Secret value must never reach the disk, yet another Kustomization may substitute it: such a Secret is stored redacted, and on a hit it
+plaintext Secret value must never reach the disk, yet another Kustomization may substitute
+it: such a Secret is stored redacted, and on a hit it
 comes back as an `ElidedSecret` that re-runs its build (uncached, once) only when a
 `substituteFrom` actually reads it.
 
