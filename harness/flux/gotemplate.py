@@ -1175,7 +1175,12 @@ def _go_str_repr(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
     if "\n" in data:
         return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|")
     resolved = dumper.resolve(yaml.ScalarNode, data, (True, False))  # type: ignore[no-untyped-call]
-    if resolved != "tag:yaml.org,2002:str":
+    # PyYAML's own `yaml` (`*`, `&`, `!`) and `value` (`=`) tags are strings to go-yaml
+    if resolved not in (
+        "tag:yaml.org,2002:str",
+        "tag:yaml.org,2002:yaml",
+        "tag:yaml.org,2002:value",
+    ):
         return dumper.represent_scalar("tag:yaml.org,2002:str", data, style='"')
     return dumper.represent_scalar("tag:yaml.org,2002:str", data)
 
