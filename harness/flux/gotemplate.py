@@ -15,6 +15,7 @@ does not implement fails with `UnsupportedError`, never with a guess; so does `d
 from __future__ import annotations
 
 import base64
+import datetime
 import decimal
 import hashlib
 import json
@@ -439,8 +440,10 @@ class _Parser:
         if tok.kind == "ident":
             if tok.value not in FUNCS and tok.value not in _BUILTINS:
                 if tok.value in _SLIM_SPRIG:
-                    raise UnsupportedError(f"function {tok.value!r} is not supported by harness")
-                raise TemplateError(f"function {tok.value!r} not defined")
+                    raise UnsupportedError(
+                        f"function {go_quote(tok.value)} is not supported by harness"
+                    )
+                raise TemplateError(f"function {go_quote(tok.value)} not defined")
             return ("ident", tok.value)
         if tok.kind == "dot":
             return ("dot",)
@@ -464,7 +467,7 @@ class _Parser:
 
     def check_var(self, name: str) -> None:
         if not any(name in scope for scope in self.vars):
-            raise TemplateError(f"undefined variable {name!r}")
+            raise TemplateError(f"undefined variable {go_quote(name)}")
 
 
 def _number(text: str, kind: str) -> Any:
@@ -699,7 +702,13 @@ class _State:
             return fn(*values)
         except TemplateError:
             raise
-        except (TypeError, ValueError, KeyError, IndexError, ZeroDivisionError) as exc:
+        except ZeroDivisionError:
+            raise TemplateError(f"error calling {name}: integer divide by zero") from None
+        except (TypeError, AttributeError):
+            # Go's reflect.Call refuses an argument of the wrong type before calling
+            kinds = ", ".join(_type_name(v) for v in values)
+            raise TemplateError(f"wrong type for value in call to {name} ({kinds})") from None
+        except (ValueError, KeyError, IndexError) as exc:
             raise TemplateError(f"error calling {name}: {exc}") from None
 
 
@@ -715,10 +724,10 @@ def _fields(value: Any, names: Sequence[str]) -> Any:
     for name in names:
         if isinstance(value, dict):
             if name not in value:
-                raise TemplateError(f"map has no entry for key {name!r}")
+                raise TemplateError(f"map has no entry for key {go_quote(name)}")
             value = value[name]
         elif value is None or value is _MISSING:
-            raise TemplateError(f"nil data; no entry for key {name!r}")
+            raise TemplateError(f"nil data; no entry for key {go_quote(name)}")
         else:
             raise TemplateError(f"can't evaluate field {name} in type {_type_name(value)}")
     return value
@@ -1227,9 +1236,12 @@ def _from_json(text: str) -> Any:
 
 
 def _floats(value: Any) -> Any:
-    """json.Unmarshal into interface{}: every number a float64."""
+    """json.Unmarshal into interface{}: every number a float64 (a YAML date the string
+    the API server's JSON holds)."""
     if isinstance(value, bool):
         return value
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
     if isinstance(value, int):
         return float(value)
     if isinstance(value, dict):

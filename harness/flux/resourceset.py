@@ -322,24 +322,44 @@ def _template(source: str, inputs: Mapping[str, Any] | None, what: str) -> str:
         raise ResourceSetError(f"{what}: {exc}") from None
 
 
-def _one(text: str, what: str) -> dict[str, Any]:
+def _decode(text: str, what: str) -> list[dict[str, Any]]:
+    """The documents of a rendered template as fluxcd/pkg's ssa reader decodes them: empty
+    documents skipped, a document without `kind` an error."""
     try:
         docs = [d for d in yamlload.load_all(text) if d is not None]
     except yamlload.YAMLError as exc:
         raise ResourceSetError(f"{what}: failed to read object: {exc}") from None
-    if len(docs) != 1 or not isinstance(docs[0], dict):
-        raise ResourceSetError(f"{what}: failed to read object: not one Kubernetes object")
+    for doc in docs:
+        if not isinstance(doc, dict):
+            raise ResourceSetError(f"{what}: failed to read object: not a Kubernetes object")
+        if not doc.get("kind"):
+            raise ResourceSetError(f"{what}: failed to read object: Object 'Kind' is missing")
+    return docs
+
+
+def _one(text: str, what: str) -> dict[str, Any]:
+    """ssautil.ReadObject: the first document."""
+    docs = _decode(text, what)
+    if not docs:
+        raise ResourceSetError(f"{what}: failed to read object: EOF")
     return docs[0]
 
 
 def _many(text: str, what: str) -> list[dict[str, Any]]:
-    try:
-        docs = [d for d in yamlload.load_all(text) if d is not None]
-    except yamlload.YAMLError as exc:
-        raise ResourceSetError(f"{what}: failed to read objects: {exc}") from None
-    if not all(isinstance(d, dict) for d in docs):
-        raise ResourceSetError(f"{what}: failed to read objects: not Kubernetes objects")
-    return docs
+    """ssautil.ReadObjects: Lists unpacked; objects without apiVersion, kind or name, and
+    kustomize's own Kustomization files, left out."""
+    out: list[dict[str, Any]] = []
+    for doc in _decode(text, what):
+        items = doc.get("items") if str(doc.get("kind")).endswith("List") else None
+        for obj in items if isinstance(items, list) else [doc]:
+            if not isinstance(obj, dict) or not obj.get("apiVersion") or not obj.get("kind"):
+                continue
+            if not _meta(obj).get("name"):
+                continue
+            if obj.get("kind") == "Kustomization" and api_group(obj) == "kustomize.config.k8s.io":
+                continue
+            out.append(obj)
+    return out
 
 
 def build(
@@ -522,5 +542,9 @@ def _copy_from(obj: dict[str, Any], lookup: Lookup) -> list[str]:
     string_data = found.get("stringData")
     if isinstance(string_data, dict):
         values.update({str(k): str(v) for k, v in string_data.items()})
-    obj["stringData"] = values
+    # the operator sets stringData; the applied Secret holds it as data (ssa's normalize)
+    data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+    assert isinstance(data, dict)
+    data.update({k: base64.b64encode(v.encode()).decode() for k, v in values.items()})
+    obj["data"] = data
     return []

@@ -462,19 +462,21 @@ def _fixed_point(
 
 
 def _ready_rsets(rsets: list[tuple[_Run, _Node]]) -> list[tuple[_Run, _Node]]:
-    """ResourceSets to expand now: those reading no providers, or, once no pending one may
-    emit providers, all (a fixed point over providers emitted by other ResourceSets)."""
-    emitting = {
-        id(run): any(resourceset.PROVIDER_KIND in repr(n.rset) for r, n in rsets if r is run)
-        for run, _node in rsets
-    }
-    ready = [
-        (run, node)
-        for run, node in rsets
-        if node.rset is not None
-        and (not resourceset.wants_providers(node.rset) or not emitting[id(run)])
+    """ResourceSets to expand now: those that read no providers first (what they emit,
+    providers and the Kustomizations that may render providers, is built before the rest
+    run); then those that may emit providers themselves; then all."""
+    readers = [
+        (r, n) for r, n in rsets if n.rset is not None and resourceset.wants_providers(n.rset)
     ]
-    return ready or rsets
+    first = [(r, n) for r, n in rsets if (r, n) not in readers]
+    if first:
+        return first
+    emitters = [(r, n) for r, n in readers if resourceset.PROVIDER_KIND in repr(_spec_of(n))]
+    return emitters or readers
+
+
+def _spec_of(node: _Node) -> Any:
+    return node.rset.get("spec") if node.rset is not None else None
 
 
 def _round(

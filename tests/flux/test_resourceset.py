@@ -301,8 +301,9 @@ def test_common_metadata_overrides_and_copy_from_copies_rendered_data() -> None:
     assert cm["data"] == {"ENV": "prod"}
     assert cm["metadata"]["labels"] == {**OWNER, "team": "x"}
     assert cm["metadata"]["annotations"]["a"] == "b"
-    assert secret["stringData"] == {"k": "v"} and secret["type"] == "Opaque"
-    assert "stringData" not in gone
+    # copied as stringData, applied as data (what the API server stores)
+    assert secret["data"] == {"k": "dg=="} and secret["type"] == "Opaque"
+    assert "data" not in gone
     assert any("flux-system/gone is not in what this cluster renders" in n for n in out.notes)
 
 
@@ -404,3 +405,16 @@ def test_a_fleet_renders_each_tenant_a_resourceset_emits(
     ]
     assert emitted.notes[0].startswith("ResourceSet expanded as flux-operator does: 2 input set")
     assert sorted(by_id(results["prod/team-b/apps"])) == ["ConfigMap/team-b/app"]
+
+
+def test_template_documents_follow_the_ssa_reader() -> None:
+    template = (
+        "---\n---\napiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n"
+        "  metadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {}\n---\n"
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nmetadata: {name: k}\n"
+    )
+    assert names(expand(rset({"resourcesTemplate": template}), [], no_objects).objects) == [
+        "ConfigMap//a"
+    ]
+    with pytest.raises(ResourceSetError, match="Object 'Kind' is missing"):
+        expand(rset({"resourcesTemplate": "apiVersion: v1\n"}), [], no_objects)
