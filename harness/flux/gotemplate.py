@@ -5,11 +5,14 @@
 Written after Go's `text/template/parse` lexer and parser and `text/template` exec: trim
 markers (`<<- ` and ` ->>`), comments, pipelines, variables (`:=`, `=`), `if`/`else if`/
 `range` (with `else`, `break`, `continue`)/`with`, parentheses, field chains on a function's
-result (`inputs.tenant`), Go's truth, comparison and printing rules. Values are what
-`json.Unmarshal` gives Go: every JSON number is a float64 (`float` here); integers come from
-literals and integer functions (`int` here). A function slim-sprig has that this module
-does not implement fails with `UnsupportedError`, never with a guess; so does `define`,
-`template` and `block` (flux-operator templates have no named templates to call).
+result (`inputs.tenant`), Go's truth, comparison and printing rules. Values are Go's: an
+int64 is `int` here, a float64 `float` (inputs decode as flux-operator decodes them:
+`from_json_value`; sprig's `fromJson` gives float64 only). A function slim-sprig has that
+this module does not implement fails with `UnsupportedError`, never with a guess; so do
+`define`, `template` and `block` (flux-operator templates have no named templates to call).
+
+Checked against flux-operator's own build goldens (internal/builder and the CLI's
+`build resourceset` testdata): the same objects, and the same YAML text.
 """
 
 from __future__ import annotations
@@ -1236,12 +1239,9 @@ def _from_json(text: str) -> Any:
 
 
 def _floats(value: Any) -> Any:
-    """json.Unmarshal into interface{}: every number a float64 (a YAML date the string
-    the API server's JSON holds)."""
+    """encoding/json.Unmarshal into interface{} (sprig's fromJson): every number a float64."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, (datetime.date, datetime.datetime)):
-        return value.isoformat()
     if isinstance(value, int):
         return float(value)
     if isinstance(value, dict):
@@ -1252,8 +1252,22 @@ def _floats(value: Any) -> Any:
 
 
 def from_json_value(value: Any) -> Any:
-    """A value parsed from YAML or JSON, as Go's json.Unmarshal would hold it."""
-    return _floats(value)
+    """A ResourceSet input as flux-operator holds it: k8s.io/apimachinery's json.Unmarshal
+    decodes an integer as int64 and any other number as float64 (a YAML `2.0` reaches the
+    API server as JSON `2`, an integer); a YAML date is the string its JSON holds."""
+    if isinstance(value, bool) or value is None or isinstance(value, (str, int)):
+        return value
+    if isinstance(value, float):
+        if value.is_integer() and -(2**63) <= value < 2**63:
+            return int(value)
+        return value
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): from_json_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [from_json_value(v) for v in value]
+    return value
 
 
 _ENSUB = {"&": "and", "@": "at"}

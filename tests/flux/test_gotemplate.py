@@ -1,5 +1,6 @@
 """Go text/template as flux-operator runs it: vectors checked against Go's documented rules
-(trim markers, missing keys, float64 printing, comparisons, slim-sprig functions)."""
+(trim markers, missing keys, int64 and float64 printing, comparisons, slim-sprig and
+flux-operator's functions)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,8 @@ from harness.flux.gotemplate import TemplateError, UnsupportedError, render
 
 INPUTS: dict[str, Any] = {
     "tenant": "team1",
-    "replicas": 2.0,  # JSON numbers reach Go templates as float64
-    "big": 1000000.0,
-    "ratio": 2.5,
+    "replicas": 2,  # an integer input is an int64 (apimachinery's json)
+    "ratio": 2.5,  # any other number a float64
     "enabled": True,
     "nothing": None,
     "components": ["ingress", "cert-manager"],
@@ -28,10 +28,10 @@ VECTORS = [
     ("name: << inputs.tenant >>-x", "name: team1-x"),
     ("<< inputs.app.version | quote >>", '"6.7.x"'),
     ("<< inputs.replicas >>", "2"),
-    ("<< inputs.big >>", "1e+06"),
+    ("<< float64 1000000 >>", "1e+06"),
     ("<< inputs.ratio >>", "2.5"),
     ("<< inputs.replicas | int >>", "2"),
-    ("<< inputs.big | int >>", "1000000"),
+    ("<< inputs.ratio | int >>", "2"),
     ("<< inputs.nothing >>", "<no value>"),
     ("<< inputs.enabled | quote >>", '"true"'),
     ("<< inputs.enabled >>", "true"),
@@ -44,7 +44,8 @@ VECTORS = [
     ("<< if inputs.enabled >>on<< else >>off<< end >>", "on"),
     ("<< if inputs.empty >>a<< else if inputs.tenant >>b<< end >>", "b"),
     ('<< if eq inputs.tenant "team1" >>enabled<< else >>disabled<< end >>', "enabled"),
-    ("<< if eq inputs.replicas 2.0 >>two<< end >>", "two"),
+    ("<< if eq inputs.replicas 2 >>two<< end >>", "two"),
+    ("<< if eq inputs.ratio 2.5 >>half<< end >>", "half"),
     ("<< range $c := inputs.components >>[<< $c >>]<< end >>", "[ingress][cert-manager]"),
     (
         "<< range $i, $c := inputs.components >><< $i >>=<< $c >> << end >>",
@@ -98,9 +99,10 @@ def test_vector(source: str, expected: str | None) -> None:
         ("<< inputs.app.missing >>", "map has no entry for key"),
         ("<< inputs.nothing.x >>", "nil data; no entry for key"),
         ("<< inputs.tenant.x >>", "can't evaluate field x in type string"),
-        ("<< eq inputs.replicas 2 >>", "incompatible types for comparison"),
+        ("<< eq inputs.ratio 2 >>", "incompatible types for comparison"),
         ("<< nope >>", 'function "nope" not defined'),
         ("<< upper inputs.replicas >>", "wrong type for value in call to upper"),
+        ("<< 1 | nope2 >>", 'function "nope2" not defined'),
         ("<< if true >>x", "unexpected EOF"),
         ("<< end >>", "unexpected"),
         ("<< $undefined >>", "undefined variable"),
@@ -140,3 +142,13 @@ def test_go_yaml_sorts_keys_and_quotes_what_would_read_as_another_type() -> None
     assert gotemplate.go_yaml(doc) == (
         "a: << inputs.x >>\nb: \"yes\"\nc: |-\n  line1\n  line2\nd: 1\ne: '*'\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "held"),
+    [(2, 2), (2.0, 2), (2.5, 2.5), (1e21, 1e21), ({"a": [1.0, "x"]}, {"a": [1, "x"]})],
+)
+def test_inputs_decode_as_apimachinery_json_does(value: Any, held: Any) -> None:
+    decoded = gotemplate.from_json_value(value)
+    assert decoded == held
+    assert type(decoded) is type(held)
