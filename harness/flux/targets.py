@@ -1,4 +1,5 @@
-"""Every Flux Kustomization of every cluster as a target, discovered to a fixed point.
+"""Every Flux Kustomization (and flux-operator ResourceSet) of every cluster as a target,
+discovered to a fixed point.
 
 Per cluster: render the entry directory; find (or synthesize, as `flux bootstrap --path`
 would) the root Kustomization; then in rounds, build every known Kustomization whose
@@ -10,7 +11,9 @@ loop. Builds of one round run in parallel across all clusters.
 Which directories are clusters, and where a FluxInstance puts a cluster's root, is
 clusters.py's and operator.py's business; a FluxInstance's root Kustomization (with its
 `spec.kustomize.patches` applied by kustomize, as the operator applies them) is the run's
-first node.
+first node. A ResourceSet a build renders is a node too (`<namespace>/<name>@resourceset`),
+expanded by resourceset.py once no Kustomization is left to build; what it emits joins the
+fixed point like any build's output.
 
 Target names are `<cluster>/<namespace>/<name>` (cluster naming: see clusters.py).
 `spec.path` resolves against the source's root: the bootstrap source's root (the repo, or
