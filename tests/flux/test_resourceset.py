@@ -12,10 +12,12 @@ from typing import Any
 import pytest
 import yaml
 
+from harness.core import config as config_mod
 from harness.flux import resourceset
 from harness.flux.api import ObjectRef
 from harness.flux.resourceset import NotJudged, ResourceSetError, expand
-from tests.flux.conftest import by_id, flux_ks
+from harness.flux.targets import render_flux
+from tests.flux.conftest import by_id, flux_ks, new_renderer
 from tests.flux.conftest import render_repo as render_flux_repo
 
 OWNER = {resourceset.OWNER_NAME: "rs", resourceset.OWNER_NAMESPACE: "apps"}
@@ -418,3 +420,46 @@ def test_template_documents_follow_the_ssa_reader() -> None:
     ]
     with pytest.raises(ResourceSetError, match="Object 'Kind' is missing"):
         expand(rset({"resourcesTemplate": "apiVersion: v1\n"}), [], no_objects)
+
+
+def test_not_judged_and_failing_resourcesets_are_said_while_the_rest_render(
+    make_repo: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    pulls = {
+        "apiVersion": "fluxcd.controlplane.io/v1",
+        "kind": "ResourceSetInputProvider",
+        "metadata": {"name": "pulls", "namespace": "flux-system"},
+        "spec": {"type": "GitHubPullRequest", "url": "https://github.com/org/app"},
+    }
+    previews = {
+        **TENANTS,
+        "metadata": {"name": "previews", "namespace": "flux-system"},
+        "spec": {"inputsFrom": [{"name": "pulls"}], "resources": TENANTS["spec"]["resources"]},
+    }
+    broken = {
+        **TENANTS,
+        "metadata": {"name": "broken", "namespace": "flux-system"},
+        "spec": {"inputs": [{"other": "x"}], "resources": TENANTS["spec"]["resources"][:1]},
+    }
+    repo = make_repo(
+        {
+            "clusters/prod/tenants.yaml": flux_ks("tenants", "./tenants"),
+            "tenants/rsets.yaml": yaml.safe_dump_all([pulls, previews, broken]),
+        }
+    )
+    skipped: dict[str, str] = {}
+    cfg = config_mod.load(repo)
+    results = render_flux(cfg, new_renderer(), jobs=2, strict=True, on_skip=skipped.__setitem__)
+    assert sorted(results) == [
+        "prod/flux-system/broken@resourceset",
+        "prod/flux-system/flux-system",
+        "prod/flux-system/tenants",
+    ]
+    assert results["prod/flux-system/broken@resourceset"].error == (
+        "ResourceSet flux-system/broken: failed to build resources[0]: "
+        'map has no entry for key "tenant"'
+    )
+    assert list(skipped) == ["prod/flux-system/previews@resourceset"]
+    assert skipped["prod/flux-system/previews@resourceset"].startswith(
+        "not judged: ResourceSetInputProvider flux-system/pulls is of type GitHubPullRequest"
+    )
