@@ -1076,13 +1076,31 @@ def to_int64(value: Any) -> int:
             head, _, tail = text.partition(".")
             if tail.strip("0") == "":
                 text = head
-        try:
-            return (
-                int(text, 0) if text.lstrip("+-")[:2].lower() in ("0x", "0o", "0b") else int(text)
-            )
-        except ValueError:
-            return 0
+        return _parse_int(text)
     return 0
+
+
+def _parse_int(text: str) -> int:
+    """strconv.ParseInt(s, 0, 64): a 0x, 0o, 0b or leading-0 (octal) prefix sets the base;
+    anything it refuses is 0 (cast's answer to an error)."""
+    sign = -1 if text.startswith("-") else 1
+    body = text[1:] if text[:1] in "+-" else text
+    prefixed = body[:2].lower() in ("0x", "0o", "0b")
+    try:
+        if prefixed:
+            value = int(body, 0)
+        elif len(body) > 1 and body.startswith("0"):
+            value = int(body[1:], 8)
+        elif body.isascii() and body.isdigit():
+            value = int(body, 10)
+        else:
+            return 0
+    except ValueError:
+        return 0
+    if "_" in body and not prefixed:
+        return 0  # Go allows underscores only with a base prefix
+    value *= sign
+    return value if -(2**63) <= value < 2**63 else 0
 
 
 def to_float64(value: Any) -> float:
@@ -1232,10 +1250,18 @@ def _json_floats(value: Any) -> Any:
 
 
 def _from_json(text: str) -> Any:
+    """sprig's fromJson: nil when the text is no JSON."""
     try:
         return _floats(json.loads(text))
     except ValueError:
-        return {}
+        return None
+
+
+def _must_from_json(text: str) -> Any:
+    try:
+        return _floats(json.loads(text))
+    except ValueError as exc:
+        raise TemplateError(f"error calling mustFromJson: {exc}") from None
 
 
 def _floats(value: Any) -> Any:
@@ -1448,7 +1474,7 @@ def _title(text: str) -> str:
     out = []
     prev = " "
     for ch in text:
-        out.append(ch.upper() if not (prev.isalnum() or prev == "_" or prev == "'") else ch)
+        out.append(ch.upper() if not (prev.isalnum() or prev == "_") else ch)
         prev = ch
     return "".join(out)
 
@@ -1555,7 +1581,7 @@ FUNCS: dict[str, Callable[..., Any]] = {
     "sha256sum": lambda s: hashlib.sha256(s.encode()).hexdigest(),
     "adler32sum": _adler32,
     "toString": strval,
-    "atoi": lambda s: to_int64(s) if re.fullmatch(r"[+-]?\d+", s) else 0,
+    "atoi": lambda s: int(s) if re.fullmatch(r"[+-]?[0-9]+", s) else 0,
     "int64": to_int64,
     "int": to_int64,
     "float64": to_float64,
@@ -1591,6 +1617,7 @@ FUNCS: dict[str, Callable[..., Any]] = {
     "compact": _compact,
     "mustCompact": _compact,
     "fromJson": _from_json,
+    "mustFromJson": _must_from_json,
     "toJson": go_json,
     "toPrettyJson": lambda v: go_json(v, indent="  "),
     "toRawJson": lambda v: go_json(v, escape_html=False),
@@ -1696,7 +1723,6 @@ _SLIM_SPRIG = frozenset(
         "urlParse",
         "urlJoin",
         "typeIsLike",
-        "mustFromJson",
     }
 )
 

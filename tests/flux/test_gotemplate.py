@@ -80,6 +80,9 @@ VECTORS = [
     ("<< or inputs.empty inputs.tenant >>", "team1"),
     ("<< not inputs.enabled >>", "false"),
     ("<< (inputs.tenant) >>", "team1"),
+    ('<< "0755" | int >> << "08" | int >> << atoi "08" >>', "493 0 8"),  # cast: base 0
+    ('<< title "don\'t stop" >>', "Don'T Stop"),  # strings.Title: ' separates words
+    ('<< fromJson "not json" >>', "<no value>"),
 ]
 
 
