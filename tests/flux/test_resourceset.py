@@ -463,3 +463,42 @@ def test_not_judged_and_failing_resourcesets_are_said_while_the_rest_render(
     assert skipped["prod/flux-system/previews@resourceset"].startswith(
         "not judged: ResourceSetInputProvider flux-system/pulls is of type GitHubPullRequest"
     )
+
+
+def test_helm_releases_a_resourceset_emits_reach_the_helm_stage(
+    make_repo: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    release = {
+        "apiVersion": "helm.toolkit.fluxcd.io/v2",
+        "kind": "HelmRelease",
+        "metadata": {"name": "web-<< inputs.tenant >>", "namespace": "apps"},
+        "spec": {
+            "interval": "1h",
+            "chart": {
+                "spec": {
+                    "chart": "./charts/web",
+                    "sourceRef": {"kind": "GitRepository", "name": "flux-system"},
+                }
+            },
+            "values": {"replicas": "<< inputs.replicas >>"},
+        },
+    }
+    rset_obj = {
+        **TENANTS,
+        "spec": {"inputs": [{"tenant": "a", "replicas": 2}], "resources": [release]},
+    }
+    repo = make_repo(
+        {
+            "clusters/prod/tenants.yaml": flux_ks("tenants", "./tenants"),
+            "tenants/rset.yaml": yaml.safe_dump(rset_obj),
+        }
+    )
+    owned: dict[str, tuple[dict[str, Any], ...]] = {}
+
+    def hook(cluster: str, _source: Any, owners: Any, _root: Path) -> None:
+        owned.update(dict(owners))
+
+    render_flux(config_mod.load(repo), new_renderer(), jobs=2, strict=True, on_cluster=hook)
+    (emitted,) = owned["prod/flux-system/tenants@resourceset"]
+    assert emitted["metadata"]["name"] == "web-a"
+    assert emitted["spec"]["values"] == {"replicas": 2}
