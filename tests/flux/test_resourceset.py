@@ -12,11 +12,13 @@ from typing import Any
 import pytest
 import yaml
 
+from harness.cache import store as cache
 from harness.core import config as config_mod
 from harness.flux import resourceset
 from harness.flux.api import ObjectRef
 from harness.flux.resourceset import NotJudged, ResourceSetError, expand
 from harness.flux.targets import render_flux
+from harness.pipeline.repo import RenderOptions, render_repo
 from tests.flux.conftest import by_id, flux_ks, new_renderer
 from tests.flux.conftest import render_repo as render_flux_repo
 
@@ -502,3 +504,31 @@ def test_helm_releases_a_resourceset_emits_reach_the_helm_stage(
     (emitted,) = owned["prod/flux-system/tenants@resourceset"]
     assert emitted["metadata"]["name"] == "web-a"
     assert emitted["spec"]["values"] == {"replicas": 2}
+
+
+def test_a_warm_cache_expands_alike(
+    make_repo: Callable[[dict[str, str | bytes]], Path], tmp_path: Path
+) -> None:
+    """A cache hit of the Kustomization that renders the ResourceSet keeps the ResourceSet
+    (and the provider another one emits): cold, warm and uncached renders are identical."""
+    repo = make_repo(
+        {
+            "clusters/prod/tenants.yaml": flux_ks("tenants", "./tenants"),
+            "tenants/tenants.yaml": yaml.safe_dump_all([TENANTS, PROVIDERS]),
+            "apps/team-a/app.yaml": app("team-a"),
+            "apps/team-b/app.yaml": app("team-b"),
+        }
+    )
+    store = cache.Store(tmp_path / "cache")
+
+    def texts(run_cache: cache.RenderCache | None) -> dict[str, str]:
+        snap = render_repo(
+            config_mod.load(repo), new_renderer(), RenderOptions(jobs=2, cache=run_cache)
+        )
+        return {n: r.text() for n, r in snap.results.items() if r.target.kind == "flux"}
+
+    cold = texts(cache.RenderCache(store))
+    warm_cache = cache.RenderCache(store)
+    warm = texts(warm_cache)
+    assert warm == cold == texts(None)
+    assert "prod/team-b/apps" in warm
