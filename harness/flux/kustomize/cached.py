@@ -130,7 +130,6 @@ def build_flux(
     lookup = Snapshot(ks, lookup)
     digest = cache_mod.key(
         "flux",
-        "raw=2",  # what `_kept` stores (2: flux-operator ResourceSets and their providers)
         seam.identity(),
         closure.digest(seam.blobs),
         repr(ks),
