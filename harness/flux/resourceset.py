@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import unicodedata
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -100,7 +101,8 @@ def depends_on(obj: Mapping[str, Any]) -> list[tuple[str, str, str]]:
 
 def disabled(obj: Mapping[str, Any]) -> bool:
     annotations = _meta(obj).get("annotations")
-    return isinstance(annotations, dict) and annotations.get(RECONCILE) == "disabled"
+    value = annotations.get(RECONCILE) if isinstance(annotations, dict) else None
+    return isinstance(value, str) and value.lower() == "disabled"
 
 
 def wants_providers(obj: Mapping[str, Any]) -> bool:
@@ -124,9 +126,7 @@ def normalize_key(name: str) -> str:
 
 
 def _is_punct(ch: str) -> bool:
-    import unicodedata
-
-    return unicodedata.category(ch).startswith("P")
+    return unicodedata.category(ch).startswith("P")  # Go's unicode.IsPunct
 
 
 def input_id(text: str) -> str:
