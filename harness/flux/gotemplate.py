@@ -26,7 +26,7 @@ import math
 import posixpath
 import re
 import zlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,8 +55,9 @@ class _Tok:
     pos: int
 
 
-_KEYWORDS = {"if", "else", "end", "range", "with", "define", "template", "block", "break"}
-_KEYWORDS |= {"continue"}
+_KEYWORDS = frozenset(
+    {"if", "else", "end", "range", "with", "define", "template", "block", "break", "continue"}
+)
 _NUMBER = re.compile(
     r"[+-]?(0[xX][0-9a-fA-F_]+(\.[0-9a-fA-F_]*)?([pP][+-]?\d+)?|0[bB][01_]+|0[oO][0-7_]+|"
     r"(\d[\d_]*)?\.?\d[\d_]*([eE][+-]?\d+)?|\d[\d_]*\.)"
@@ -1730,8 +1731,3 @@ _SLIM_SPRIG = frozenset(
 def render(source: str, inputs: Any) -> str:
     """Parse and execute one template (the `inputs` function returns `inputs`)."""
     return Template(source).execute(inputs)
-
-
-def iter_functions() -> Iterator[str]:
-    """Every function name a template may call here (for the docs' list)."""
-    yield from sorted({*FUNCS, *_BUILTINS})
