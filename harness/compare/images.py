@@ -8,6 +8,13 @@ a path, Flux or helm target (a HelmRelease's workloads appear with `--helm`). It
 initContainers and ephemeralContainers each name one image. A path target's use is left out
 where a cluster's target deploys the same workload with the same image (its namespace
 given by the Kustomization when the path leaves it empty): the cluster's copy says it.
+
+Two more places name images without a Pod template, read where nothing rendered them (what
+renovate bumps in a Flux repo): a HelmRelease's `spec.values` (every mapping with a string
+`repository` and a `tag` or `digest`, `registry` prepended when present, and every string
+`image:` value that reads as a reference), unless a helm target of that HelmRelease rendered
+(`--helm`: its workloads say the images); and an OCIRepository's artifact (`spec.url` without
+`oci://`, `spec.ref.tag`/`digest`), as field `ociRepository`.
 """
 
 from __future__ import annotations
@@ -33,7 +40,10 @@ POD_SPECS: Mapping[str, tuple[str, ...]] = {
     "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
     "PodTemplate": ("template", "spec"),
 }
-FIELDS = ("initContainers", "containers", "ephemeralContainers")
+FIELDS = ("initContainers", "containers", "ephemeralContainers", "values", "ociRepository")
+HELMRELEASE = ("helm.toolkit.fluxcd.io", "HelmRelease")
+OCIREPOSITORY = ("source.toolkit.fluxcd.io", "OCIRepository")
+VALUES_DEPTH = 12  # how deep a HelmRelease's values are searched for images
 
 
 @dataclass(frozen=True, order=True)
@@ -43,7 +53,7 @@ class ImageUse:
 
     cluster: str
     workload: DocId
-    field: str  # "containers", "initContainers" or "ephemeralContainers"
+    field: str  # containers, initContainers, ephemeralContainers, values or ociRepository
     container: str
     image: ImageRef
     targets: tuple[str, ...] = ()
@@ -101,18 +111,88 @@ def _containers(spec: dict[str, Any]) -> Iterator[tuple[str, str, str]]:
             yield field, name if isinstance(name, str) else f"[{index}]", item["image"]
 
 
+def _values_images(node: Any, path: str, depth: int = 0) -> Iterator[tuple[str, str]]:
+    """(values path, reference) of each image a HelmRelease's values name."""
+    if depth > VALUES_DEPTH:
+        return
+    if isinstance(node, list):
+        for index, item in enumerate(node):
+            yield from _values_images(item, f"{path}[{index}]", depth + 1)
+        return
+    if not isinstance(node, dict):
+        return
+    repository, tag, digest = node.get("repository"), node.get("tag"), node.get("digest")
+    if isinstance(repository, str) and repository and (_scalar(tag) or _scalar(digest)):
+        registry = node.get("registry")
+        text = f"{registry}/{repository}" if isinstance(registry, str) and registry else repository
+        text += f":{tag}" if _scalar(tag) else ""
+        text += f"@{digest}" if _scalar(digest) and "@" not in text else ""
+        yield path, text
+        return
+    for key, value in node.items():
+        where = f"{path}.{key}"
+        if key == "image" and isinstance(value, str) and imageref.parse(value).valid:
+            yield where, value
+        else:
+            yield from _values_images(value, where, depth + 1)
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, str | int | float) and not isinstance(value, bool) and value != ""
+
+
+def _oci_image(obj: Any) -> str | None:
+    spec = obj.get("spec") if isinstance(obj, dict) else None
+    if not isinstance(spec, dict):
+        return None
+    url = spec.get("url")
+    if not isinstance(url, str) or not url.startswith("oci://"):
+        return None
+    ref = spec.get("ref")
+    ref = ref if isinstance(ref, dict) else {}
+    text = url.removeprefix("oci://")
+    tag, digest = ref.get("tag"), ref.get("digest")
+    text += f":{tag}" if _scalar(tag) else ""
+    text += f"@{digest}" if _scalar(digest) else ""
+    return text
+
+
 def _result_uses(result: TargetResult) -> Iterator[tuple[DocId, str, str, str]]:
     for doc in result.documents:
-        if doc.id.kind not in POD_SPECS:
+        kind = doc.id.kind
+        pair = (doc.id.group, kind)
+        if kind not in POD_SPECS and pair not in (HELMRELEASE, OCIREPOSITORY):
             continue
         try:
             obj = parsed.load(doc.text)
         except Exception:  # a document kubectl printed is YAML; never fail a listing on one
             continue
-        spec = _pod_spec(obj, doc.id.kind)
+        if pair == HELMRELEASE:
+            release = obj.get("spec") if isinstance(obj, dict) else None
+            values = release.get("values") if isinstance(release, dict) else None
+            for where, text in _values_images(values, "spec.values"):
+                yield doc.id, "values", where, text
+            continue
+        if pair == OCIREPOSITORY:
+            artifact = _oci_image(obj)
+            if artifact is not None:
+                yield doc.id, "ociRepository", "spec.ref", artifact
+            continue
+        spec = _pod_spec(obj, kind)
         if spec is not None:
             for field, container, image in _containers(spec):
                 yield doc.id, field, container, image
+
+
+def _rendered_releases(snapshot: Snapshot) -> set[tuple[str, str, str]]:
+    """(cluster, namespace, name) of each HelmRelease a helm target rendered."""
+    out = set()
+    for result in snapshot.results.values():
+        if result.target.kind == "helm" and result.ok:
+            cluster, _, rest = result.name.partition("/")
+            namespace, _, name = rest.partition("/")
+            out.add((cluster, namespace, name.removesuffix("@helm")))
+    return out
 
 
 def _order(use: ImageUse) -> tuple[str, str, int, str, str]:
@@ -123,12 +203,15 @@ def images_of(snapshot: Snapshot, clusters: Iterable[str] = ()) -> tuple[ImageUs
     """Every image of every rendered target (failed ones have none), each use once, sorted by
     cluster, workload and container; only `clusters`' when given."""
     wanted = set(clusters)
+    rendered = _rendered_releases(snapshot)
     found: dict[tuple[str, DocId, str, str, str], list[str]] = defaultdict(list)
     for result in snapshot.results.values():
         if not result.ok:
             continue
         cluster = result.target.cluster or ""
         for doc_id, field, container, image in _result_uses(result):
+            if field == "values" and (cluster, doc_id.namespace, doc_id.name) in rendered:
+                continue  # the release's own workloads say its images
             found[(cluster, doc_id, field, container, image)].append(result.name)
     # what the clusters deploy, also by name alone (a path leaves the namespace to Flux)
     deployed = {key[1:] for key in found if key[0]}

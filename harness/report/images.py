@@ -41,7 +41,7 @@ def print_images(snapshot: Snapshot, uses: Sequence[ImageUse]) -> None:
     workloads = len({(u.cluster, u.workload) for u in uses})
     clusters = len({u.cluster for u in uses if u.cluster})
     out.print(
-        f"{distinct} image(s) in {workloads} workload(s), {clusters} cluster(s)", highlight=False
+        f"{distinct} image(s) in {workloads} object(s), {clusters} cluster(s)", highlight=False
     )
 
 

@@ -3,6 +3,8 @@ said once with every place it happens; a failed target never reads as images gon
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from harness.compare.images import changes, images_of, version_line
 from tests.diffkit import snapshot
 
@@ -126,3 +128,103 @@ def test_a_target_failing_on_one_side_is_no_image_added_or_removed() -> None:
     failed = snapshot({"c/flux-system/apps": "kustomize: accumulating resources: boom"})
     assert changes(ok, failed) == ()
     assert changes(failed, ok) == ()
+
+
+HELMRELEASE = """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: home-assistant
+  namespace: default
+spec:
+  values:
+    controllers:
+      main:
+        containers:
+          app:
+            image:
+              repository: ghcr.io/home-operations/home-assistant
+              tag: {tag}
+    sidecar:
+      image: docker.io/library/busybox:1.36
+    exporter:
+      image:
+        registry: quay.io
+        repository: prometheus/node-exporter
+        digest: sha256:{digest}
+    enabled: true
+"""
+
+OCIREPO = """\
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata:
+  name: konflate
+  namespace: flux-system
+spec:
+  url: oci://ghcr.io/home-operations/charts/konflate
+  ref:
+    tag: {tag}
+"""
+
+
+def test_helmrelease_values_and_oci_sources_name_images_nothing_rendered() -> None:
+    snap = snapshot(
+        {
+            "c/flux-system/apps": [
+                HELMRELEASE.format(tag="2026.8.2", digest="ef" * 32),
+                OCIREPO.format(tag="0.6.0"),
+            ]
+        }
+    )
+    rows = [(u.field, u.container, u.image.text) for u in images_of(snap)]
+    assert rows == [
+        (
+            "values",
+            "spec.values.controllers.main.containers.app.image",
+            "ghcr.io/home-operations/home-assistant:2026.8.2",
+        ),
+        (
+            "values",
+            "spec.values.exporter.image",
+            f"quay.io/prometheus/node-exporter@sha256:{'ef' * 32}",
+        ),
+        ("values", "spec.values.sidecar.image", "docker.io/library/busybox:1.36"),
+        ("ociRepository", "spec.ref", "ghcr.io/home-operations/charts/konflate:0.6.0"),
+    ]
+
+
+def test_a_rendered_release_says_its_images_through_its_workloads() -> None:
+    snap = snapshot(
+        {
+            "c/flux-system/apps": [HELMRELEASE.format(tag="1", digest="ef" * 32)],
+            "c/default/home-assistant": [deploy("home-assistant", "ghcr.io/o/ha:1")],
+        }
+    )
+    helm = snap.results["c/default/home-assistant"]
+    target = replace(helm.target, kind="helm", cluster="c")
+    snap = replace(snap, results={**snap.results, helm.name: replace(helm, target=target)})
+    assert [(u.field, u.image.text) for u in images_of(snap)] == [("containers", "ghcr.io/o/ha:1")]
+
+
+def test_a_renovate_bump_of_values_and_a_chart_is_two_changes() -> None:
+    base = snapshot(
+        {
+            "c/flux-system/apps": [
+                HELMRELEASE.format(tag="1.0", digest="ef" * 32),
+                OCIREPO.format(tag="0.6.0"),
+            ]
+        }
+    )
+    head = snapshot(
+        {
+            "c/flux-system/apps": [
+                HELMRELEASE.format(tag="1.1", digest="ef" * 32),
+                OCIREPO.format(tag="0.6.1"),
+            ]
+        }
+    )
+    assert [(c.repository, version_line(c)) for c in changes(base, head)] == [
+        ("ghcr.io/home-operations/charts/konflate", "0.6.0 -> 0.6.1"),
+        ("ghcr.io/home-operations/home-assistant", "1.0 -> 1.1"),
+    ]

@@ -26,7 +26,7 @@ def test_the_table_and_the_json_say_the_same_images(capsys: pytest.CaptureFixtur
         "cluster  workload                  container     image",
         "dev      apps/Deployment/apps/web  setup (init)  busybox",
         "dev      apps/Deployment/apps/web  web           nginx:1",
-        "2 image(s) in 1 workload(s), 1 cluster(s)",
+        "2 image(s) in 1 object(s), 1 cluster(s)",
     ]
     assert "dev/flux-system/broken" in err
     payload = json.loads(json.dumps(images_payload(snap, uses)))

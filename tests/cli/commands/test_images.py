@@ -47,7 +47,7 @@ def test_a_path_repo_lists_its_images_and_errors(make_repo: Repo, cli: Cli) -> N
         "-        batch/Job/migrate  wait (init)  registry.local:5000/tools/wait:1@sha256:"
         + "ab" * 32,
         "-        batch/Job/migrate  migrate      app",
-        "2 image(s) in 1 workload(s), 0 cluster(s)",
+        "2 image(s) in 1 object(s), 0 cluster(s)",
     ]
     data = json.loads(cli("images", "--repo", repo, "-q", "-o", "json").stdout)
     assert data["schema"] == "harness.images/v1"
@@ -76,7 +76,7 @@ def test_homelab_images_per_cluster(cli: Cli) -> None:
     res = cli("images", "--repo", EXAMPLE, "-q", "--cluster", "prod")
     assert res.code == 0, res.stderr
     lines = res.stdout.splitlines()
-    assert lines[-1] == "12 image(s) in 13 workload(s), 1 cluster(s)"
+    assert lines[-1] == "12 image(s) in 13 object(s), 1 cluster(s)"
     sonarr = next(line for line in lines if "/sonarr " in line)
     assert sonarr.split() == [
         "prod",
