@@ -26,6 +26,7 @@ LAYERS: tuple[str, ...] = (
     "hazards",  # engine + rules/
     "graph",  # pictures of the Kustomization graph
     "report",  # formats/ and their layouts
+    "api",  # the Python API (render, diff, lint as plain data) and the pytest plugin
     "cli",  # the typer app, commands/
 )
 # the top-level modules: the package itself (`__version__`) and `python -m harness`
