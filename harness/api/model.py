@@ -53,7 +53,7 @@ class Target:
     kind: TargetKind
     cluster: str | None
     path: Path
-    documents: tuple[Document, ...] = ()
+    documents: tuple[Document, ...] = field(default=(), repr=False)
     error: str | None = None
 
     @property
@@ -96,9 +96,9 @@ class Snapshot:
 
     repo: Path
     renderer: str  # `kubectl v1.37.1 (kustomize v5.8.1)`
-    targets: tuple[Target, ...]
-    images: tuple[Image, ...] = ()
-    skipped: Mapping[str, str] = field(default_factory=dict)
+    targets: tuple[Target, ...] = field(repr=False)
+    images: tuple[Image, ...] = field(default=(), repr=False)
+    skipped: Mapping[str, str] = field(default_factory=dict, repr=False)
     warnings: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
