@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -111,3 +112,74 @@ def test_the_plugin_imports_nothing_until_a_fixture_is_used() -> None:
     loaded = fresh_python(script).split()
     assert loaded == ["harness", "harness.api", "harness.api.pytest_plugin"]
     assert sys.modules["harness.api.pytest_plugin"].__name__ in loaded  # the entry point's
+
+
+INGRESS = """\
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: web
+  namespace: apps
+spec:
+{tls}  rules:
+  - host: web.example.com
+"""
+FLUX_APPS = """\
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: apps
+  namespace: flux-system
+spec:
+  interval: 10m
+  path: ./apps
+  prune: true
+  sourceRef:
+    kind: GitRepository
+    name: flux-system
+"""
+
+
+def _documented_policies() -> str:
+    """The example policies of docs/python-api.md, as a user copies them."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "python-api.md").read_text()
+    return page.split("## Three example policies")[1].split("```python\n")[1].split("```")[0]
+
+
+def _cluster_repo(pytester: pytest.Pytester, compliant: bool) -> None:
+    tls = "  tls:\n  - hosts: [web.example.com]\n    secretName: web-tls\n" if compliant else ""
+    files = {
+        "clusters/prod/flux-system/kustomization.yaml": kustomization("apps.yaml"),
+        "clusters/prod/flux-system/apps.yaml": FLUX_APPS,
+        "apps/kustomization.yaml": kustomization("web.yaml", "ingress.yaml"),
+        "apps/web.yaml": DEPLOYMENT.format(
+            name="web",
+            image="ghcr.io/o/web:1" if compliant else "ghcr.io/o/web:latest",
+            resources=RESOURCES if compliant else "",
+        ),
+        "apps/ingress.yaml": INGRESS.format(tls=tls),
+        "tests/test_policy.py": _documented_policies(),
+    }
+    for rel, text in files.items():
+        path = pytester.path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+@pytest.mark.parametrize("compliant", [True, False])
+def test_the_documented_policies_hold_on_a_cluster_repo(
+    pytester: pytest.Pytester, compliant: bool
+) -> None:
+    _cluster_repo(pytester, compliant)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    if compliant:
+        result.assert_outcomes(passed=3)
+        return
+    result.assert_outcomes(failed=3)
+    result.stdout.fnmatch_lines_random(
+        [
+            "*'prod: apps/Deployment/apps/web container web'*",
+            "*'prod: apps/Deployment/apps/web web: ghcr.io/o/web:latest'*",
+            "*'prod: networking.k8s.io/Ingress/apps/web'*",
+        ]
+    )
