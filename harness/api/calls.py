@@ -31,6 +31,7 @@ from harness.hazards import engine
 from harness.pipeline import gitref
 from harness.pipeline.repo import RenderOptions, render_repo
 from harness.render import kustomize
+from harness.render.discover import find_repo_root
 from harness.report.diff_text import verdict_line
 
 Repo = str | os.PathLike[str]
@@ -64,8 +65,10 @@ def _run() -> Iterator[None]:
             raise model.HarnessError(redaction.known().scrub(str(exc))) from exc
 
 
-def _config(repo: Repo, s: _Settings) -> Config:
-    root = Path(repo)
+def _config(repo: Repo | None, s: _Settings) -> Config:
+    """The repo's config with the call's options applied; no repo: as the CLI finds it (the
+    current directory with a harness.yaml, else the enclosing git root, else it)."""
+    root = Path(repo) if repo is not None else find_repo_root(Path.cwd())
     if not root.is_dir():
         raise ConfigError(f"repo {root}: not a directory")
     cfg = config_mod.load(root, s.config)
@@ -145,7 +148,7 @@ def _cache(s: _Settings) -> Iterator[cache_mod.RenderCache | None]:
 
 
 def render(
-    repo: Repo = ".",
+    repo: Repo | None = None,
     *,
     targets: Sequence[str] = (),
     config: Path | None = None,
@@ -208,7 +211,7 @@ def _side(
 
 
 def diff(
-    repo: Repo = ".",
+    repo: Repo | None = None,
     *,
     base: str = "HEAD",
     head: str | None = None,
@@ -255,7 +258,7 @@ def diff(
 
 
 def lint(
-    repo: Repo = ".",
+    repo: Repo | None = None,
     *,
     config: Path | None = None,
     kubectl: str | None = None,

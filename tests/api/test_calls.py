@@ -33,6 +33,23 @@ def test_render_gives_documents_and_failed_targets(make_repo: Repo) -> None:
     assert [t.name for t in api.render(repo, targets=["a"]).targets] == ["a"]
 
 
+def test_no_repo_is_found_as_the_cli_finds_it(
+    make_repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(
+        {
+            "harness.yaml": "{}\n",
+            "a/kustomization.yaml": kustomization("cm.yaml"),
+            "a/cm.yaml": configmap("a"),
+        }
+    )
+    (repo / ".git").mkdir()  # a checkout's top
+    monkeypatch.chdir(repo / "a")
+    assert api.render().repo == repo  # the enclosing git root
+    monkeypatch.chdir(repo)
+    assert [t.name for t in api.render().targets] == ["a"]  # here: it has a harness.yaml
+
+
 def test_a_repo_that_cannot_be_used_is_one_error(tmp_path: Path) -> None:
     with pytest.raises(api.HarnessError, match=r"^repo .*/missing: not a directory$"):
         api.render(tmp_path / "missing")
