@@ -49,8 +49,7 @@ def images(
     cache_dir: shared.CacheDirOpt = None,
     debug: shared.DebugOpt = False,
 ) -> None:
-    """List every container image per cluster and workload (containers, initContainers,
-    ephemeralContainers; HelmReleases' with --helm) (exit 0 ok, 2 render error)."""
+    """List every container image per cluster and workload (exit 0 ok, 2 render error)."""
     c = shared.common(
         repo=repo,
         config=config,
