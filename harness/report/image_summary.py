@@ -47,9 +47,13 @@ def change_line(change: ImageChange, limit: int | None = PLACES_SHOWN) -> str:
 
 
 def summary_title(changes: Sequence[ImageChange]) -> str:
-    places = sum(len(c.places) for c in changes)
+    """`images: 2 changes in 6 containers` (OCIRepository artifacts counted apart)."""
+    places = [p for c in changes for p in c.places]
+    artifacts = sum(1 for p in places if p.workload.kind == "OCIRepository")
+    where = [_plural(len(places) - artifacts, "container")] if len(places) > artifacts else []
+    where += [_plural(artifacts, "OCI artifact")] if artifacts else []
     n = len(changes)
-    return f"images: {n} change{'s' if n != 1 else ''} in {_plural(places, 'container')}"
+    return f"images: {n} change{'s' if n != 1 else ''} in {' and '.join(where)}"
 
 
 def _plural(n: int, word: str) -> str:

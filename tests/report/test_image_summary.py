@@ -33,3 +33,16 @@ def test_many_workloads_end_in_a_count_unless_all_are_asked_for() -> None:
     (change,) = _bump("app:1", "app:2", names=("w1", "w2", "w3", "w4"))
     assert change_line(change).endswith("apps/Deployment/apps/w3 in a, b; and 1 more)")
     assert change_line(change, None).endswith("apps/Deployment/apps/w4 in a, b)")
+
+
+def test_oci_artifacts_are_counted_apart_from_containers() -> None:
+    oci = (
+        "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n"
+        "  name: chart\n  namespace: flux-system\nspec:\n  url: oci://ghcr.io/o/chart\n"
+        "  ref:\n    tag: {tag}\n"
+    )
+    base = snapshot({"c/flux-system/apps": [oci.format(tag="1"), deploy("web", "app:1")]})
+    head = snapshot({"c/flux-system/apps": [oci.format(tag="2"), deploy("web", "app:2")]})
+    assert (
+        summary_title(changes(base, head)) == "images: 2 changes in 1 container and 1 OCI artifact"
+    )
