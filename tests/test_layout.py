@@ -26,6 +26,7 @@ LAYERS: tuple[str, ...] = (
     "hazards",  # engine + rules/
     "graph",  # pictures of the Kustomization graph
     "report",  # formats/ and their layouts
+    "api",  # the Python API (render, diff, lint as plain data) and the pytest plugin
     "cli",  # the typer app, commands/
 )
 # the top-level modules: the package itself (`__version__`) and `python -m harness`
@@ -74,7 +75,8 @@ def layer(name: str) -> int:
     if name in TOP:
         return TOP[name]
     parts = name.split(".")
-    assert len(parts) > 2 and parts[1] in LAYERS, f"{name} is in no package of LAYERS"
+    # a package's own __init__ is in its layer (harness/api's re-exports its names lazily)
+    assert len(parts) >= 2 and parts[1] in LAYERS, f"{name} is in no package of LAYERS"
     return LAYERS.index(parts[1])
 
 

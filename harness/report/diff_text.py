@@ -23,7 +23,10 @@ from harness.compare.groups import (
     target_order,
     verdict_reasons,
 )
+from harness.compare.images import ImageChange
+from harness.compare.images import changes as image_changes
 from harness.hazards.engine import HazardReport
+from harness.report import image_summary as images
 from harness.report.console import Exact, escape, stdout
 from harness.report.findings import print_findings
 
@@ -309,6 +312,7 @@ def print_diff(
     for line in blind_lines(blind):
         out.print(f"[yellow]{escape(line)}[/yellow]")
     out.print(f"base: {escape(base.label)}  head: {escape(head.label)}", style="dim")
+    print_image_changes(out, image_changes(analysis.base, analysis.head), verbose)
     groups = group(analysis, verdict_reasons(verdict))
     real, churn = chartmeta.fold([g for g in groups if g.real], chart_metadata)
     if real or churn:
@@ -385,6 +389,17 @@ def print_diff(
         print_findings(out, hazards, heading="[bold]hazards[/bold]", verbose=verbose)
     out.print()
     out.print(escape(targets_line(count(analysis, verdict))), style="dim")
+
+
+def print_image_changes(out: Console, changes: Sequence[ImageChange], verbose: bool) -> None:
+    """The "Images" summary, first after the verdict: what a reviewer of a bump reads first."""
+    if not changes:
+        return
+    out.print()
+    out.print(f"[bold]{escape(images.summary_title(changes))}[/bold]")
+    limit = None if verbose else images.PLACES_SHOWN
+    for change in changes:
+        out.print(f"  {escape(images.change_line(change, limit))}")
 
 
 def _sources(sources: tuple[str, ...]) -> str:

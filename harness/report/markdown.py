@@ -33,7 +33,10 @@ from harness.compare.groups import (
     target_order,
     verdict_reasons,
 )
+from harness.compare.images import ImageChange, version_line
+from harness.compare.images import changes as image_changes
 from harness.hazards.engine import HazardReport
+from harness.report import image_summary as images
 from harness.report import markdown_budget as mb
 from harness.report.diff_text import blind_lines, field_lines, respecified_phrase
 from harness.report.findings import alert_blocks
@@ -47,6 +50,7 @@ DIFF_LINES = (None, 800, 200, 40)  # unified-diff lines per rendering level (Non
 LINE_CHARS = 300
 FIELD_LINE_CHARS = 2000  # a field line in the details fence is whole up to this
 REASONS_IN_HEAD = 10
+IMAGES_IN_HEAD = 30
 ERROR_CHARS = 600
 PATHS_GROUP = "paths"
 RESPECIFIED_TITLE = "Flux Kustomization spec changes with the same output"
@@ -75,6 +79,7 @@ class CommentInput:
     groups: tuple[ChangeGroup, ...] | None = None
     # a helm release's chart metadata, said once after its real changes (chartmeta.py)
     chart_metadata: tuple[str, ...] = chartmeta.DEFAULT_KEYS
+    images: tuple[str, ...] = ()  # the "Images" block's bullets (image_bullet), first
 
 
 def headline(analysis: Analysis, verdict: Verdict) -> str:
@@ -164,7 +169,24 @@ def comment_input(
         not_judged=tuple(blind_lines(blind)),
         groups=group(analysis, verdict_reasons(verdict)),
         chart_metadata=chart_metadata,
+        images=tuple(image_bullet(c) for c in image_changes(analysis.base, analysis.head)),
     )
+
+
+def image_bullet(change: ImageChange) -> str:
+    """`` - `ghcr.io/org/app`: `1.0` -> `1.1` (apps/Deployment/ns/app in main) ``."""
+    places = mb.escape_text(shorten(images.places_phrase(change), LINE_CHARS))
+    return f"- {mb.code(change.repository)}: {_version_md(change)} ({places})"
+
+
+def _version_md(change: ImageChange) -> str:
+    """The version line with each side as code (`new`/`gone` and the arrow plain)."""
+    line = version_line(change)
+    if " -> " in line:
+        old, new = line.split(" -> ", 1)
+        return f"{mb.code(old)} -> {mb.code(new)}"
+    word, _, version = line.partition(" ")
+    return f"{word} {mb.code(version)}"
 
 
 def hazard_variants(hazards: HazardReport | None) -> tuple[str, ...]:
@@ -478,6 +500,11 @@ FULL, SHORT, MINIMAL = 0, 1, 2
 HeadBlock = Callable[[Analysis, CommentInput, int], str]
 
 
+def _images_head(analysis: Analysis, info: CommentInput, level: int) -> str:
+    """What a bump changes, first: every image change at full length, fewer after."""
+    return _list_block("Images", info.images, (IMAGES_IN_HEAD, 10, 3)[level])
+
+
 def _hazards_head(analysis: Analysis, info: CommentInput, level: int) -> str:
     return (info.hazards or ("", "", ""))[level]
 
@@ -558,6 +585,7 @@ def _hazard_notes_head(analysis: Analysis, info: CommentInput, level: int) -> st
 
 
 HEAD_BLOCKS: list[HeadBlock] = [
+    _images_head,
     _hazards_head,
     _errors_head,
     _not_judged_head,
