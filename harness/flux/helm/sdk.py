@@ -1,5 +1,5 @@
 """The only module that imports `helm_python` (the helm-python-sdk wheel, Helm's Go SDK
-in-process). It is an optional extra (`pip install 'harness[helm]'`): without it, helm
+in-process). It is an optional extra (`pip install 'flux-harness[helm]'`): without it, helm
 targets fail with one line saying how to get it, and `--helm-binary` still works for
 rendering (charts are still fetched through the SDK).
 """
@@ -19,7 +19,7 @@ from typing import Any
 from harness.core import scratch
 from harness.core.errors import HarnessError
 
-INSTALL_HINT = "install it with `pip install 'harness[helm]'` (the helm-python-sdk wheel)"
+INSTALL_HINT = "install it with `pip install 'flux-harness[helm]'` (the helm-python-sdk wheel)"
 
 
 class SdkError(Exception):
