@@ -24,6 +24,7 @@ from harness.compare.groups import (
 )
 from harness.hazards.engine import HazardReport
 from harness.report.console import Exact, escape, stdout
+from harness.report.errors import error_lines, unreachable
 from harness.report.findings import print_findings
 
 if TYPE_CHECKING:  # annotations only: `check` prints field lines without the diff gate
@@ -346,8 +347,14 @@ def print_diff(
             out.print(f"  {escape(where + str(d.id))}: {escape(', '.join(d.targets))}{known}")
     if analysis.errors:
         out.print()
-        for e in analysis.errors:
-            out.print(f"[red]error: {escape(e.target)} ({e.side}): {escape(e.message)}[/red]")
+        unfetched = {
+            f"{name} ({side})"
+            for side, snap in (("base", analysis.base), ("head", analysis.head))
+            for name in unreachable(snap.results.values())
+        }
+        failed = [(f"{e.target} ({e.side})", e.message) for e in analysis.errors]
+        for line in error_lines(failed, unfetched):
+            out.print(f"[red]{escape(line)}[/red]")
     if analysis.repairs:
         out.print()
         for repair in analysis.repairs:

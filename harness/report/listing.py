@@ -11,7 +11,8 @@ from harness.core.model import RendererInfo
 from harness.flux.inventory import STATUSES, HrRow, KsRow
 from harness.report import json_out
 from harness.report.console import escape, escape_block, stderr, stdout
-from harness.report.text import error_line, plain_table
+from harness.report.errors import error_line
+from harness.report.text import plain_table
 from harness.report.visible import visible
 
 SCHEMA = "harness.get/v1"
