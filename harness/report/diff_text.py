@@ -347,12 +347,10 @@ def print_diff(
             out.print(f"  {escape(where + str(d.id))}: {escape(', '.join(d.targets))}{known}")
     if analysis.errors:
         out.print()
-        unfetched = {
-            f"{name} ({side})"
-            for side, snap in (("base", analysis.base), ("head", analysis.head))
-            for name in unreachable(snap.results.values())
-        }
-        failed = [(f"{e.target} ({e.side})", e.message) for e in analysis.errors]
+        unfetched = unreachable(analysis.base.results.values(), "base") | unreachable(
+            analysis.head.results.values(), "head"
+        )
+        failed = [(e.target, e.message, e.side) for e in analysis.errors]
         for line in error_lines(failed, unfetched):
             out.print(f"[red]{escape(line)}[/red]")
     if analysis.repairs:

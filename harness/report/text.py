@@ -47,7 +47,7 @@ def skipped_lines(skipped: Mapping[str, str], verbose: bool = False) -> list[str
 def print_errors(results: Iterable[TargetResult]) -> None:
     results = list(results)
     err = stderr()
-    failed = [(r.name, r.error) for r in results if not r.ok]
+    failed = [(r.name, r.error, "") for r in results if not r.ok]
     for line in error_lines(failed, unreachable(results)):
         err.print(f"[red]{escape(line)}[/red]")
 
@@ -158,7 +158,9 @@ def print_check(
                 f"{escape(t.name)}: stale golden, target no longer exists; run harness update"
             )
     err = stderr()
-    failed = [("goldens" if t.error_side == "base" else t.name, t.error) for t in comparison.errors]
+    failed = [
+        ("goldens" if t.error_side == "base" else t.name, t.error, "") for t in comparison.errors
+    ]
     for line in error_lines(failed, unreachable(comparison.head.results.values())):
         err.print(f"[red]{escape(line)}[/red]")
     if hazards is not None and (hazards.findings or hazards.suppressed):

@@ -53,15 +53,18 @@ def test_one_line_per_unreachable_source_where_its_first_target_was(
 
 def test_a_lone_unreachable_target_keeps_its_own_line() -> None:
     results = [_helm("dev/observability/loki", GRAFANA), _path("ok", "x")]
-    assert unreachable(results) == {"dev/observability/loki"}
-    lines = error_lines([(r.name, r.error) for r in results], unreachable(results))
+    assert unreachable(results) == {("dev/observability/loki", "")}
+    lines = error_lines([(r.name, r.error, "") for r in results], unreachable(results))
     assert lines == [f"error: dev/observability/loki: {GRAFANA}", "error: ok: x"]
 
 
 def test_different_messages_of_one_source_stay_apart() -> None:
     other = GRAFANA.replace("no such host", "connection refused")
-    lines = error_lines([("a", GRAFANA), ("b", other), ("c", GRAFANA)], unfetched={"a", "b", "c"})
+    lines = error_lines(
+        [("a", GRAFANA, "head"), ("b", other, "head"), ("c", GRAFANA, "head")],
+        unfetched={("a", "head"), ("b", "head"), ("c", "head")},
+    )
     assert lines == [
-        f"error: {GRAFANA} (chart not fetched for 2 helm targets: a, c)",
-        f"error: b: {other}",
+        f"error: {GRAFANA} (head; chart not fetched for 2 helm targets: a, c)",
+        f"error: b (head): {other}",
     ]
