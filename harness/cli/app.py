@@ -25,9 +25,7 @@ VERBS = {
     "failed).",
     "init": "Write a starter harness.yaml (clusters, TODO placeholders for objects outside "
     "git) and\nthe goldens, for a repo that has neither (exit 2 if a target still fails).",
-    "get": "List every Flux Kustomization (ks) or HelmRelease (hr) of every cluster: path or "
-    "chart,\nsource, dependsOn, suspend, rendered documents and status (exit 0, 2 when one "
-    "failed).",
+    "get": "List every Flux Kustomization (ks) or HelmRelease (hr) of every cluster, with status.",
     "render": "List targets with document counts and sha256, or print one target's documents.",
     "lint": "Render everything and report hazards: prune, ordering, substitution, parity; "
     "CRDs\ninstalled before Flux (bootstrap helmfiles, Talos/k3s, `preinstalled:`) are known "

@@ -34,7 +34,9 @@ def get(
         Kind,
         typer.Argument(
             metavar="KIND",
-            help="ks (Flux Kustomizations) or hr (HelmReleases).",
+            help="ks (Flux Kustomizations) or hr (HelmReleases), each with its path or chart, "
+            "source, dependsOn, suspend, rendered documents and status: rendered, failed (exit "
+            "2), skipped (on purpose) or not judged (-v says why).",
             show_default=False,
         ),
     ],
@@ -66,12 +68,7 @@ def get(
     cache_dir: shared.CacheDirOpt = None,
     debug: shared.DebugOpt = False,
 ) -> None:
-    """List every Flux Kustomization (ks) or HelmRelease (hr) of every cluster: path or chart,
-    source, dependsOn, suspend, rendered documents and status (exit 0, 2 when one failed).
-
-    Status: rendered, failed, skipped (on purpose: an external source; a HelmRelease while
-    helm targets are off or not selected) or not judged (declared under a failed target, a
-    chart that could not be fetched); -v says why for each."""
+    """List every Flux Kustomization (ks) or HelmRelease (hr) of every cluster, with status."""
     c = shared.common(
         repo=repo,
         config=config,
