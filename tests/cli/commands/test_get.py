@@ -42,6 +42,34 @@ spec:
 """
 
 
+# home-ops' shape: an app-template HelmRelease through `chartRef` on an OCIRepository
+APP_TEMPLATE = """apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata:
+  name: echo
+  namespace: production
+spec:
+  interval: 1h
+  url: oci://ghcr.io/bjw-s-labs/helm/app-template
+  ref:
+    tag: 4.2.0
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: echo
+  namespace: production
+spec:
+  interval: 1h
+  chartRef:
+    kind: OCIRepository
+    name: echo
+  dependsOn:
+    - name: ingress-nginx
+      namespace: ingress
+"""
+
+
 def _hub_spoke(make_repo: Repo) -> Path:
     return make_repo(
         {
@@ -58,7 +86,10 @@ def _hub_spoke(make_repo: Repo) -> Path:
             "clusters/hub/tenant.yaml": _flux_ks(
                 "tenant", "production", "./", source="tenant-repo"
             ),
-            "deploy/infra/kustomization.yaml": kustomization("cm.yaml", "release.yaml"),
+            "deploy/infra/kustomization.yaml": kustomization(
+                "cm.yaml", "release.yaml", "echo.yaml"
+            ),
+            "deploy/infra/echo.yaml": APP_TEMPLATE,
             "deploy/infra/cm.yaml": configmap("infra-settings", "production"),
             "deploy/infra/release.yaml": RELEASE,
             # the apps build fails (a missing file), hiding the Kustomization it declares
@@ -92,7 +123,7 @@ def test_kustomizations_of_a_hub_and_spoke_repo(make_repo: Repo, cli: Cli) -> No
         "GitRepository/flux-system/flux-system",
         "-",
         "-",
-        "2",
+        "4",
         "rendered",
     ]
     assert rows["production/apps"][4:] == ["production/infra", "-", "-", "failed"]
@@ -120,7 +151,13 @@ def test_json_names_and_clusters_filter(make_repo: Repo, cli: Cli) -> None:
     assert payload["counts"] == {"rendered": 1, "failed": 0, "skipped": 0, "not judged": 0}
     hr = json.loads(cli("get", "hr", "--repo", repo, "-o", "json").stdout)
     assert hr["kind"] == "HelmRelease"
-    (release,) = hr["items"]
+    release, echo = hr["items"]
+    assert {k: echo[k] for k in ("name", "chart", "source", "depends_on")} == {
+        "name": "echo",
+        "chart": "",
+        "source": "OCIRepository/production/echo",
+        "depends_on": ["ingress/ingress-nginx"],
+    }
     assert {k: release[k] for k in ("namespace", "name", "chart", "version", "source")} == {
         "namespace": "ingress",
         "name": "ingress-nginx",
