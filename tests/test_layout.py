@@ -29,8 +29,10 @@ LAYERS: tuple[str, ...] = (
     "api",  # the Python API (render, diff, lint as plain data) and the pytest plugin
     "cli",  # the typer app, commands/
 )
-# the top-level modules: the package itself (`__version__`) and `python -m harness`
-TOP = {"harness": -1, "harness.__main__": len(LAYERS)}
+# the top-level modules: the package itself (`__version__`), the version file setuptools-scm
+# writes at build and install time (pyproject.toml; absent from a bare checkout) and
+# `python -m harness`
+TOP = {"harness": -1, "harness._version": -1, "harness.__main__": len(LAYERS)}
 
 
 @functools.cache

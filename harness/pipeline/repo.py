@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +66,16 @@ def _selected(targets: list[Target], selection: Sequence[str]) -> list[Target]:
     return targets
 
 
+def _paths_only(every: Sequence[Target], selection: Sequence[str]) -> bool:
+    """Whether the selection names path targets alone, each exactly (`render platform/cilium`):
+    then no Flux Kustomization and no HelmRelease is rendered for it. A glob, or a name no
+    path target has, may name a flux or helm target, which only the whole fixed point finds."""
+    if not selection:
+        return False
+    names = {t.name for t in every}
+    return all(s in names and not any(c in s for c in "*?[") for s in selection)
+
+
 def render_repo(
     config: Config,
     renderer: Renderer,
@@ -100,6 +110,8 @@ def _render_repo(
     jobs = options.jobs or default_jobs(config)
     every = discover.path_targets(config)  # one walk of the repo serves all three uses
     targets = _selected(every, options.selection)
+    if _paths_only(every, options.selection):
+        options = replace(options, flux=False, helm=False)
     plan = options.shard.plan(config, every) if options.shard else None
     if plan is not None:
         targets = [t for t in targets if plan.owns(t)]

@@ -28,6 +28,7 @@ from harness.compare.images import changes as image_changes
 from harness.hazards.engine import HazardReport
 from harness.report import image_summary as images
 from harness.report.console import Exact, escape, stdout
+from harness.report.errors import error_lines, unreachable
 from harness.report.findings import print_findings
 
 if TYPE_CHECKING:  # annotations only: `check` prints field lines without the diff gate
@@ -356,8 +357,12 @@ def print_diff(
             out.print(f"  {escape(where + str(d.id))}: {escape(', '.join(d.targets))}{known}")
     if analysis.errors:
         out.print()
-        for e in analysis.errors:
-            out.print(f"[red]error: {escape(e.target)} ({e.side}): {escape(e.message)}[/red]")
+        unfetched = unreachable(analysis.base.results.values(), "base") | unreachable(
+            analysis.head.results.values(), "head"
+        )
+        failed = [(e.target, e.message, e.side) for e in analysis.errors]
+        for line in error_lines(failed, unfetched):
+            out.print(f"[red]{escape(line)}[/red]")
     if analysis.repairs:
         out.print()
         for repair in analysis.repairs:

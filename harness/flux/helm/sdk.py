@@ -1,7 +1,7 @@
 """The only module that imports `helm_python` (the helm-python-sdk wheel, Helm's Go SDK
 in-process); renders go through the wheel's library by its C ABI (native.py), which takes
 the capabilities the wheel's Python API drops. It is an optional extra (`pip install
-'harness[helm]'`): without it, helm targets fail with one line saying how to get it, and
+'flux-harness[helm]'`): without it, helm targets fail with one line saying how to get it, and
 `--helm-binary` still works for rendering (charts are still fetched through the SDK).
 """
 
@@ -20,7 +20,7 @@ from harness.core import scratch
 from harness.core.errors import HarnessError
 from harness.flux.helm import native
 
-INSTALL_HINT = "install it with `pip install 'harness[helm]'` (the helm-python-sdk wheel)"
+INSTALL_HINT = "install it with `pip install 'flux-harness[helm]'` (the helm-python-sdk wheel)"
 
 
 class SdkError(Exception):

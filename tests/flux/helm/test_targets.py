@@ -255,7 +255,7 @@ def test_oci_sources_end_to_end(
 
 def test_missing_sdk_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "helm_python", None)
-    with pytest.raises(sdk.SdkMissing, match=r"pip install 'harness\[helm\]'"):
+    with pytest.raises(sdk.SdkMissing, match=r"pip install 'flux-harness\[helm\]'"):
         sdk.module()
 
 
