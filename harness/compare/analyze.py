@@ -3,7 +3,9 @@ removed or added document went or came from, Flux ownership moves, duplicate own
 
 `snapshots.py` says what differs per target by identity and sha256; this module explains it
 across targets. Path targets are traced against path targets, Flux targets against the Flux
-targets of the same cluster: only those render the same thing.
+targets of the same applied-to cluster (flux/ksgraph.py: the cluster itself, or the remote a
+`spec.kubeConfig` names): only those render the same thing into one cluster, so a Namespace
+leaving the production spoke's Kustomization is no move into the staging one's.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from harness.compare.fieldpath import FieldPattern
 from harness.compare.snapshots import Comparison, Status, compare
 from harness.core.config import Config
 from harness.core.errors import ConfigError
-from harness.core.model import DocId, Document, Snapshot, TargetResult
+from harness.core.model import DocId, Document, Snapshot, Target, TargetResult
+from harness.flux.ksgraph import Placement, placement
 
 Side = Literal["base", "head"]
-Scope = tuple[str, str | None]  # (kind, cluster): targets that can render the same object
+Scope = tuple[str, str | None]  # (kind, applied-to cluster): targets rendering one object
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,12 @@ class TargetChange:
     removed: tuple[RemovedDoc, ...] = ()
     changed: tuple[DocChange, ...] = ()
     unchanged: int = 0
+    applied_to: str | None = None  # the applied-to cluster (ksgraph); None: the cluster
+
+    @property
+    def where(self) -> str | None:
+        """The cluster its objects land in: the applied-to cluster, else the cluster."""
+        return self.applied_to or self.cluster
 
     @property
     def differs(self) -> bool:
@@ -113,6 +122,11 @@ class Move:
     source: str
     dest: str
     change: DocChange
+    applied_to: str | None = None  # the remote it moved within (ksgraph), None: the cluster
+
+    @property
+    def where(self) -> str | None:
+        return self.applied_to or self.cluster
 
     @property
     def identical(self) -> bool:
@@ -131,6 +145,11 @@ class Duplicate:
     cluster: str | None
     targets: tuple[str, ...]
     in_base: bool
+    applied_to: str | None = None  # the remote it is rendered twice into, None: the cluster
+
+    @property
+    def where(self) -> str | None:
+        return self.applied_to or self.cluster
 
 
 @dataclass(frozen=True)
@@ -234,14 +253,14 @@ class Analysis:
 class _Index:
     """identity -> [(target, document)] per scope, for one side."""
 
-    def __init__(self, results: Iterable[TargetResult]) -> None:
+    def __init__(self, results: Iterable[TargetResult], place: Placement) -> None:
         self.docs: dict[Scope, dict[DocId, list[tuple[str, Document]]]] = defaultdict(
             lambda: defaultdict(list)
         )
         for result in results:
             if not result.ok:
                 continue
-            scope = (result.target.kind, result.target.cluster)
+            scope = _scope(result.target, place)
             for doc in result.documents:
                 self.docs[scope][doc.id].append((result.name, doc))
 
@@ -271,11 +290,15 @@ def analyze(
     not_judged = unreachable_charts(base, head, same_inputs)
     set_aside = {t for n in not_judged for t in n.targets}
     preexisting = preexisting_errors(base, head, set(same_inputs) - set_aside)
-    base_index, head_index = _Index(base.results.values()), _Index(head.results.values())
+    base_place, head_place = placement(base), placement(head)
+    base_index = _Index(base.results.values(), base_place)
+    head_index = _Index(head.results.values(), head_place)
     base_ids, head_ids = _ids(base), _ids(head)
     targets: list[TargetChange] = []
     for t in comparison.targets:
-        scope: Scope = (t.kind, t.cluster)
+        before, after = base.results.get(t.name), head.results.get(t.name)
+        left = _scope(before.target, base_place) if before else (t.kind, t.cluster)
+        came = _scope(after.target, head_place) if after else left
         removed = tuple(
             RemovedDoc(
                 doc,
@@ -285,7 +308,7 @@ def analyze(
                         differ.compare(doc, other, labels=labels),
                         doc.id not in base_ids.get(name, ()),
                     )
-                    for name, other in head_index.find(scope, doc.id, t.name)
+                    for name, other in head_index.find(left, doc.id, t.name)
                 ),
                 strict=t.kind == "flux",
             )
@@ -300,7 +323,7 @@ def analyze(
                         differ.compare(other, doc, labels=labels),
                         doc.id not in head_ids.get(name, ()),
                     )
-                    for name, other in base_index.find(scope, doc.id, t.name)
+                    for name, other in base_index.find(came, doc.id, t.name)
                 ),
                 strict=t.kind == "flux",
             )
@@ -319,6 +342,7 @@ def analyze(
                 removed=removed,
                 changed=changed,
                 unchanged=t.unchanged,
+                applied_to=came[1] if came[1] != t.cluster else None,
             )
         )
     repaired = tuple(  # decided once, by compare_target
@@ -337,12 +361,19 @@ def analyze(
         head=head,
         targets=tuple(targets),
         moves=_moves(targets, differ, labels),
-        duplicates=_duplicates(base, head),
+        duplicates=_duplicates(base, head, base_place, head_place),
         errors=_errors(base, head, not_errors),
         preexisting=preexisting,
         not_judged=not_judged,
         repairs=repaired,
     )
+
+
+def _scope(target: Target, place: Placement) -> Scope:
+    """(kind, applied-to cluster) of a target; a path target's cluster is None."""
+    if target.kind == "path":
+        return (target.kind, target.cluster)
+    return (target.kind, place.of(target))
 
 
 def _ids(snapshot: Snapshot) -> dict[str, frozenset[DocId]]:
@@ -399,36 +430,56 @@ def _moves(
         if t.kind != "flux" or not t.differs:
             continue
         for r in t.removed:
-            left[(t.cluster, r.doc.id)].append((t.name, r.doc))
+            left[(t.where, r.doc.id)].append((t.name, r.doc))
         for a in t.added:
-            arrived[(t.cluster, a.doc.id)].append((t.name, a.doc))
+            arrived[(t.where, a.doc.id)].append((t.name, a.doc))
+    cluster_of = {t.name: t.cluster for t in targets}
     moves = [
-        Move(doc_id, cluster, src, dst, differ.compare(old, new, labels=labels))
-        for (cluster, doc_id), sources in left.items()
+        Move(
+            doc_id,
+            cluster_of[src],
+            src,
+            dst,
+            differ.compare(old, new, labels=labels),
+            where if where != cluster_of[src] else None,
+        )
+        for (where, doc_id), sources in left.items()
         for src, old in sources
-        for dst, new in arrived.get((cluster, doc_id), [])
+        for dst, new in arrived.get((where, doc_id), [])
         if src != dst
     ]
     return tuple(sorted(moves, key=lambda m: (m.cluster or "", m.source, m.dest, m.id)))
 
 
-def _owners(snapshot: Snapshot) -> dict[tuple[str | None, DocId], set[str]]:
-    owners: dict[tuple[str | None, DocId], set[str]] = defaultdict(set)
+def _owners(
+    snapshot: Snapshot, place: Placement
+) -> dict[tuple[str | None, str | None, DocId], set[str]]:
+    """(cluster, applied-to cluster, identity) -> the flux targets rendering it."""
+    owners: dict[tuple[str | None, str | None, DocId], set[str]] = defaultdict(set)
     for result in snapshot.results.values():
         if result.ok and result.target.kind == "flux":
+            where = place.of(result.target)
             for doc in result.documents:
-                owners[(result.target.cluster, doc.id)].add(result.name)
+                owners[(result.target.cluster, where, doc.id)].add(result.name)
     return owners
 
 
-def _duplicates(base: Snapshot, head: Snapshot) -> tuple[Duplicate, ...]:
-    before = _owners(base)
+def _duplicates(
+    base: Snapshot, head: Snapshot, base_place: Placement, head_place: Placement
+) -> tuple[Duplicate, ...]:
+    before = _owners(base, base_place)
     out = [
-        Duplicate(doc_id, cluster, tuple(sorted(names)), len(before.get((cluster, doc_id), ())) > 1)
-        for (cluster, doc_id), names in _owners(head).items()
+        Duplicate(
+            doc_id,
+            cluster,
+            tuple(sorted(names)),
+            len(before.get((cluster, where, doc_id), ())) > 1,
+            where if where != cluster else None,
+        )
+        for (cluster, where, doc_id), names in _owners(head, head_place).items()
         if len(names) > 1
     ]
-    return tuple(sorted(out, key=lambda d: (d.cluster or "", d.id)))
+    return tuple(sorted(out, key=lambda d: (d.cluster or "", d.applied_to or "", d.id)))
 
 
 def _errors(

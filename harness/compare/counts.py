@@ -138,7 +138,7 @@ def count(analysis: Analysis, verdict: Verdict) -> Counts:
         }
 
     by_counter = {counter: len(objects((counter,))) for counter in DOCUMENT_COUNTERS}
-    cluster_of = {t.name: t.cluster for t in targets}
+    cluster_of = {t.name: t.where for t in targets}  # a remote (kubeConfig) is a cluster
     clusters = {cluster_of.get(r.target or "") for r in documents} - {None}
     changed = sum(1 for t in targets if t.differs)
     unchanged = sum(1 for t in targets if t.status == "match")

@@ -280,7 +280,7 @@ def not_judged(analysis: Analysis) -> list[tuple[str, list[tuple[str, str]]]]:
             (
                 _plural(len(old), "duplicate owner") + " already in base",
                 [
-                    (f"{d.cluster + ': ' if d.cluster else ''}{d.id}", ", ".join(d.targets))
+                    (f"{d.where + ': ' if d.where else ''}{d.id}", ", ".join(d.targets))
                     for d in old
                 ],
             )

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from harness.compare import gate
 from harness.compare.analyze import analyze, summarize
+from harness.compare.counts import count
 from harness.core.model import DocId
 from tests.diffkit import cilium_split, cm, snapshot
+from tests.hazards.snap import hub_spoke, ns
 
 NS = DocId("", "ConfigMap", "kube-system", "ns")
 HR = DocId("", "ConfigMap", "kube-system", "hr")
@@ -131,3 +134,23 @@ def test_targets_added_and_removed_as_a_whole() -> None:
     assert by_name["apps/wave-1"].status == "added"
     assert by_name["apps/wave-1"].added[0].accounted
     assert by_name["apps/wave-0"].status == "match"
+
+
+def test_an_identity_leaving_one_spoke_for_another_is_no_move() -> None:
+    """The production and staging spokes are two applied-to clusters (kubeConfig): what
+    leaves production's tenants and appears in staging's is a removal and an addition."""
+    base = hub_spoke((ns("podinfo"),), staging=(ns("other"),))
+    head = hub_spoke((ns("other"),), staging=(ns("podinfo"),))
+    a = analyze(base, head)
+    assert a.moves == ()
+    prod = next(t for t in a.targets if t.name == "hub/production/tenants")
+    assert prod.applied_to == "hub -> Secret/production/cluster-kubeconfig"
+    assert [r.doc.id.name for r in prod.removed] == ["podinfo"]
+    assert prod.removed[0].still_rendered_by == ()
+    c = count(a, gate.judge(a))
+    assert (c.objects, c.clusters) == (2, 2)  # 2 Namespaces, 2 spokes (not `1 cluster`)
+
+
+def test_duplicates_are_per_applied_to_cluster() -> None:
+    one = hub_spoke((ns("podinfo"),))
+    assert analyze(one, one).duplicates == ()

@@ -22,6 +22,10 @@ kustomize directories, Talos/k3s manifests, the config's `preinstalled:`) makes 
 cross-Kustomization cases no hazard at all; findings say how it was judged preinstalled.
 Built-in API groups and Flux's own are known; a group with neither a CRD object nor a likely
 installer is left alone. One finding per (consumer, provider) pair lists its documents.
+
+CRDs are looked for in the consumer's applied-to cluster (ksgraph): a plain CRD applied by
+a Kustomization of the same one, or a HelmRelease whose chart lands there (its own
+`spec.kubeConfig`, else its Kustomization's); a hub's CRDs never serve a spoke's objects.
 """
 
 from __future__ import annotations
@@ -117,8 +121,9 @@ class CrdOrder:
         out: list[Finding] = []
         inventory = ctx.preinstalled
         for cluster, graph in ctx.graphs.items():
-            index = _Index(cluster, graph, inventory)
+            indexes = {w: _Index(w, graph, inventory) for w in graph.applied_clusters()}
             for key, result in graph.ok_results():
+                index = indexes[graph.applied_to(key)]
                 pairs: dict[tuple[str, tuple[Key, ...]], _Pair] = {}
                 seen: dict[tuple[str, str], _Pair | None] = {}
                 for doc in result.documents:
@@ -274,19 +279,23 @@ class _Index:
     rule makes per document is then a dict hit, so the rule is linear in documents (it was
     documents x releases, 168k `installs` calls on a 250-Kustomization repo)."""
 
-    def __init__(self, cluster: str, graph: ClusterGraph, inventory: Inventory) -> None:
-        self.cluster = cluster
+    def __init__(self, where: str, graph: ClusterGraph, inventory: Inventory) -> None:
+        self.cluster = where  # the applied-to cluster: preinstalled CRDs are looked up there
         self.graph = graph
         self.inventory = inventory
         self.crds: dict[tuple[str, str], set[Key]] = {}
         self.releases: list[HelmRelease] = []
-        for doc_id, owners in graph.index.items():
+        for doc_id, owners in graph.within(where).items():
             for key, doc in owners:
                 if k8s.is_crd(doc_id):
                     target = k8s.crd_target(doc)
                     if target is not None:
                         self.crds.setdefault(target, set()).add(key)
-                elif (doc_id.group, doc_id.kind) == HELMRELEASE:
+        for doc_id, owners in graph.index.items():
+            if (doc_id.group, doc_id.kind) != HELMRELEASE:
+                continue
+            for key, doc in owners:
+                if graph.chart_applied_to(key, doc) == where:
                     self.releases.append(HelmRelease(key, doc))
         self._likely: dict[str, list[HelmRelease]] = {}
         self._deps: dict[Key, set[Key]] = {}
