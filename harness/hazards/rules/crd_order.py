@@ -26,6 +26,10 @@ installer is left alone. One finding per (consumer, provider) pair lists its doc
 CRDs are looked for in the consumer's applied-to cluster (ksgraph): a plain CRD applied by
 a Kustomization of the same one, or a HelmRelease whose chart lands there (its own
 `spec.kubeConfig`, else its Kustomization's); a hub's CRDs never serve a spoke's objects.
+
+In a diff, a Kustomization that failed to render in head is unknown, not empty: a finding
+that only its missing CRDs (or HelmReleases) cause is not introduced (`unjudged`: it goes
+away once the failed targets stand in with their base render).
 """
 
 from __future__ import annotations
@@ -33,12 +37,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from harness.core.model import DocId, Document
+from harness.core.model import DocId, Document, Snapshot, TargetResult
 from harness.flux.ksgraph import ClusterGraph, Key, display, parse
 from harness.hazards import k8s
 from harness.hazards.context import DiffContext, LintContext
 from harness.hazards.finding import Finding, Severity, and_list
 from harness.hazards.installers import installs
+from harness.hazards.rules.prune_delete import hidden_by_failure
 
 if TYPE_CHECKING:
     from harness.hazards.preinstalled import Inventory, Provision
@@ -144,6 +149,20 @@ class CrdOrder:
 
     def check_diff(self, ctx: DiffContext) -> list[Finding]:
         return []
+
+    def unjudged(self, ctx: DiffContext) -> set[str]:
+        """Ids of head findings a failed head render makes unknown: those that go away when
+        every Kustomization failing in head (and each one missing because its declarer
+        failed) renders what it rendered in base. A failed provider is unknown, not gone: its
+        CRDs may still come first, so a consumer is not judged against a weaker one."""
+        stand_ins = _stand_ins(ctx)
+        if not stand_ins:
+            return set()
+        lint = ctx.head_lint
+        seen = {f.id for f in self.check_snapshot(lint)}
+        patched = Snapshot(ctx.head.renderer, {**ctx.head.results, **stand_ins})
+        known = LintContext(patched, sources=lint.sources, inventory=lint.preinstalled)
+        return seen - {f.id for f in self.check_snapshot(known)}
 
     def _classify(self, index: _Index, key: Key, group: str, kind: str) -> _Pair | None:
         """A fresh pair (its document sets are filled by the caller) or None."""
@@ -266,6 +285,20 @@ class CrdOrder:
             message=message,
             cause=cause,
         )
+
+
+def _stand_ins(ctx: DiffContext) -> dict[str, TargetResult]:
+    """Base renders standing in for the flux targets a failed head render hides: those
+    failing in head, and those gone from head because their declarer failed there."""
+    out: dict[str, TargetResult] = {}
+    for cluster, base in ctx.base_graphs.items():
+        head = ctx.head_graphs.get(cluster)
+        if head is None or not head.failed():
+            continue
+        for key, old in base.ok_results():
+            if hidden_by_failure(base, head, key) is not None:
+                out[old.name] = old
+    return out
 
 
 def _rendered(graph: ClusterGraph, key: Key) -> bool:

@@ -231,3 +231,25 @@ def test_crds_serve_only_the_applied_to_cluster_they_land_in() -> None:
     (f,) = RULE.check_snapshot(lint_ctx(fleet(remote)))
     assert f.id == "crd-order:hub:production/configs:production/infra"
     assert f.severity == "info" and "add dependsOn production/infra" in f.message
+
+
+def test_a_provider_failing_in_head_is_unknown_not_a_new_pairing() -> None:
+    """`crds` holds the CRD (config dependsOn it) and fails in head: config is not judged
+    against the installer harness would guess (a HelmRelease in `extra`), a finding the
+    change would seem to introduce."""
+    from harness.hazards import engine
+
+    def side(crds: Any) -> Any:
+        return snapshot(
+            flux("dev", ROOT, ks("crds"), ks("config", depends=["crds"]), ks("extra")),
+            crds,
+            flux("dev", "config", ISSUER),
+            flux("dev", "extra", helmrelease("cert-manager", "cert-manager")),
+        )
+
+    base = side(flux("dev", "crds", crd("cert-manager.io", "ClusterIssuer", "clusterissuers")))
+    head = side(flux("dev", "crds", error="kustomize: boom"))
+    assert RULE.check_snapshot(lint_ctx(base)) == []
+    assert "crd-order:dev:config:unseen:crds" in by_id(RULE.check_snapshot(lint_ctx(head)))
+    report = engine.diff(base, head, rules=[RULE])
+    assert [f.id for f in report.findings] == []
