@@ -140,11 +140,11 @@ class _Grouper:
         self.reported: set[tuple[str, DocId]] = set()  # relocations named on the removal side
         self.ids = ObjectIds(analysis)
 
-    def object_id(self, t: TargetChange, doc_id: DocId) -> DocId:
-        """The object a path target's copy is deployed as, when it is one (counts.ObjectIds),
-        so that the path copy and the Flux copy are one entry."""
-        found = self.ids.of(t.name, doc_id)
-        return found[0] if len(found) == 1 else doc_id
+    def object_ids(self, t: TargetChange, doc_id: DocId) -> tuple[DocId, ...]:
+        """The objects a path target's copy is deployed as (counts.ObjectIds), so that the
+        path copy and each Flux copy are one entry: a base two Kustomizations deploy into
+        two namespaces is listed under each of those two objects, never as a third."""
+        return self.ids.of(t.name, doc_id)
 
     def add(self, key: tuple[Any, ...], place: Place, **entry: Any) -> None:
         group = self.groups.get(key)
@@ -196,19 +196,19 @@ class _Grouper:
             real = self.counted(t, c.id, True)
         else:
             real = True
-        obj = self.object_id(t, c.id)
-        key = ("changed", obj, fields_key(c.fields), c.reformat_only, c.ignored_only, real)
-        self.add(
-            key,
-            self._place(t),
-            op="changed",
-            id=obj,
-            fields=c.fields,
-            change=c,
-            real=real,
-            reformat_only=c.reformat_only,
-            ignored_only=c.ignored_only,
-        )
+        for obj in self.object_ids(t, c.id):
+            key = ("changed", obj, fields_key(c.fields), c.reformat_only, c.ignored_only, real)
+            self.add(
+                key,
+                self._place(t),
+                op="changed",
+                id=obj,
+                fields=c.fields,
+                change=c,
+                real=real,
+                reformat_only=c.reformat_only,
+                ignored_only=c.ignored_only,
+            )
 
     def _removed(self, t: TargetChange, r: RemovedDoc) -> None:
         doc_id = r.doc.id
@@ -278,21 +278,21 @@ class _Grouper:
         copy: str = "",
         how: str = "",
     ) -> None:
-        obj = self.object_id(t, doc_id)
-        key = (op, obj, note, fields_key(fields), real, moved)
-        self.add(
-            key,
-            self._place(t),
-            op=op,
-            id=obj,
-            fields=fields,
-            change=change,
-            note=note,
-            real=real,
-            moved=moved,
-            copy=copy,
-            how=how,
-        )
+        for obj in self.object_ids(t, doc_id):
+            key = (op, obj, note, fields_key(fields), real, moved)
+            self.add(
+                key,
+                self._place(t),
+                op=op,
+                id=obj,
+                fields=fields,
+                change=change,
+                note=note,
+                real=real,
+                moved=moved,
+                copy=copy,
+                how=how,
+            )
 
 
 def _copies_note(copies: Sequence[Location], cluster: str | None) -> str:

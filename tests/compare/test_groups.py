@@ -5,7 +5,9 @@ from __future__ import annotations
 from harness.compare import gate
 from harness.compare.analyze import analyze
 from harness.compare.groups import Place, group, places_text, verdict_reasons
+from harness.core.model import Snapshot
 from tests.diffkit import cilium_split, cm, snapshot
+from tests.hazards import snap as hs
 
 SHARED = ("apps", "apps/web", "dev/flux-system/apps", "prod/flux-system/apps")
 
@@ -76,3 +78,49 @@ def test_places_name_helm_targets_and_format_names() -> None:
         Place("prod/media/whoami", "helm", "prod"),
     ]
     assert places_text(places, lambda n: f"`{n}`") == "`base`; helm dev, prod: `media/whoami`"
+
+
+def test_a_path_copy_deployed_twice_is_listed_under_each_deployed_object() -> None:
+    """deploy/apps' HelmRelease has no namespace; the production and staging Kustomizations
+    deploy it (through their overlays clusters/<env>/apps) as two objects. Two entries, each
+    with the shared base and its own overlay: never a third, never the other's overlay."""
+
+    def side(drift: str) -> Snapshot:
+        spec = {"chart": {"spec": {"chart": "podinfo"}}, "driftDetection": {"mode": drift}}
+        api = "helm.toolkit.fluxcd.io/v2"
+        envs = ("production", "staging")
+        return hs.snapshot(
+            hs.flux(
+                "hub",
+                "flux-system",
+                *(hs.ks("apps", f"./clusters/{env}/apps", namespace=env) for env in envs),
+            ),
+            hs.path("deploy/apps", hs.obj("HelmRelease", "podinfo", api=api, spec=spec)),
+            *(
+                hs.path(
+                    f"clusters/{env}/apps", hs.obj("HelmRelease", "podinfo", api=api, spec=spec)
+                )
+                for env in envs
+            ),
+            *(
+                hs.flux(
+                    "hub",
+                    "apps",
+                    hs.obj("HelmRelease", "podinfo", env, api, spec=spec),
+                    namespace=env,
+                )
+                for env in envs
+            ),
+        )
+
+    groups = _groups(side("disabled"), side("enabled"))
+    assert [(str(g.id), g.targets) for g in groups] == [
+        (
+            "helm.toolkit.fluxcd.io/HelmRelease/production/podinfo",
+            ("clusters/production/apps", "deploy/apps", "hub/production/apps"),
+        ),
+        (
+            "helm.toolkit.fluxcd.io/HelmRelease/staging/podinfo",
+            ("clusters/staging/apps", "deploy/apps", "hub/staging/apps"),
+        ),
+    ]
