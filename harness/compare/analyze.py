@@ -35,6 +35,7 @@ class Location:
     target: str
     change: DocChange
     paired: bool = False  # the identity arrived there (for a removal) / left there (an addition)
+    stayed: bool = False  # that target renders these very bytes on both sides (no change there)
 
     @property
     def identical(self) -> bool:
@@ -45,12 +46,20 @@ class Location:
         return self.change.same_content
 
 
+def _relocations(copies: tuple[Location, ...], strict: bool) -> tuple[Location, ...]:
+    """The copies that make a removal or addition a relocation (RemovedDoc, AddedDoc)."""
+    return tuple(c for c in copies if c.paired or not (strict or (c.stayed and not c.same_content)))
+
+
 @dataclass(frozen=True)
 class RemovedDoc:
     """A document gone from one target, with every target of its scope rendering it in head.
 
     `strict` (Flux targets: one cluster) makes only a copy that *arrived* (`paired`) a
-    relocation: a Kustomization that rendered it all along is no place it went to."""
+    relocation: a Kustomization that rendered it all along is no place it went to. Path
+    targets also take a copy that was there all along (a directory rendered through a new or
+    dropped aggregating one), unless that copy is unchanged and has other content: then it
+    is another variant (a second overlay), not where this one went."""
 
     doc: Document
     still_rendered_by: tuple[Location, ...] = ()
@@ -59,7 +68,7 @@ class RemovedDoc:
     @property
     def relocations(self) -> tuple[Location, ...]:
         """Where it went: the copies that explain the removal as a move."""
-        return tuple(loc for loc in self.still_rendered_by if loc.paired or not self.strict)
+        return _relocations(self.still_rendered_by, self.strict)
 
     @property
     def accounted(self) -> bool:
@@ -71,7 +80,8 @@ class AddedDoc:
     """A document new in one target, with every target of its scope that rendered it in base.
 
     `strict` (Flux targets): only a copy that *left* (`paired`) makes it a relocation; one
-    still rendered where it was makes this an addition where it now also appears."""
+    still rendered where it was makes this an addition where it now also appears (for a
+    path target: unless it has the same content, see RemovedDoc)."""
 
     doc: Document
     previously_rendered_by: tuple[Location, ...] = ()
@@ -80,7 +90,7 @@ class AddedDoc:
     @property
     def relocations(self) -> tuple[Location, ...]:
         """Where it came from: the copies that explain the addition as a move."""
-        return tuple(loc for loc in self.previously_rendered_by if loc.paired or not self.strict)
+        return _relocations(self.previously_rendered_by, self.strict)
 
     @property
     def accounted(self) -> bool:
@@ -268,6 +278,11 @@ class _Index:
         found = self.docs.get(scope, {}).get(doc_id, [])
         return [(name, doc) for name, doc in found if name != exclude]
 
+    def holds(self, scope: Scope, target: str, doc: Document) -> bool:
+        """Whether `target` renders these very bytes of `doc`'s identity on this side."""
+        found = self.docs.get(scope, {}).get(doc.id, [])
+        return any(name == target and d.sha256 == doc.sha256 for name, d in found)
+
 
 def analyze(
     base: Snapshot,
@@ -307,6 +322,7 @@ def analyze(
                         name,
                         differ.compare(doc, other, labels=labels),
                         doc.id not in base_ids.get(name, ()),
+                        base_index.holds(left, name, other),
                     )
                     for name, other in head_index.find(left, doc.id, t.name)
                 ),
@@ -322,6 +338,7 @@ def analyze(
                         name,
                         differ.compare(other, doc, labels=labels),
                         doc.id not in head_ids.get(name, ()),
+                        head_index.holds(came, name, other),
                     )
                     for name, other in base_index.find(came, doc.id, t.name)
                 ),

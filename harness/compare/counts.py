@@ -28,8 +28,9 @@ Stated in docs/json-schemas.md ("Counting"); every headline number is a field he
   `dev/flux-system/src` are one object. Where several Flux copies exist (a base deployed
   into two namespaces), a directory some Flux target builds as its `spec.path` is the copy
   of those targets only (an overlay of one cluster), any other the copy of each. `clusters`
-  counts applied-to clusters (flux/ksgraph.py): a spoke a `kubeConfig` names is one. A Flux Kustomization object changing in every
-  target rendering it is one Kustomization (`kustomizations_changed`).
+  counts applied-to clusters (flux/ksgraph.py): a spoke a `kubeConfig` names is one. A Flux
+  Kustomization object changing in every target rendering it is one Kustomization
+  (`kustomizations_changed`).
 """
 
 from __future__ import annotations

@@ -169,6 +169,7 @@ class _Grouper:
                 self._changed(t, c)
             for a in t.added:
                 self._added(t, a)
+        self._fold_path_copies()
         out = []
         for key in self.order:
             g = self.groups[key]
@@ -185,6 +186,27 @@ class _Grouper:
                 ),
             )
         )
+
+    def _fold_path_copies(self) -> None:
+        """A path-only entry of an object that a Flux or helm entry of the same change also
+        lists joins that entry: one object, one entry, whatever the path copy's own note
+        says (`also rendered by` another overlay) where the Flux copy's says `new`. Not a
+        relocation or move: that entry says where the object went."""
+        deployed: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        for key in self.order:
+            g = self.groups[key]
+            if any(p.kind != "path" for p in g["places"]):
+                deployed.setdefault((g["op"], g["id"], fields_key(g["fields"])), key)
+        for key in list(self.order):
+            g = self.groups[key]
+            if any(p.kind != "path" for p in g["places"]):
+                continue
+            into = deployed.get((g["op"], g["id"], fields_key(g["fields"])))
+            if into is None or g.get("moved") or self.groups[into].get("moved"):
+                continue  # a relocation or move says where it went: its own entry
+            self.groups[into]["places"].extend(g["places"])
+            self.order.remove(key)
+            del self.groups[key]
 
     def _place(self, t: TargetChange) -> Place:
         return Place(t.name, t.kind, t.cluster)

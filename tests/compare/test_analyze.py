@@ -154,3 +154,23 @@ def test_an_identity_leaving_one_spoke_for_another_is_no_move() -> None:
 def test_duplicates_are_per_applied_to_cluster() -> None:
     one = hub_spoke((ns("podinfo"),))
     assert analyze(one, one).duplicates == ()
+
+
+def test_a_new_overlay_beside_an_unchanged_one_is_an_addition_not_a_move() -> None:
+    """clusters/production/apps appears with its own value while clusters/staging/apps
+    renders its variant unchanged: nothing moved (flux2-hub-spoke-example 5dcfc42)."""
+    base = snapshot({"clusters/staging/apps": [cm("podinfo", host="podinfo.staging")]})
+    head = snapshot(
+        {
+            "clusters/staging/apps": [cm("podinfo", host="podinfo.staging")],
+            "clusters/production/apps": [cm("podinfo", host="podinfo.production")],
+        }
+    )
+    a = analyze(base, head)
+    (new,) = (t for t in a.targets if t.differs)
+    (added,) = new.added
+    assert added.relocations == () and [loc.stayed for loc in added.previously_rendered_by] == [
+        True
+    ]
+    tally = gate.judge(a).tally
+    assert (tally.added, tally.moved_with_changes) == (1, 0)

@@ -124,3 +124,33 @@ def test_a_path_copy_deployed_twice_is_listed_under_each_deployed_object() -> No
             ("clusters/staging/apps", "deploy/apps", "hub/staging/apps"),
         ),
     ]
+
+
+def test_a_new_overlay_and_its_flux_copy_are_one_entry() -> None:
+    """A production overlay appears beside the staging one (flux2-hub-spoke-example
+    5dcfc42): its path copy says `also rendered by clusters/staging/apps`, the Flux copy
+    `new`; one object, so one entry listing both."""
+    api = "helm.toolkit.fluxcd.io/v2"
+
+    def release(env: str, namespace: str = "") -> dict:  # type: ignore[type-arg]
+        return hs.obj("HelmRelease", "podinfo", namespace, api, spec={"values": {"host": env}})
+
+    def side(*envs: str) -> Snapshot:
+        return hs.snapshot(
+            hs.flux(
+                "hub",
+                "flux-system",
+                *(hs.ks("apps", f"./clusters/{env}/apps", namespace=env) for env in envs),
+            ),
+            *(hs.path(f"clusters/{env}/apps", release(env)) for env in envs),
+            *(hs.flux("hub", "apps", release(env, env), namespace=env) for env in envs),
+        )
+
+    groups = [g for g in _groups(side("staging"), side("staging", "production")) if g.op == "added"]
+    assert [(str(g.id), g.targets, g.note) for g in groups if "HelmRelease" in str(g.id)] == [
+        (
+            "helm.toolkit.fluxcd.io/HelmRelease/production/podinfo",
+            ("clusters/production/apps", "hub/production/apps"),
+            "new: no target rendered it before",
+        )
+    ]
