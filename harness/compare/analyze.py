@@ -10,6 +10,7 @@ leaving the production spoke's Kustomization is no move into the staging one's.
 
 from __future__ import annotations
 
+import posixpath
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from harness.compare.snapshots import Comparison, Status, compare
 from harness.core.config import Config
 from harness.core.errors import ConfigError
 from harness.core.model import DocId, Document, Snapshot, Target, TargetResult
-from harness.flux.ksgraph import Placement, placement
+from harness.flux.ksgraph import Placement, graphs, placement
 
 Side = Literal["base", "head"]
 Scope = tuple[str, str | None]  # (kind, applied-to cluster): targets rendering one object
@@ -248,6 +249,9 @@ class Analysis:
     preexisting: tuple[PreexistingError, ...] = ()
     not_judged: tuple[NotJudged, ...] = ()
     repairs: tuple[Repair, ...] = ()
+    # path targets a Flux target deploys on either side (`deployed_paths`): their copies
+    # are judged as those Flux targets' (path targets are a cluster only where none does)
+    deployed: frozenset[str] = frozenset()
 
     @property
     def differing(self) -> list[TargetChange]:
@@ -383,7 +387,35 @@ def analyze(
         preexisting=preexisting,
         not_judged=not_judged,
         repairs=repaired,
+        deployed=frozenset(
+            _deployed(base, {t.name for t in targets if t.kind == "path" and t.differs})
+            | _deployed(head, {t.name for t in targets if t.kind == "path" and t.differs})
+        ),
     )
+
+
+def _deployed(snapshot: Snapshot, wanted: set[str]) -> set[str]:
+    """The `wanted` path targets a Flux target of this side deploys: a directory some
+    Kustomization builds (its `spec.path`), or one whose every identity such a directory
+    renders too (a base it includes). Decided on repo-relative names, as both sides name
+    their targets alike."""
+    if not wanted:
+        return set()
+    built = {
+        posixpath.normpath(node.path)
+        for graph in graphs(snapshot).values()
+        for node in graph.nodes.values()
+        if node.path
+    }
+    paths = {n: r for n, r in snapshot.results.items() if r.target.kind == "path" and r.ok}
+    direct = {n: frozenset(d.id for d in paths[n].documents) for n in paths if n in built}
+    out = {n for n in wanted if n in direct}
+    for name in wanted - out:
+        result = paths.get(name)
+        ids = frozenset(d.id for d in result.documents) if result is not None else frozenset()
+        if ids and any(ids <= theirs for theirs in direct.values()):
+            out.add(name)
+    return out
 
 
 def _scope(target: Target, place: Placement) -> Scope:

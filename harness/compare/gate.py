@@ -231,13 +231,15 @@ class _Judge:
         self.moving = any(
             t.status in ("added", "removed") and t.name not in repaired for t in differing
         )
-        for t in differing:
+        # a path target a Flux target deploys is judged through that target's copy
+        judged = [t for t in differing if t.kind != "path" or t.name not in a.deployed]
+        for t in judged:
             for r in t.removed:
                 self._removed(t, r)
-        for t in differing:
+        for t in judged:
             for ad in t.added:
                 self._added(t, ad)
-        for t in differing:
+        for t in judged:
             for c in t.changed:
                 self._changed(t, c)
         for m in a.moves:

@@ -214,10 +214,8 @@ class _Grouper:
     def _changed(self, t: TargetChange, c: DocChange) -> None:
         if c.reformat_only or c.ignored_only:
             real = False
-        elif (c.id.group, c.id.kind) == FLUX_KS:
+        else:  # a Flux Kustomization's orchestration, a copy Flux deploys: the verdict says
             real = self.counted(t, c.id, True)
-        else:
-            real = True
         for obj in self.object_ids(t, c.id):
             key = ("changed", obj, fields_key(c.fields), c.reformat_only, c.ignored_only, real)
             self.add(

@@ -61,12 +61,14 @@ def test_every_difference_is_in_exactly_one_group() -> None:
     ]
     assert sorted(seen) == sorted(expected)
     real = {(g.op, str(g.id), g.targets) for g in groups if g.real}
-    assert ("changed", "ConfigMap/kube-system/hr", ("platform/cilium",)) in real
+    # the path copies are what dev deploys: the Flux move is the one real entry
+    assert real == {("removed", "ConfigMap/kube-system/hr", ("dev/flux-system/platform",))}
     ks = [g for g in groups if g.kustomization and g.op == "changed"]
     assert ks and not any(g.real for g in ks)  # prune/dependsOn: orchestration, not a change
     moved = [g for g in groups if g.moved and not g.real and g.op == "removed"]
     assert {(str(g.id), g.copy, g.how) for g in moved} == {
         ("ConfigMap/kube-system/ns", "platform/cilium", "identical"),
+        ("ConfigMap/kube-system/hr", "platform/cilium", "with changes"),  # judged via Flux
         ("ConfigMap/kube-system/ns", "flux-system/cilium", "pure ownership"),
     }
 
