@@ -212,10 +212,9 @@ class _Grouper:
         return Place(t.name, t.kind, t.cluster)
 
     def _changed(self, t: TargetChange, c: DocChange) -> None:
-        if c.reformat_only or c.ignored_only:
-            real = False
-        else:  # a Flux Kustomization's orchestration, a copy Flux deploys: the verdict says
-            real = self.counted(t, c.id, True)
+        # whether it counts (a Flux Kustomization's orchestration, a copy Flux deploys): the
+        # verdict's reasons say
+        real = not (c.reformat_only or c.ignored_only) and self.counted(t, c.id, True)
         for obj in self.object_ids(t, c.id):
             key = ("changed", obj, fields_key(c.fields), c.reformat_only, c.ignored_only, real)
             self.add(
