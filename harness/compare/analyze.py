@@ -394,11 +394,15 @@ def analyze(
     )
 
 
+def _below(name: str, directory: str) -> bool:
+    return directory == "." or name.startswith(directory + "/")
+
+
 def _deployed(snapshot: Snapshot, wanted: set[str]) -> set[str]:
     """The `wanted` path targets a Flux target of this side deploys: a directory some
-    Kustomization builds (its `spec.path`), or one whose every identity such a directory
-    renders too (a base it includes). Decided on repo-relative names, as both sides name
-    their targets alike."""
+    Kustomization builds (its `spec.path`), one below such a directory that has no
+    kustomization file, or one whose every identity a built directory renders too (a base
+    it includes). Decided on repo-relative names, as both sides name their targets alike."""
     if not wanted:
         return set()
     built = {
@@ -409,7 +413,10 @@ def _deployed(snapshot: Snapshot, wanted: set[str]) -> set[str]:
     }
     paths = {n: r for n, r in snapshot.results.items() if r.target.kind == "path" and r.ok}
     direct = {n: frozenset(d.id for d in paths[n].documents) for n in paths if n in built}
-    out = {n for n in wanted if n in direct}
+    # a built directory without a kustomization file (no path target): Flux's generated
+    # kustomization takes the directories below it that have one
+    generated = [d for d in built if d not in snapshot.results]
+    out = {n for n in wanted if n in direct or any(_below(n, d) for d in generated)}
     for name in wanted - out:
         result = paths.get(name)
         ids = frozenset(d.id for d in result.documents) if result is not None else frozenset()

@@ -311,3 +311,21 @@ def test_a_directory_flux_deploys_is_judged_through_the_flux_copy() -> None:
     assert [str(r) for r in v.reasons] == [
         "scratch: ConfigMap/default/c added (new: no target rendered it before)"
     ]
+
+
+def test_a_directory_below_a_generated_kustomization_is_deployed() -> None:
+    """clusters/prod has no kustomization.yaml: Flux generates one taking flux-system/ (d2-fleet
+    89d842c), so the path target clusters/prod/flux-system is what the root deploys."""
+    root = ks("flux-system", "./clusters/prod", owner="flux-system")
+
+    def side(v: str):  # type: ignore[no-untyped-def]
+        return snapshot(
+            {
+                "prod/flux-system/flux-system": [root, cm("flux", "flux-system", v=v)],
+                "clusters/prod/flux-system": [root, cm("flux", "flux-system", v=v)],
+            }
+        )
+
+    a, v = verdict_of(side("1"), side("2"))
+    assert a.deployed == {"clusters/prod/flux-system"}
+    assert [r.target for r in v.reasons] == ["prod/flux-system/flux-system"]
