@@ -10,10 +10,12 @@ leaving the production spoke's Kustomization is no move into the staging one's.
 
 from __future__ import annotations
 
+import os
 import posixpath
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from harness.compare import fieldpath
@@ -395,14 +397,15 @@ def analyze(
 
 
 def _below(name: str, directory: str) -> bool:
-    return directory == "." or name.startswith(directory + "/")
+    return name.startswith(directory + "/")
 
 
 def _deployed(snapshot: Snapshot, wanted: set[str]) -> set[str]:
     """The `wanted` path targets a Flux target of this side deploys: a directory some
-    Kustomization builds (its `spec.path`), one below such a directory that has no
-    kustomization file, or one whose every identity a built directory renders too (a base
-    it includes). Decided on repo-relative names, as both sides name their targets alike."""
+    Kustomization builds (its `spec.path`, or the directory a Flux target was built from),
+    one below such a directory that has no kustomization file, or one whose every identity a
+    built directory renders too (a base it includes). Decided on repo-relative names and on
+    the side's own directories, so both sides of a diff (and the goldens) group alike."""
     if not wanted:
         return set()
     built = {
@@ -412,11 +415,34 @@ def _deployed(snapshot: Snapshot, wanted: set[str]) -> set[str]:
         if node.path
     }
     paths = {n: r for n, r in snapshot.results.items() if r.target.kind == "path" and r.ok}
-    direct = {n: frozenset(d.id for d in paths[n].documents) for n in paths if n in built}
+    # the directories the Flux targets of this side were built from (a synthesised root has
+    # no spec.path to read: its target's directory says it), on the side's own paths
+    flux_dirs = {
+        r.target.path for r in snapshot.results.values() if r.target.kind == "flux" and r.ok
+    }
+    path_dirs = {r.target.path for r in paths.values()}
+    direct = {
+        n: frozenset(d.id for d in r.documents)
+        for n, r in paths.items()
+        if n in built or r.target.path in flux_dirs
+    }
     # a built directory without a kustomization file (no path target): Flux's generated
     # kustomization takes the directories below it that have one
-    generated = [d for d in built if d not in snapshot.results]
-    out = {n for n in wanted if n in direct or any(_below(n, d) for d in generated)}
+    # (never the tree's top: a build of the whole tree is no evidence about one directory)
+    generated = [d for d in built if d not in snapshot.results and d != "."]
+    top = Path(os.path.commonpath([str(d) for d in path_dirs])) if path_dirs else None
+    unlisted = [
+        d
+        for d in flux_dirs
+        if d not in path_dirs and not (top is not None and top.is_relative_to(d))
+    ]
+    out = {
+        n
+        for n in wanted
+        if n in direct
+        or any(_below(n, d) for d in generated)
+        or (n in paths and any(paths[n].target.path.is_relative_to(d) for d in unlisted))
+    }
     for name in wanted - out:
         result = paths.get(name)
         ids = frozenset(d.id for d in result.documents) if result is not None else frozenset()

@@ -329,3 +329,27 @@ def test_a_directory_below_a_generated_kustomization_is_deployed() -> None:
     a, v = verdict_of(side("1"), side("2"))
     assert a.deployed == {"clusters/prod/flux-system"}
     assert [r.target for r in v.reasons] == ["prod/flux-system/flux-system"]
+
+
+def test_a_synthesised_root_deploys_what_is_below_its_directory() -> None:
+    """A FluxInstance root has no Kustomization document to read a spec.path from; its
+    target's directory (clusters/prod, no kustomization file) says what it builds."""
+    from dataclasses import replace
+
+    def side(v: str):  # type: ignore[no-untyped-def]
+        snap = snapshot(
+            {
+                "prod/flux-system/flux-system": [cm("flux", "flux-system", v=v)],
+                "clusters/prod/flux-system": [cm("flux", "flux-system", v=v)],
+                "apps": [cm("other")],
+            }
+        )
+        root = snap.results["prod/flux-system/flux-system"]
+        moved = replace(
+            root, target=replace(root.target, path=root.target.path.parents[2] / "clusters/prod")
+        )
+        return replace(snap, results={**snap.results, moved.name: moved})
+
+    a, v = verdict_of(side("1"), side("2"))
+    assert a.deployed == {"clusters/prod/flux-system"}
+    assert [r.target for r in v.reasons] == ["prod/flux-system/flux-system"]
