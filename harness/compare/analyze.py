@@ -3,14 +3,19 @@ removed or added document went or came from, Flux ownership moves, duplicate own
 
 `snapshots.py` says what differs per target by identity and sha256; this module explains it
 across targets. Path targets are traced against path targets, Flux targets against the Flux
-targets of the same cluster: only those render the same thing.
+targets of the same applied-to cluster (flux/ksgraph.py: the cluster itself, or the remote a
+`spec.kubeConfig` names): only those render the same thing into one cluster, so a Namespace
+leaving the production spoke's Kustomization is no move into the staging one's.
 """
 
 from __future__ import annotations
 
+import os
+import posixpath
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from harness.compare import fieldpath
@@ -19,10 +24,11 @@ from harness.compare.fieldpath import FieldPattern
 from harness.compare.snapshots import Comparison, Status, compare
 from harness.core.config import Config
 from harness.core.errors import ConfigError
-from harness.core.model import DocId, Document, Snapshot, TargetResult
+from harness.core.model import DocId, Document, Snapshot, Target, TargetResult
+from harness.flux.ksgraph import Placement, graphs, placement
 
 Side = Literal["base", "head"]
-Scope = tuple[str, str | None]  # (kind, cluster): targets that can render the same object
+Scope = tuple[str, str | None]  # (kind, applied-to cluster): targets rendering one object
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,7 @@ class Location:
     target: str
     change: DocChange
     paired: bool = False  # the identity arrived there (for a removal) / left there (an addition)
+    stayed: bool = False  # that target renders these very bytes on both sides (no change there)
 
     @property
     def identical(self) -> bool:
@@ -42,12 +49,20 @@ class Location:
         return self.change.same_content
 
 
+def _relocations(copies: tuple[Location, ...], strict: bool) -> tuple[Location, ...]:
+    """The copies that make a removal or addition a relocation (RemovedDoc, AddedDoc)."""
+    return tuple(c for c in copies if c.paired or not (strict or (c.stayed and not c.same_content)))
+
+
 @dataclass(frozen=True)
 class RemovedDoc:
     """A document gone from one target, with every target of its scope rendering it in head.
 
     `strict` (Flux targets: one cluster) makes only a copy that *arrived* (`paired`) a
-    relocation: a Kustomization that rendered it all along is no place it went to."""
+    relocation: a Kustomization that rendered it all along is no place it went to. Path
+    targets also take a copy that was there all along (a directory rendered through a new or
+    dropped aggregating one), unless that copy is unchanged and has other content: then it
+    is another variant (a second overlay), not where this one went."""
 
     doc: Document
     still_rendered_by: tuple[Location, ...] = ()
@@ -56,7 +71,7 @@ class RemovedDoc:
     @property
     def relocations(self) -> tuple[Location, ...]:
         """Where it went: the copies that explain the removal as a move."""
-        return tuple(loc for loc in self.still_rendered_by if loc.paired or not self.strict)
+        return _relocations(self.still_rendered_by, self.strict)
 
     @property
     def accounted(self) -> bool:
@@ -68,7 +83,8 @@ class AddedDoc:
     """A document new in one target, with every target of its scope that rendered it in base.
 
     `strict` (Flux targets): only a copy that *left* (`paired`) makes it a relocation; one
-    still rendered where it was makes this an addition where it now also appears."""
+    still rendered where it was makes this an addition where it now also appears (for a
+    path target: unless it has the same content, see RemovedDoc)."""
 
     doc: Document
     previously_rendered_by: tuple[Location, ...] = ()
@@ -77,7 +93,7 @@ class AddedDoc:
     @property
     def relocations(self) -> tuple[Location, ...]:
         """Where it came from: the copies that explain the addition as a move."""
-        return tuple(loc for loc in self.previously_rendered_by if loc.paired or not self.strict)
+        return _relocations(self.previously_rendered_by, self.strict)
 
     @property
     def accounted(self) -> bool:
@@ -98,6 +114,12 @@ class TargetChange:
     removed: tuple[RemovedDoc, ...] = ()
     changed: tuple[DocChange, ...] = ()
     unchanged: int = 0
+    applied_to: str | None = None  # the applied-to cluster (ksgraph); None: the cluster
+
+    @property
+    def where(self) -> str | None:
+        """The cluster its objects land in: the applied-to cluster, else the cluster."""
+        return self.applied_to or self.cluster
 
     @property
     def differs(self) -> bool:
@@ -113,6 +135,11 @@ class Move:
     source: str
     dest: str
     change: DocChange
+    applied_to: str | None = None  # the remote it moved within (ksgraph), None: the cluster
+
+    @property
+    def where(self) -> str | None:
+        return self.applied_to or self.cluster
 
     @property
     def identical(self) -> bool:
@@ -131,6 +158,11 @@ class Duplicate:
     cluster: str | None
     targets: tuple[str, ...]
     in_base: bool
+    applied_to: str | None = None  # the remote it is rendered twice into, None: the cluster
+
+    @property
+    def where(self) -> str | None:
+        return self.applied_to or self.cluster
 
 
 @dataclass(frozen=True)
@@ -219,6 +251,9 @@ class Analysis:
     preexisting: tuple[PreexistingError, ...] = ()
     not_judged: tuple[NotJudged, ...] = ()
     repairs: tuple[Repair, ...] = ()
+    # path targets a Flux target deploys on either side (`deployed_paths`): their copies
+    # are judged as those Flux targets' (path targets are a cluster only where none does)
+    deployed: frozenset[str] = frozenset()
 
     @property
     def differing(self) -> list[TargetChange]:
@@ -234,20 +269,25 @@ class Analysis:
 class _Index:
     """identity -> [(target, document)] per scope, for one side."""
 
-    def __init__(self, results: Iterable[TargetResult]) -> None:
+    def __init__(self, results: Iterable[TargetResult], place: Placement) -> None:
         self.docs: dict[Scope, dict[DocId, list[tuple[str, Document]]]] = defaultdict(
             lambda: defaultdict(list)
         )
         for result in results:
             if not result.ok:
                 continue
-            scope = (result.target.kind, result.target.cluster)
+            scope = _scope(result.target, place)
             for doc in result.documents:
                 self.docs[scope][doc.id].append((result.name, doc))
 
     def find(self, scope: Scope, doc_id: DocId, exclude: str) -> list[tuple[str, Document]]:
         found = self.docs.get(scope, {}).get(doc_id, [])
         return [(name, doc) for name, doc in found if name != exclude]
+
+    def holds(self, scope: Scope, target: str, doc: Document) -> bool:
+        """Whether `target` renders these very bytes of `doc`'s identity on this side."""
+        found = self.docs.get(scope, {}).get(doc.id, [])
+        return any(name == target and d.sha256 == doc.sha256 for name, d in found)
 
 
 def analyze(
@@ -271,11 +311,15 @@ def analyze(
     not_judged = unreachable_charts(base, head, same_inputs)
     set_aside = {t for n in not_judged for t in n.targets}
     preexisting = preexisting_errors(base, head, set(same_inputs) - set_aside)
-    base_index, head_index = _Index(base.results.values()), _Index(head.results.values())
+    base_place, head_place = placement(base), placement(head)
+    base_index = _Index(base.results.values(), base_place)
+    head_index = _Index(head.results.values(), head_place)
     base_ids, head_ids = _ids(base), _ids(head)
     targets: list[TargetChange] = []
     for t in comparison.targets:
-        scope: Scope = (t.kind, t.cluster)
+        before, after = base.results.get(t.name), head.results.get(t.name)
+        left = _scope(before.target, base_place) if before else (t.kind, t.cluster)
+        came = _scope(after.target, head_place) if after else left
         removed = tuple(
             RemovedDoc(
                 doc,
@@ -284,8 +328,9 @@ def analyze(
                         name,
                         differ.compare(doc, other, labels=labels),
                         doc.id not in base_ids.get(name, ()),
+                        base_index.holds(left, name, other),
                     )
-                    for name, other in head_index.find(scope, doc.id, t.name)
+                    for name, other in head_index.find(left, doc.id, t.name)
                 ),
                 strict=t.kind == "flux",
             )
@@ -299,8 +344,9 @@ def analyze(
                         name,
                         differ.compare(other, doc, labels=labels),
                         doc.id not in head_ids.get(name, ()),
+                        head_index.holds(came, name, other),
                     )
-                    for name, other in base_index.find(scope, doc.id, t.name)
+                    for name, other in base_index.find(came, doc.id, t.name)
                 ),
                 strict=t.kind == "flux",
             )
@@ -319,6 +365,7 @@ def analyze(
                 removed=removed,
                 changed=changed,
                 unchanged=t.unchanged,
+                applied_to=came[1] if came[1] != t.cluster else None,
             )
         )
     repaired = tuple(  # decided once, by compare_target
@@ -337,12 +384,78 @@ def analyze(
         head=head,
         targets=tuple(targets),
         moves=_moves(targets, differ, labels),
-        duplicates=_duplicates(base, head),
+        duplicates=_duplicates(base, head, base_place, head_place),
         errors=_errors(base, head, not_errors),
         preexisting=preexisting,
         not_judged=not_judged,
         repairs=repaired,
+        deployed=frozenset(
+            _deployed(base, {t.name for t in targets if t.kind == "path" and t.differs})
+            | _deployed(head, {t.name for t in targets if t.kind == "path" and t.differs})
+        ),
     )
+
+
+def _below(name: str, directory: str) -> bool:
+    return name.startswith(directory + "/")
+
+
+def _deployed(snapshot: Snapshot, wanted: set[str]) -> set[str]:
+    """The `wanted` path targets a Flux target of this side deploys: a directory some
+    Kustomization builds (its `spec.path`, or the directory a Flux target was built from),
+    one below such a directory that has no kustomization file, or one whose every identity a
+    built directory renders too (a base it includes). Decided on repo-relative names and on
+    the side's own directories, so both sides of a diff (and the goldens) group alike."""
+    if not wanted:
+        return set()
+    built = {
+        posixpath.normpath(node.path)
+        for graph in graphs(snapshot).values()
+        for node in graph.nodes.values()
+        if node.path
+    }
+    paths = {n: r for n, r in snapshot.results.items() if r.target.kind == "path" and r.ok}
+    # the directories the Flux targets of this side were built from (a synthesised root has
+    # no spec.path to read: its target's directory says it), on the side's own paths
+    flux_dirs = {
+        r.target.path for r in snapshot.results.values() if r.target.kind == "flux" and r.ok
+    }
+    path_dirs = {r.target.path for r in paths.values()}
+    direct = {
+        n: frozenset(d.id for d in r.documents)
+        for n, r in paths.items()
+        if n in built or r.target.path in flux_dirs
+    }
+    # a built directory without a kustomization file (no path target): Flux's generated
+    # kustomization takes the directories below it that have one
+    # (never the tree's top: a build of the whole tree is no evidence about one directory)
+    generated = [d for d in built if d not in snapshot.results and d != "."]
+    top = Path(os.path.commonpath([str(d) for d in path_dirs])) if path_dirs else None
+    unlisted = [
+        d
+        for d in flux_dirs
+        if d not in path_dirs and not (top is not None and top.is_relative_to(d))
+    ]
+    out = {
+        n
+        for n in wanted
+        if n in direct
+        or any(_below(n, d) for d in generated)
+        or (n in paths and any(paths[n].target.path.is_relative_to(d) for d in unlisted))
+    }
+    for name in wanted - out:
+        result = paths.get(name)
+        ids = frozenset(d.id for d in result.documents) if result is not None else frozenset()
+        if ids and any(ids <= theirs for theirs in direct.values()):
+            out.add(name)
+    return out
+
+
+def _scope(target: Target, place: Placement) -> Scope:
+    """(kind, applied-to cluster) of a target; a path target's cluster is None."""
+    if target.kind == "path":
+        return (target.kind, target.cluster)
+    return (target.kind, place.of(target))
 
 
 def _ids(snapshot: Snapshot) -> dict[str, frozenset[DocId]]:
@@ -399,36 +512,56 @@ def _moves(
         if t.kind != "flux" or not t.differs:
             continue
         for r in t.removed:
-            left[(t.cluster, r.doc.id)].append((t.name, r.doc))
+            left[(t.where, r.doc.id)].append((t.name, r.doc))
         for a in t.added:
-            arrived[(t.cluster, a.doc.id)].append((t.name, a.doc))
+            arrived[(t.where, a.doc.id)].append((t.name, a.doc))
+    cluster_of = {t.name: t.cluster for t in targets}
     moves = [
-        Move(doc_id, cluster, src, dst, differ.compare(old, new, labels=labels))
-        for (cluster, doc_id), sources in left.items()
+        Move(
+            doc_id,
+            cluster_of[src],
+            src,
+            dst,
+            differ.compare(old, new, labels=labels),
+            where if where != cluster_of[src] else None,
+        )
+        for (where, doc_id), sources in left.items()
         for src, old in sources
-        for dst, new in arrived.get((cluster, doc_id), [])
+        for dst, new in arrived.get((where, doc_id), [])
         if src != dst
     ]
     return tuple(sorted(moves, key=lambda m: (m.cluster or "", m.source, m.dest, m.id)))
 
 
-def _owners(snapshot: Snapshot) -> dict[tuple[str | None, DocId], set[str]]:
-    owners: dict[tuple[str | None, DocId], set[str]] = defaultdict(set)
+def _owners(
+    snapshot: Snapshot, place: Placement
+) -> dict[tuple[str | None, str | None, DocId], set[str]]:
+    """(cluster, applied-to cluster, identity) -> the flux targets rendering it."""
+    owners: dict[tuple[str | None, str | None, DocId], set[str]] = defaultdict(set)
     for result in snapshot.results.values():
         if result.ok and result.target.kind == "flux":
+            where = place.of(result.target)
             for doc in result.documents:
-                owners[(result.target.cluster, doc.id)].add(result.name)
+                owners[(result.target.cluster, where, doc.id)].add(result.name)
     return owners
 
 
-def _duplicates(base: Snapshot, head: Snapshot) -> tuple[Duplicate, ...]:
-    before = _owners(base)
+def _duplicates(
+    base: Snapshot, head: Snapshot, base_place: Placement, head_place: Placement
+) -> tuple[Duplicate, ...]:
+    before = _owners(base, base_place)
     out = [
-        Duplicate(doc_id, cluster, tuple(sorted(names)), len(before.get((cluster, doc_id), ())) > 1)
-        for (cluster, doc_id), names in _owners(head).items()
+        Duplicate(
+            doc_id,
+            cluster,
+            tuple(sorted(names)),
+            len(before.get((cluster, where, doc_id), ())) > 1,
+            where if where != cluster else None,
+        )
+        for (cluster, where, doc_id), names in _owners(head, head_place).items()
         if len(names) > 1
     ]
-    return tuple(sorted(out, key=lambda d: (d.cluster or "", d.id)))
+    return tuple(sorted(out, key=lambda d: (d.cluster or "", d.applied_to or "", d.id)))
 
 
 def _errors(

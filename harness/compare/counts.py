@@ -25,12 +25,17 @@ Stated in docs/json-schemas.md ("Counting"); every headline number is a field he
   is the Flux copy it is deployed as (`ObjectIds`): kustomize leaves a namespaced object
   without a namespace where the directory sets none, Flux gives it one (`targetNamespace`),
   so `OCIRepository/podinfo` of `apps/src` and `OCIRepository/flux-system/podinfo` of
-  `dev/flux-system/src` are one object. A Flux Kustomization object changing in every
-  target rendering it is one Kustomization (`kustomizations_changed`).
+  `dev/flux-system/src` are one object. Where several Flux copies exist (a base deployed
+  into two namespaces), a directory some Flux target builds as its `spec.path` is the copy
+  of those targets only (an overlay of one cluster), any other the copy of each. `clusters`
+  counts applied-to clusters (flux/ksgraph.py): a spoke a `kubeConfig` names is one. A Flux
+  Kustomization object changing in every target rendering it is one Kustomization
+  (`kustomizations_changed`).
 """
 
 from __future__ import annotations
 
+import posixpath
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
@@ -38,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.compare.analyze import Analysis, TargetChange
 from harness.core.model import DocId
+from harness.flux.ksgraph import graphs
 
 if TYPE_CHECKING:  # annotations only: `check` prints without loading the diff gate
     from harness.compare.gate import Verdict
@@ -95,19 +101,32 @@ class ObjectIds:
     def __init__(self, analysis: Analysis) -> None:
         self.kind = {t.name: t.kind for t in analysis.targets}
         self.ids: dict[tuple[str, str], DocId] = {}
-        self.deployed: dict[tuple[str, str, str], set[DocId]] = defaultdict(set)
+        self.deployed: dict[tuple[str, str, str], set[tuple[DocId, str]]] = defaultdict(set)
         for t in analysis.targets:
             for doc_id in _change_ids(t):
                 self.ids[(t.name, str(doc_id))] = doc_id
                 if t.kind != "path" and doc_id.namespace:
-                    self.deployed[(doc_id.group, doc_id.kind, doc_id.name)].add(doc_id)
+                    self.deployed[(doc_id.group, doc_id.kind, doc_id.name)].add((doc_id, t.name))
+        # path target name -> the flux targets whose spec.path is that directory
+        self.builds: dict[str, set[str]] = defaultdict(set)
+        if any(kind == "path" for kind in self.kind.values()):
+            for side in (analysis.base, analysis.head):
+                for graph in graphs(side).values():
+                    for node in graph.nodes.values():
+                        if node.path:
+                            self.builds[posixpath.normpath(node.path)].add(node.target)
 
     def of(self, target: str, doc_id: DocId) -> tuple[DocId, ...]:
-        """The objects this target's document is (one, unless a base is deployed twice)."""
+        """The objects this target's document is (one, unless a base is deployed twice):
+        the copies of the Flux targets building this very directory when some hold it (a
+        cluster's overlay is its own cluster's object), else every deployed copy (a shared
+        base)."""
         if self.kind.get(target) == "path" and not doc_id.namespace:
             found = self.deployed.get((doc_id.group, doc_id.kind, doc_id.name))
             if found:
-                return tuple(sorted(found))
+                builds = self.builds.get(target, set())
+                mine = {i for i, name in found if name in builds}
+                return tuple(sorted(mine or {i for i, _n in found}))
         return (doc_id,)
 
     def named(self, target: str, doc_id: str) -> tuple[str, ...]:
@@ -138,7 +157,7 @@ def count(analysis: Analysis, verdict: Verdict) -> Counts:
         }
 
     by_counter = {counter: len(objects((counter,))) for counter in DOCUMENT_COUNTERS}
-    cluster_of = {t.name: t.cluster for t in targets}
+    cluster_of = {t.name: t.where for t in targets}  # a remote (kubeConfig) is a cluster
     clusters = {cluster_of.get(r.target or "") for r in documents} - {None}
     changed = sum(1 for t in targets if t.differs)
     unchanged = sum(1 for t in targets if t.status == "match")

@@ -10,7 +10,9 @@ simply did not look.
 A file is covered when a rendered target reads it: it is in the input closure of a path or
 Flux target that rendered (render/closure.py, the same walk the render cache keys on; for a
 Flux target taken with the kustomization Flux generates, so files read only through
-`spec.components` or the patches of those components count, as in compare/inputs.py), under
+`spec.components` or the patches of those components count, as in compare/inputs.py; for a
+build from an ExternalArtifact, the repo files its tree's copies came from, as the render
+recorded them: `TargetResult.reads`), under
 the directory of a Flux target without a kustomization file (Flux's generated
 kustomization takes every manifest below it), or in the directory of a chart a `helm`
 target rendered from the repo. Only files that can be manifests count: YAML and JSON, and
@@ -175,6 +177,9 @@ def _covered(
             chart = _repo_chart(target.helm.source if target.helm else "")
             if chart is not None:
                 yield set(), [chart]
+            continue
+        if result.reads:  # built from an ExternalArtifact: the repo files its copies are
+            yield {os.path.relpath(p, root) for p in result.reads}, []
             continue
         directory = Path(os.path.abspath(target.path))
         try:

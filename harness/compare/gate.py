@@ -231,20 +231,22 @@ class _Judge:
         self.moving = any(
             t.status in ("added", "removed") and t.name not in repaired for t in differing
         )
-        for t in differing:
+        # a path target a Flux target deploys is judged through that target's copy
+        judged = [t for t in differing if t.kind != "path" or t.name not in a.deployed]
+        for t in judged:
             for r in t.removed:
                 self._removed(t, r)
-        for t in differing:
+        for t in judged:
             for ad in t.added:
                 self._added(t, ad)
-        for t in differing:
+        for t in judged:
             for c in t.changed:
                 self._changed(t, c)
         for m in a.moves:
             self._move(m)
         for d in a.duplicates:
             if not d.in_base:
-                where = f"{d.cluster}: " if d.cluster else ""
+                where = f"{d.where}: " if d.where else ""
                 self.real(
                     "duplicates",
                     f"{where}{d.id} is rendered by {len(d.targets)} Flux Kustomizations "
@@ -419,7 +421,7 @@ class _Judge:
         if is_flux_kustomization(m.id):
             self._flux_ks_changed(m.change, m.dest, move=True)
         elif not m.change.same_content:
-            where = f"{m.cluster}: " if m.cluster else ""
+            where = f"{m.where}: " if m.where else ""
             self.real(
                 "moved_with_changes",
                 f"{where}{m.id} moved {_short(m.source)} -> {_short(m.dest)} with changes: "
@@ -585,7 +587,7 @@ def move_groups(analysis: Analysis) -> tuple[MoveGroup, ...]:
 
     flux_moves = [m for m in analysis.moves if not is_flux_kustomization(m.id)]
     for m in flux_moves:
-        add(_short(m.source), _short(m.dest), m.id, m.cluster, m.identical)
+        add(_short(m.source), _short(m.dest), m.id, m.where, m.identical)
     level: Literal["flux", "path"] = "flux"
     if not flux_moves:
         level = "path"

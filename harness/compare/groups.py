@@ -140,11 +140,11 @@ class _Grouper:
         self.reported: set[tuple[str, DocId]] = set()  # relocations named on the removal side
         self.ids = ObjectIds(analysis)
 
-    def object_id(self, t: TargetChange, doc_id: DocId) -> DocId:
-        """The object a path target's copy is deployed as, when it is one (counts.ObjectIds),
-        so that the path copy and the Flux copy are one entry."""
-        found = self.ids.of(t.name, doc_id)
-        return found[0] if len(found) == 1 else doc_id
+    def object_ids(self, t: TargetChange, doc_id: DocId) -> tuple[DocId, ...]:
+        """The objects a path target's copy is deployed as (counts.ObjectIds), so that the
+        path copy and each Flux copy are one entry: a base two Kustomizations deploy into
+        two namespaces is listed under each of those two objects, never as a third."""
+        return self.ids.of(t.name, doc_id)
 
     def add(self, key: tuple[Any, ...], place: Place, **entry: Any) -> None:
         group = self.groups.get(key)
@@ -169,6 +169,7 @@ class _Grouper:
                 self._changed(t, c)
             for a in t.added:
                 self._added(t, a)
+        self._fold_path_copies()
         out = []
         for key in self.order:
             g = self.groups[key]
@@ -186,29 +187,47 @@ class _Grouper:
             )
         )
 
+    def _fold_path_copies(self) -> None:
+        """A path-only entry of an object that a Flux or helm entry of the same change also
+        lists joins that entry: one object, one entry, whatever the path copy's own note
+        says (`also rendered by` another overlay) where the Flux copy's says `new`. Not a
+        relocation or move: that entry says where the object went."""
+        deployed: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        for key in self.order:
+            g = self.groups[key]
+            if any(p.kind != "path" for p in g["places"]):
+                deployed.setdefault((g["op"], g["id"], fields_key(g["fields"])), key)
+        for key in list(self.order):
+            g = self.groups[key]
+            if any(p.kind != "path" for p in g["places"]):
+                continue
+            into = deployed.get((g["op"], g["id"], fields_key(g["fields"])))
+            if into is None or g.get("moved") or self.groups[into].get("moved"):
+                continue  # a relocation or move says where it went: its own entry
+            self.groups[into]["places"].extend(g["places"])
+            self.order.remove(key)
+            del self.groups[key]
+
     def _place(self, t: TargetChange) -> Place:
         return Place(t.name, t.kind, t.cluster)
 
     def _changed(self, t: TargetChange, c: DocChange) -> None:
-        if c.reformat_only or c.ignored_only:
-            real = False
-        elif (c.id.group, c.id.kind) == FLUX_KS:
-            real = self.counted(t, c.id, True)
-        else:
-            real = True
-        obj = self.object_id(t, c.id)
-        key = ("changed", obj, fields_key(c.fields), c.reformat_only, c.ignored_only, real)
-        self.add(
-            key,
-            self._place(t),
-            op="changed",
-            id=obj,
-            fields=c.fields,
-            change=c,
-            real=real,
-            reformat_only=c.reformat_only,
-            ignored_only=c.ignored_only,
-        )
+        # whether it counts (a Flux Kustomization's orchestration, a copy Flux deploys): the
+        # verdict's reasons say
+        real = not (c.reformat_only or c.ignored_only) and self.counted(t, c.id, True)
+        for obj in self.object_ids(t, c.id):
+            key = ("changed", obj, fields_key(c.fields), c.reformat_only, c.ignored_only, real)
+            self.add(
+                key,
+                self._place(t),
+                op="changed",
+                id=obj,
+                fields=c.fields,
+                change=c,
+                real=real,
+                reformat_only=c.reformat_only,
+                ignored_only=c.ignored_only,
+            )
 
     def _removed(self, t: TargetChange, r: RemovedDoc) -> None:
         doc_id = r.doc.id
@@ -278,21 +297,21 @@ class _Grouper:
         copy: str = "",
         how: str = "",
     ) -> None:
-        obj = self.object_id(t, doc_id)
-        key = (op, obj, note, fields_key(fields), real, moved)
-        self.add(
-            key,
-            self._place(t),
-            op=op,
-            id=obj,
-            fields=fields,
-            change=change,
-            note=note,
-            real=real,
-            moved=moved,
-            copy=copy,
-            how=how,
-        )
+        for obj in self.object_ids(t, doc_id):
+            key = (op, obj, note, fields_key(fields), real, moved)
+            self.add(
+                key,
+                self._place(t),
+                op=op,
+                id=obj,
+                fields=fields,
+                change=change,
+                note=note,
+                real=real,
+                moved=moved,
+                copy=copy,
+                how=how,
+            )
 
 
 def _copies_note(copies: Sequence[Location], cluster: str | None) -> str:

@@ -101,6 +101,9 @@ class TargetResult:
     error: str | None = None
     duplicates: tuple[DocId, ...] = ()
     notes: tuple[str, ...] = ()
+    # repo files a build from an ExternalArtifact read, mapped back from the artifact's
+    # copies (absolute paths): what coverage counts as read (never stored in goldens)
+    reads: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

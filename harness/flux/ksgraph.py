@@ -12,6 +12,17 @@ The HelmReleases those Kustomizations render are part of the graph too (`release
 with the Kustomizations rendering it and its `spec.dependsOn` (other HelmReleases of the
 cluster, `namespace` defaulting to the HelmRelease's own), which helm-controller waits for
 before it installs or upgrades the release.
+
+Where objects land is a cluster of its own, the *applied-to cluster*: a Kustomization with
+`spec.kubeConfig` applies (and prunes) in the remote cluster its Secret or ConfigMap names,
+in the Kustomization's own namespace of the cluster Flux runs in, so `cluster-kubeconfig` of
+`production` and of `staging` are two remotes. It is named `<cluster> -> Secret/<namespace>/
+<name>` (`ConfigMap/...` for `configMapRef`, `:<key>` for a non-default `secretRef.key`). A
+Kustomization without one applies where the Kustomization object itself was applied: the
+applied-to cluster of the one declaring it (the bootstrap root: the cluster itself). A
+HelmRelease's chart lands where its own `spec.kubeConfig` says, else where the HelmRelease
+is. The Kustomization graph (dependsOn) stays one per cluster, since every Kustomization
+object lives there; what each one renders is indexed per applied-to cluster (`within`).
 """
 
 from __future__ import annotations
@@ -20,8 +31,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.core import parsed, yamlload
-from harness.core.model import DocId, Document, Snapshot, TargetResult
+from harness.core import memo, parsed, yamlload
+from harness.core.model import DocId, Document, Snapshot, Target, TargetResult
 from harness.flux.api import PostBuild, parse_kustomization
 from harness.flux.spec import SpecError
 
@@ -69,6 +80,40 @@ def prune_protected(obj: Mapping[str, Any]) -> str | None:
     return None
 
 
+@dataclass(frozen=True, order=True)
+class KubeConfigRef:
+    """`spec.kubeConfig` of a Kustomization or HelmRelease: the Secret (or, for workload
+    identity, the ConfigMap) in the object's own namespace that names the remote cluster."""
+
+    kind: str  # "Secret" or "ConfigMap"
+    namespace: str
+    name: str
+    key: str = ""  # a secretRef key other than the defaults (`value`, `value.yaml`)
+
+    def remote(self, cluster: str) -> str:
+        """The applied-to cluster's name: `hub -> Secret/production/cluster-kubeconfig`."""
+        key = f":{self.key}" if self.key else ""
+        return f"{cluster} -> {self.kind}/{self.namespace}/{self.name}{key}"
+
+
+def kube_config(spec: Any, namespace: str) -> KubeConfigRef | None:
+    """The `spec.kubeConfig` reference of an object in `namespace`, or None (unset, or no
+    usable name: Flux's admission refuses one without a reference)."""
+    ref = spec.get("kubeConfig") if isinstance(spec, dict) else None
+    if not isinstance(ref, dict):
+        return None
+    for field_name, kind in (("secretRef", "Secret"), ("configMapRef", "ConfigMap")):
+        item = ref.get(field_name)
+        if not isinstance(item, dict):
+            continue
+        name = item.get("name")
+        if isinstance(name, str) and name:
+            key = item.get("key") if kind == "Secret" else None
+            key = key if isinstance(key, str) and key not in ("", "value", "value.yaml") else ""
+            return KubeConfigRef(kind, namespace, name, key)
+    return None
+
+
 def display(key: Key) -> str:
     """How findings name a Kustomization: `name`, or `namespace/name` outside flux-system."""
     namespace, name = key
@@ -95,6 +140,7 @@ class KsNode:
     patches: tuple[str, ...] = ()
     declared_by: str | None = None
     spec_error: str | None = None
+    kube_config: KubeConfigRef | None = None
 
     @property
     def key(self) -> Key:
@@ -114,6 +160,7 @@ class ReleaseNode:
     name: str
     owners: tuple[Key, ...]  # the Kustomizations rendering it
     depends_on: tuple[Key, ...] = ()
+    applied_to: str = ""  # the applied-to cluster its chart's objects land in
 
     @property
     def key(self) -> Key:
@@ -133,6 +180,31 @@ class ClusterGraph:
     results: Mapping[Key, TargetResult]
     index: Mapping[DocId, tuple[tuple[Key, Document], ...]] = field(default_factory=dict)
     releases: Mapping[Key, ReleaseNode] = field(default_factory=dict)
+    # each Kustomization's applied-to cluster (absent: the cluster itself)
+    applied: Mapping[Key, str] = field(default_factory=dict)
+    # `index` split by applied-to cluster
+    indexes: Mapping[str, Mapping[DocId, tuple[tuple[Key, Document], ...]]] = field(
+        default_factory=dict
+    )
+
+    def applied_to(self, key: Key) -> str:
+        """The cluster Kustomization `key` applies to: this one, or a remote."""
+        return self.applied.get(key, self.cluster)
+
+    def within(self, applied_to: str) -> Mapping[DocId, tuple[tuple[Key, Document], ...]]:
+        """Where each object applied to `applied_to` lives: the index of one cluster."""
+        if not self.indexes:  # a graph made by hand, every Kustomization local
+            return self.index if applied_to == self.cluster else {}
+        return self.indexes.get(applied_to, {})
+
+    def applied_clusters(self) -> list[str]:
+        """Every applied-to cluster of this graph's Kustomizations, this one first."""
+        return [self.cluster, *sorted(set(self.applied.values()) - {self.cluster})]
+
+    def chart_applied_to(self, key: Key, doc: Document) -> str:
+        """Where the chart of HelmRelease `doc`, rendered by Kustomization `key`, lands."""
+        remote = kube_config(parse(doc).get("spec"), doc.id.namespace or "default")
+        return remote.remote(self.cluster) if remote is not None else self.applied_to(key)
 
     def result(self, key: Key) -> TargetResult | None:
         return self.results.get(key)
@@ -149,9 +221,12 @@ class ClusterGraph:
     def failed(self) -> list[Key]:
         return sorted(k for k, r in self.results.items() if not r.ok)
 
-    def find(self, doc_id: DocId) -> tuple[tuple[Key, Document], ...]:
-        """The Kustomizations whose (successful) render holds this identity."""
-        return self.index.get(doc_id, ())
+    def find(self, doc_id: DocId, within: str | None = None) -> tuple[tuple[Key, Document], ...]:
+        """The Kustomizations whose (successful) render holds this identity: in applied-to
+        cluster `within`, or (None) in any."""
+        if within is None:
+            return self.index.get(doc_id, ())
+        return self.within(within).get(doc_id, ())
 
     def deps(self, key: Key) -> set[Key]:
         """Kustomizations `key` transitively dependsOn (existing ones; cycles tolerated)."""
@@ -199,6 +274,7 @@ def _node_from(cluster: str, doc: Document, declared_by: str) -> KsNode:
         prune=bool(spec.get("prune", False)),
         wait=bool(spec.get("wait", False)),
         path=str(spec.get("path") or ""),
+        kube_config=kube_config(spec, key[0]),
     )
     try:
         ks = parse_kustomization(obj, DEFAULT_NAMESPACE)
@@ -219,6 +295,7 @@ def _node_from(cluster: str, doc: Document, declared_by: str) -> KsNode:
         components=ks.components,
         patches=tuple(p.patch for p in ks.patches),
         declared_by=declared_by,
+        kube_config=base.kube_config,
     )
 
 
@@ -253,17 +330,23 @@ def cluster_graph(cluster: str, results: Iterable[TargetResult]) -> ClusterGraph
                 target=target_name(cluster, key),
                 spec_known=False,
             )
+    applied = applied_to(cluster, nodes)
     index: dict[DocId, list[tuple[Key, Document]]] = {}
+    indexes: dict[str, dict[DocId, list[tuple[Key, Document]]]] = {}
     for key, result in sorted(by_key.items()):
         if result.ok:
+            within = indexes.setdefault(applied.get(key, cluster), {})
             for doc in result.documents:
                 index.setdefault(doc.id, []).append((key, doc))
+                within.setdefault(doc.id, []).append((key, doc))
     return ClusterGraph(
         cluster=cluster,
         nodes=dict(sorted(nodes.items())),
         results=by_key,
         index={k: tuple(v) for k, v in index.items()},
-        releases=_releases(cluster, index),
+        releases=_releases(cluster, index, applied),
+        applied={k: v for k, v in sorted(applied.items()) if v != cluster},
+        indexes={c: {k: tuple(v) for k, v in i.items()} for c, i in sorted(indexes.items())},
     )
 
 
@@ -300,20 +383,50 @@ def _rset_node(cluster: str, doc: Document, declared_by: str) -> KsNode:
     )
 
 
+def applied_to(cluster: str, nodes: Mapping[Key, KsNode]) -> dict[Key, str]:
+    """Each Kustomization's applied-to cluster: its own `kubeConfig`'s remote, else the
+    applied-to cluster of the Kustomization declaring it (whose apply put the object where
+    it is), else `cluster` (the bootstrap root; a declaring loop)."""
+    by_target = {n.target: k for k, n in nodes.items()}
+    out: dict[Key, str] = {}
+    for start in nodes:
+        chain: list[Key] = []
+        key: Key | None = start
+        found = cluster
+        while key is not None and key not in out and key not in chain:
+            node = nodes[key]
+            chain.append(key)
+            if node.kube_config is not None:
+                found = node.kube_config.remote(cluster)
+                key = None
+                break
+            key = by_target.get(node.declared_by or "")
+        if key is not None and key in out:
+            found = out[key]
+        for k in chain:
+            out[k] = found
+    return out
+
+
 def is_helm_release(doc_id: DocId) -> bool:
     return doc_id.group == HELM_GROUP and doc_id.kind == "HelmRelease"
 
 
 def _releases(
-    cluster: str, index: Mapping[DocId, list[tuple[Key, Document]]]
+    cluster: str,
+    index: Mapping[DocId, list[tuple[Key, Document]]],
+    applied: Mapping[Key, str] | None = None,
 ) -> dict[Key, ReleaseNode]:
-    """Every HelmRelease the cluster's Kustomizations render, with its dependsOn."""
+    """Every HelmRelease the cluster's Kustomizations render, with its dependsOn and the
+    applied-to cluster of its chart (its own `kubeConfig`, else its first owner's)."""
     out: dict[Key, ReleaseNode] = {}
     for doc_id, owners in sorted(index.items()):
         if not is_helm_release(doc_id):
             continue
         namespace = doc_id.namespace or "default"
         spec = parse(owners[0][1]).get("spec")
+        remote = kube_config(spec, namespace)
+        lands = (applied or {}).get(owners[0][0], cluster)
         deps: list[Key] = []
         items = spec.get("dependsOn") if isinstance(spec, dict) else None
         for item in items if isinstance(items, list) else []:
@@ -323,15 +436,66 @@ def _releases(
                 deps.append((dep_ns if isinstance(dep_ns, str) and dep_ns else namespace, name))
         key = (namespace, doc_id.name)
         out[key] = ReleaseNode(
-            cluster, namespace, doc_id.name, tuple(sorted({k for k, _d in owners})), tuple(deps)
+            cluster,
+            namespace,
+            doc_id.name,
+            tuple(sorted({k for k, _d in owners})),
+            tuple(deps),
+            remote.remote(cluster) if remote is not None else lands,
         )
     return out
 
 
+# a side's graphs are asked for by the diff's analysis and by the hazard rules alike
+_GRAPHS: memo.IdentityMemo[dict[str, ClusterGraph]] = memo.IdentityMemo("cluster graphs", 8)
+
+
 def graphs(snapshot: Snapshot) -> dict[str, ClusterGraph]:
     """Cluster name -> graph, for every cluster that has flux targets in the snapshot."""
+    known = _GRAPHS.get(snapshot)
+    if known is not None:
+        return dict(known)
     grouped: dict[str, list[TargetResult]] = {}
     for result in snapshot.results.values():
         if result.target.kind == "flux" and result.target.cluster is not None:
             grouped.setdefault(result.target.cluster, []).append(result)
-    return {c: cluster_graph(c, rs) for c, rs in sorted(grouped.items())}
+    made = {c: cluster_graph(c, rs) for c, rs in sorted(grouped.items())}
+    return dict(_GRAPHS.put(snapshot, made))
+
+
+class Placement:
+    """Which applied-to cluster each flux and helm target of one side applies to: a flux
+    target its Kustomization's, a helm target its HelmRelease's chart's."""
+
+    def __init__(self, cluster_graphs: Mapping[str, ClusterGraph]) -> None:
+        self.flux: dict[str, str] = {}
+        self.helm: dict[tuple[str, Key], str] = {}
+        for cluster, graph in cluster_graphs.items():
+            for key, where in graph.applied.items():
+                node = graph.nodes.get(key)
+                if node is not None:
+                    self.flux[node.target] = where
+            for key, release in graph.releases.items():
+                if release.applied_to and release.applied_to != cluster:
+                    self.helm[(cluster, key)] = release.applied_to
+
+    def of(self, target: Target) -> str | None:
+        """The target's applied-to cluster (None for a path target)."""
+        cluster = target.cluster
+        if cluster is None or target.kind == "path":
+            return None
+        if target.kind == "flux":
+            return self.flux.get(target.name, cluster)
+        parts = split_target_name(target.name.removesuffix("@helm"))
+        if parts is None:
+            return cluster
+        return self.helm.get((cluster, (parts[1], parts[2])), cluster)
+
+    @property
+    def remote(self) -> bool:
+        """Whether any target applies to a remote cluster."""
+        return bool(self.flux or self.helm)
+
+
+def placement(snapshot: Snapshot) -> Placement:
+    return Placement(graphs(snapshot))

@@ -71,6 +71,7 @@ from harness.flux.source.artifacts import EXTERNAL_ARTIFACT, GeneratorError
 from harness.flux.source.ignore import Rules
 from harness.flux.spec import SpecError
 from harness.render import discover
+from harness.render.closure import EscapeError, Walker
 from harness.render.kustomize import Renderer
 from harness.render.seam import Seam
 
@@ -116,6 +117,7 @@ class _Node:
     rset: dict[str, Any] | None = None
     # the repo directory of the Kustomization that renders it (a ResourceSet's target path)
     home: Path | None = None
+    reads: tuple[str, ...] = ()  # repo files read through an ExternalArtifact tree
 
 
 @dataclass
@@ -519,6 +521,7 @@ class _Outcome:
     gap: outside.Gap | None = None
     skipped: str | None = None
     shown: Path | None = None  # the repo directory an ExternalArtifact directory came from
+    reads: tuple[str, ...] = ()  # repo files a build from an artifact read (coverage)
 
 
 class _External(Exception):
@@ -557,9 +560,15 @@ def _build_node(
     try:
         if probe:
             found = probe_flux(node.ks, directory, ctx, run.lookup, rules, root)
-            return None if found is None else _Outcome(directory, found, None, shown=shown)
+            if found is None:
+                return None
+            return _Outcome(
+                directory, found, None, shown=shown, reads=_reads(node.ks, directory, artifact, ctx)
+            )
         built = build_flux(node.ks, directory, ctx, run.lookup, rules, root)
-        return _Outcome(directory, built, None, shown=shown)
+        return _Outcome(
+            directory, built, None, shown=shown, reads=_reads(node.ks, directory, artifact, ctx)
+        )
     except MissingObject as exc:
         gap = outside.Gap("", "object", exc.ref, exc.variables)
         return _Outcome(directory, None, str(exc), gap=gap, shown=shown)
@@ -601,6 +610,22 @@ def _rendered(run: _Run, ref: ObjectRef) -> Mapping[str, Any] | None:
 
 def _rset_name(node: _Node) -> str:
     return node.key[1].removesuffix(resourceset.TARGET_SUFFIX)
+def _reads(
+    ks: FluxKustomization, directory: Path, artifact: artifacts.Artifact | None, ctx: Context
+) -> tuple[str, ...]:
+    """The repo files a build from an artifact tree read: its closure inside the tree (with
+    the kustomization Flux generates), each file mapped back to what it was copied from.
+    Empty for a build from the repo itself, or when the walk cannot be made."""
+    if artifact is None:
+        return ()
+    try:
+        plan = generator.plan(ks, directory, ctx.workspace, None, mirror=False, check=False)
+        generated = (plan.file_name, plan.content) if plan.generated else None
+        closure = Walker().closure(directory, artifact.root, generated=generated)
+    except (generator.GeneratorError, EscapeError, OSError):
+        return ()
+    found = (artifact.origin(rel) for rel in closure.files())
+    return tuple(sorted({str(p) for p in found if p is not None}))
 
 
 def _ignore_rules(run: _Run, source: ObjectRef, root: Path, ctx: Context) -> Rules:
@@ -803,6 +828,7 @@ def _integrate(run: _Run, node: _Node, outcome: _Outcome, ctx: Context) -> None:
     node.done = True
     node.directory = outcome.directory
     node.shown = outcome.shown
+    node.reads = outcome.reads
     node.gap = outcome.gap
     node.skipped = outcome.skipped
     if outcome.error is not None:
@@ -1061,6 +1087,7 @@ def _results(
             documents=docs,
             duplicates=documents.duplicates(docs),
             notes=tuple(node.notes),
+            reads=node.reads,
         )
         out.append(replace(result, sha256=documents.sha256_text(result.text())))
     return out

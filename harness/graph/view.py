@@ -269,22 +269,48 @@ def _release_edges(cg: ClusterGraph) -> list[Edge]:
 
 
 def _crd_edges(cg: ClusterGraph) -> list[Edge]:
-    """CRD holder -> custom-resource user, one edge per pair labelled with the API groups."""
+    """CRD holder -> custom-resource user, one edge per pair labelled with the API groups;
+    within each applied-to cluster (a hub's CRDs serve no spoke's custom resources)."""
+    pairs: dict[tuple[Key, Key], set[str]] = defaultdict(set)
+    likely: dict[tuple[Key, Key], set[str]] = defaultdict(set)
+    for where in cg.applied_clusters():
+        _crd_pairs(cg, where, pairs, likely)
+    out = [
+        Edge(cg.cluster, src, dst, "crd", ", ".join(sorted(groups)))
+        for (src, dst), groups in pairs.items()
+    ]
+    out.extend(
+        Edge(cg.cluster, src, dst, "crd", ", ".join(sorted(groups)) + " (HelmRelease)")
+        for (src, dst), groups in likely.items()
+        if (src, dst) not in pairs
+    )
+    return out
+
+
+def _crd_pairs(
+    cg: ClusterGraph,
+    where: str,
+    pairs: dict[tuple[Key, Key], set[str]],
+    likely: dict[tuple[Key, Key], set[str]],
+) -> None:
+    """The CRD edges of one applied-to cluster, added to `pairs` (CRD objects) and `likely`
+    (HelmReleases whose chart lands there, judged by name)."""
     crds: dict[tuple[str, str], set[Key]] = defaultdict(set)
     releases: list[HelmRelease] = []
     users: dict[tuple[str, str], set[Key]] = defaultdict(set)
-    for doc_id, owners in cg.index.items():
+    for doc_id, owners in cg.within(where).items():
         for key, doc in owners:
             if k8s.is_crd(doc_id):
                 target = k8s.crd_target(doc)
                 if target is not None:
                     crds[target].add(key)
-            elif (doc_id.group, doc_id.kind) == HELMRELEASE:
-                releases.append(HelmRelease(key, doc))
-            elif not k8s.is_builtin(doc_id.group):
+            elif (doc_id.group, doc_id.kind) != HELMRELEASE and not k8s.is_builtin(doc_id.group):
                 users[(doc_id.group, doc_id.kind)].add(key)
-    pairs: dict[tuple[Key, Key], set[str]] = defaultdict(set)
-    likely: dict[tuple[Key, Key], set[str]] = defaultdict(set)
+    for doc_id, owners in cg.index.items():
+        if (doc_id.group, doc_id.kind) == HELMRELEASE:
+            releases.extend(
+                HelmRelease(k, d) for k, d in owners if cg.chart_applied_to(k, d) == where
+            )
     installers: dict[str, list[Key]] = {}
     for (group, kind), keys in users.items():
         holders = crds.get((group, kind))
@@ -298,16 +324,6 @@ def _crd_edges(cg: ClusterGraph) -> list[Edge]:
         for holder in holders:
             for key in keys:
                 pairs[(holder, key)].add(group)
-    out = [
-        Edge(cg.cluster, src, dst, "crd", ", ".join(sorted(groups)))
-        for (src, dst), groups in pairs.items()
-    ]
-    out.extend(
-        Edge(cg.cluster, src, dst, "crd", ", ".join(sorted(groups)) + " (HelmRelease)")
-        for (src, dst), groups in likely.items()
-        if (src, dst) not in pairs
-    )
-    return out
 
 
 # -- against a base ---------------------------------------------------------------------------
@@ -396,14 +412,15 @@ def _node_change(old: ClusterGraph | None, new: ClusterGraph | None, key: Key) -
 def _moves(old: ClusterGraph, new: ClusterGraph) -> dict[tuple[Key, Key], list[str]]:
     """(from, to) -> ids of documents that left `from` and are rendered by `to` instead."""
     out: dict[tuple[Key, Key], list[str]] = defaultdict(list)
-    for doc_id, owners in old.index.items():
-        before = {k for k, _d in owners}
-        after = {k for k, _d in new.find(doc_id)}
-        if not after:
-            continue
-        for src in sorted(before - after):
-            for dst in sorted(after - before):
-                out[(src, dst)].append(str(doc_id))
+    for where in old.applied_clusters():  # a move stays inside one applied-to cluster
+        for doc_id, owners in old.within(where).items():
+            before = {k for k, _d in owners}
+            after = {k for k, _d in new.find(doc_id, where)}
+            if not after:
+                continue
+            for src in sorted(before - after):
+                for dst in sorted(after - before):
+                    out[(src, dst)].append(str(doc_id))
     return dict(out)
 
 

@@ -88,16 +88,18 @@ class DiffContext:
         return self.head_lint.graphs
 
     def departures(self) -> Iterator[Departure]:
-        """Every base document of a Kustomization that no longer renders it in head."""
+        """Every base document of a Kustomization that no longer renders it in head; its new
+        owners are those applying it to the same applied-to cluster (ksgraph)."""
         for cluster, base in self.base_graphs.items():
             head = self.head_graphs.get(cluster)
             if head is None:
                 continue
             for key, result in base.ok_results():
+                where = base.applied_to(key)
                 for doc in result.documents:
-                    owners = tuple(sorted({k for k, _d in head.find(doc.id)}))
+                    owners = tuple(sorted({k for k, _d in head.find(doc.id, where)}))
                     if key not in owners:
-                        yield Departure(cluster, base, head, key, doc, owners)
+                        yield Departure(cluster, base, head, key, doc, owners, where)
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,7 @@ class Departure:
     owner: Key
     doc: Document
     new_owners: tuple[Key, ...]
+    applied_to: str = ""  # the applied-to cluster it left (the cluster itself, or a remote)
 
 
 class Rule(Protocol):

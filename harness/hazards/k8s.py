@@ -75,16 +75,25 @@ def crd_target(doc: Document) -> tuple[str, str] | None:
     return str(group), str(kind)
 
 
-def namespace_contents(graphs: Iterable[ClusterGraph], namespace: str) -> list[str]:
-    """Ids of every rendered object inside `namespace` (the Namespace itself excluded)."""
+def _objects(graph: ClusterGraph, where: str | None) -> Iterable[DocId]:
+    return graph.index if where is None else graph.within(where)
+
+
+def namespace_contents(
+    graphs: Iterable[ClusterGraph], namespace: str, where: str | None = None
+) -> list[str]:
+    """Ids of every rendered object inside `namespace` (the Namespace itself excluded), of
+    applied-to cluster `where` (None: of any)."""
     ids: set[DocId] = set()
     for graph in graphs:
-        ids.update(i for i in graph.index if i.namespace == namespace)
+        ids.update(i for i in _objects(graph, where) if i.namespace == namespace)
     return [str(i) for i in sorted(ids)]
 
 
-def custom_resources(graphs: Iterable[ClusterGraph], group: str, kind: str) -> list[str]:
+def custom_resources(
+    graphs: Iterable[ClusterGraph], group: str, kind: str, where: str | None = None
+) -> list[str]:
     ids: set[DocId] = set()
     for graph in graphs:
-        ids.update(i for i in graph.index if i.group == group and i.kind == kind)
+        ids.update(i for i in _objects(graph, where) if i.group == group and i.kind == kind)
     return [str(i) for i in sorted(ids)]

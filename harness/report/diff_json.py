@@ -125,6 +125,7 @@ def _target(t: TargetChange) -> dict[str, Any]:
         "documents_before": t.documents_before,
         "documents_after": t.documents_after,
         "unchanged": t.unchanged,
+        **({"applied_to": t.applied_to} if t.applied_to else {}),
         "added": [str(a.doc.id) for a in t.added],
         "added_from": [
             {
@@ -207,6 +208,7 @@ def payload(
             {
                 "id": str(m.id),
                 "cluster": m.cluster,
+                **({"applied_to": m.applied_to} if m.applied_to else {}),
                 "from": m.source,
                 "to": m.dest,
                 "identical": m.identical,
@@ -219,6 +221,7 @@ def payload(
             {
                 "id": str(d.id),
                 "cluster": d.cluster,
+                **({"applied_to": d.applied_to} if d.applied_to else {}),
                 "targets": list(d.targets),
                 "in_base": d.in_base,
             }

@@ -353,7 +353,7 @@ def print_diff(
         out.print("[bold]duplicates[/bold]")
         for d in new_duplicates + (old_duplicates if verbose else []):
             known = " (already in base)" if d.in_base else ""
-            where = f"{d.cluster}: " if d.cluster else ""
+            where = f"{d.where}: " if d.where else ""
             out.print(f"  {escape(where + str(d.id))}: {escape(', '.join(d.targets))}{known}")
     if analysis.errors:
         out.print()

@@ -306,10 +306,7 @@ def not_judged(analysis: Analysis) -> list[tuple[str, list[tuple[str, str]]]]:
         out.append(
             (
                 _plural(len(old), "duplicate owner") + " already in base",
-                [
-                    (f"{d.cluster + ': ' if d.cluster else ''}{d.id}", ", ".join(d.targets))
-                    for d in old
-                ],
+                [(f"{d.where + ': ' if d.where else ''}{d.id}", ", ".join(d.targets)) for d in old],
             )
         )
     return out

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from harness.compare import gate
 from harness.compare.analyze import analyze, summarize
+from harness.compare.counts import count
 from harness.core.model import DocId
 from tests.diffkit import cilium_split, cm, snapshot
+from tests.hazards.snap import hub_spoke, ns
 
 NS = DocId("", "ConfigMap", "kube-system", "ns")
 HR = DocId("", "ConfigMap", "kube-system", "hr")
@@ -131,3 +134,43 @@ def test_targets_added_and_removed_as_a_whole() -> None:
     assert by_name["apps/wave-1"].status == "added"
     assert by_name["apps/wave-1"].added[0].accounted
     assert by_name["apps/wave-0"].status == "match"
+
+
+def test_an_identity_leaving_one_spoke_for_another_is_no_move() -> None:
+    """The production and staging spokes are two applied-to clusters (kubeConfig): what
+    leaves production's tenants and appears in staging's is a removal and an addition."""
+    base = hub_spoke((ns("podinfo"),), staging=(ns("other"),))
+    head = hub_spoke((ns("other"),), staging=(ns("podinfo"),))
+    a = analyze(base, head)
+    assert a.moves == ()
+    prod = next(t for t in a.targets if t.name == "hub/production/tenants")
+    assert prod.applied_to == "hub -> Secret/production/cluster-kubeconfig"
+    assert [r.doc.id.name for r in prod.removed] == ["podinfo"]
+    assert prod.removed[0].still_rendered_by == ()
+    c = count(a, gate.judge(a))
+    assert (c.objects, c.clusters) == (2, 2)  # 2 Namespaces, 2 spokes (not `1 cluster`)
+
+
+def test_duplicates_are_per_applied_to_cluster() -> None:
+    one = hub_spoke((ns("podinfo"),))
+    assert analyze(one, one).duplicates == ()
+
+
+def test_a_new_overlay_beside_an_unchanged_one_is_an_addition_not_a_move() -> None:
+    """clusters/production/apps appears with its own value while clusters/staging/apps
+    renders its variant unchanged: nothing moved (flux2-hub-spoke-example 5dcfc42)."""
+    base = snapshot({"clusters/staging/apps": [cm("podinfo", host="podinfo.staging")]})
+    head = snapshot(
+        {
+            "clusters/staging/apps": [cm("podinfo", host="podinfo.staging")],
+            "clusters/production/apps": [cm("podinfo", host="podinfo.production")],
+        }
+    )
+    a = analyze(base, head)
+    (new,) = (t for t in a.targets if t.differs)
+    (added,) = new.added
+    assert added.relocations == () and [loc.stayed for loc in added.previously_rendered_by] == [
+        True
+    ]
+    tally = gate.judge(a).tally
+    assert (tally.added, tally.moved_with_changes) == (1, 0)

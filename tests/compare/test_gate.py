@@ -44,15 +44,13 @@ def test_a_value_changed_on_the_way_fails_pure_move_and_names_the_field() -> Non
     a, v = verdict_of(*cilium_split(value="changed"))
     assert v.verdict == "changed"
     messages = [str(r) for r in v.reasons]
+    # the path copies are what dev's Kustomizations deploy: judged once, as the Flux move
     assert messages == [
-        "platform: ConfigMap/kube-system/hr removed; platform/cilium renders it with changes: "
-        "data.k: v -> changed",
-        "platform/cilium: ConfigMap/kube-system/hr: data.k: v -> changed",
         "dev: ConfigMap/kube-system/hr moved platform -> cilium with changes: data.k: v -> changed",
     ]
     assert (v.tally.changed, v.tally.moved_with_changes, v.tally.added, v.tally.removed) == (
+        0,
         1,
-        2,
         0,
         0,
     )
@@ -289,3 +287,69 @@ def test_a_decryption_change_is_real_even_with_identical_output() -> None:
     _, v = verdict_of(base, head)
     assert v.verdict == "changed"
     assert "spec.decryption" in str(v.reasons[0])
+
+
+def test_a_directory_flux_deploys_is_judged_through_the_flux_copy() -> None:
+    """A kustomization.yaml added to a directory a Flux Kustomization builds makes a new
+    path target whose objects are all "new"; what the cluster receives is the Flux copy,
+    which did not change (flux2-hub-spoke-example 9857780). A directory no Kustomization
+    deploys stays its own cluster."""
+    root = {"dev/flux-system/flux-system": [ks("tenants", "./tenants", owner="flux-system")]}
+    flux = [cm("a", owner="tenants"), cm("b", owner="tenants")]
+    base = snapshot({**root, "dev/flux-system/tenants": flux})
+    head = snapshot(
+        {
+            **root,
+            "dev/flux-system/tenants": flux,
+            "tenants": [cm("a"), cm("b")],
+            "tenants/base": [cm("a")],  # a base it includes: deployed too
+            "scratch": [cm("c")],
+        }
+    )
+    a, v = verdict_of(base, head)
+    assert a.deployed == {"tenants", "tenants/base"}
+    assert [str(r) for r in v.reasons] == [
+        "scratch: ConfigMap/default/c added (new: no target rendered it before)"
+    ]
+
+
+def test_a_directory_below_a_generated_kustomization_is_deployed() -> None:
+    """clusters/prod has no kustomization.yaml: Flux generates one taking flux-system/ (d2-fleet
+    89d842c), so the path target clusters/prod/flux-system is what the root deploys."""
+    root = ks("flux-system", "./clusters/prod", owner="flux-system")
+
+    def side(v: str):  # type: ignore[no-untyped-def]
+        return snapshot(
+            {
+                "prod/flux-system/flux-system": [root, cm("flux", "flux-system", v=v)],
+                "clusters/prod/flux-system": [root, cm("flux", "flux-system", v=v)],
+            }
+        )
+
+    a, v = verdict_of(side("1"), side("2"))
+    assert a.deployed == {"clusters/prod/flux-system"}
+    assert [r.target for r in v.reasons] == ["prod/flux-system/flux-system"]
+
+
+def test_a_synthesised_root_deploys_what_is_below_its_directory() -> None:
+    """A FluxInstance root has no Kustomization document to read a spec.path from; its
+    target's directory (clusters/prod, no kustomization file) says what it builds."""
+    from dataclasses import replace
+
+    def side(v: str):  # type: ignore[no-untyped-def]
+        snap = snapshot(
+            {
+                "prod/flux-system/flux-system": [cm("flux", "flux-system", v=v)],
+                "clusters/prod/flux-system": [cm("flux", "flux-system", v=v)],
+                "apps": [cm("other")],
+            }
+        )
+        root = snap.results["prod/flux-system/flux-system"]
+        moved = replace(
+            root, target=replace(root.target, path=root.target.path.parents[2] / "clusters/prod")
+        )
+        return replace(snap, results={**snap.results, moved.name: moved})
+
+    a, v = verdict_of(side("1"), side("2"))
+    assert a.deployed == {"clusters/prod/flux-system"}
+    assert [r.target for r in v.reasons] == ["prod/flux-system/flux-system"]

@@ -5,7 +5,9 @@ from __future__ import annotations
 from harness.compare import gate
 from harness.compare.analyze import analyze
 from harness.compare.groups import Place, group, places_text, verdict_reasons
+from harness.core.model import Snapshot
 from tests.diffkit import cilium_split, cm, snapshot
+from tests.hazards import snap as hs
 
 SHARED = ("apps", "apps/web", "dev/flux-system/apps", "prod/flux-system/apps")
 
@@ -59,12 +61,14 @@ def test_every_difference_is_in_exactly_one_group() -> None:
     ]
     assert sorted(seen) == sorted(expected)
     real = {(g.op, str(g.id), g.targets) for g in groups if g.real}
-    assert ("changed", "ConfigMap/kube-system/hr", ("platform/cilium",)) in real
+    # the path copies are what dev deploys: the Flux move is the one real entry
+    assert real == {("removed", "ConfigMap/kube-system/hr", ("dev/flux-system/platform",))}
     ks = [g for g in groups if g.kustomization and g.op == "changed"]
     assert ks and not any(g.real for g in ks)  # prune/dependsOn: orchestration, not a change
     moved = [g for g in groups if g.moved and not g.real and g.op == "removed"]
     assert {(str(g.id), g.copy, g.how) for g in moved} == {
         ("ConfigMap/kube-system/ns", "platform/cilium", "identical"),
+        ("ConfigMap/kube-system/hr", "platform/cilium", "with changes"),  # judged via Flux
         ("ConfigMap/kube-system/ns", "flux-system/cilium", "pure ownership"),
     }
 
@@ -76,3 +80,79 @@ def test_places_name_helm_targets_and_format_names() -> None:
         Place("prod/media/whoami", "helm", "prod"),
     ]
     assert places_text(places, lambda n: f"`{n}`") == "`base`; helm dev, prod: `media/whoami`"
+
+
+def test_a_path_copy_deployed_twice_is_listed_under_each_deployed_object() -> None:
+    """deploy/apps' HelmRelease has no namespace; the production and staging Kustomizations
+    deploy it (through their overlays clusters/<env>/apps) as two objects. Two entries, each
+    with the shared base and its own overlay: never a third, never the other's overlay."""
+
+    def side(drift: str) -> Snapshot:
+        spec = {"chart": {"spec": {"chart": "podinfo"}}, "driftDetection": {"mode": drift}}
+        api = "helm.toolkit.fluxcd.io/v2"
+        envs = ("production", "staging")
+        return hs.snapshot(
+            hs.flux(
+                "hub",
+                "flux-system",
+                *(hs.ks("apps", f"./clusters/{env}/apps", namespace=env) for env in envs),
+            ),
+            hs.path("deploy/apps", hs.obj("HelmRelease", "podinfo", api=api, spec=spec)),
+            *(
+                hs.path(
+                    f"clusters/{env}/apps", hs.obj("HelmRelease", "podinfo", api=api, spec=spec)
+                )
+                for env in envs
+            ),
+            *(
+                hs.flux(
+                    "hub",
+                    "apps",
+                    hs.obj("HelmRelease", "podinfo", env, api, spec=spec),
+                    namespace=env,
+                )
+                for env in envs
+            ),
+        )
+
+    groups = _groups(side("disabled"), side("enabled"))
+    assert [(str(g.id), g.targets) for g in groups] == [
+        (
+            "helm.toolkit.fluxcd.io/HelmRelease/production/podinfo",
+            ("clusters/production/apps", "deploy/apps", "hub/production/apps"),
+        ),
+        (
+            "helm.toolkit.fluxcd.io/HelmRelease/staging/podinfo",
+            ("clusters/staging/apps", "deploy/apps", "hub/staging/apps"),
+        ),
+    ]
+
+
+def test_a_new_overlay_and_its_flux_copy_are_one_entry() -> None:
+    """A production overlay appears beside the staging one (flux2-hub-spoke-example
+    5dcfc42): its path copy says `also rendered by clusters/staging/apps`, the Flux copy
+    `new`; one object, so one entry listing both."""
+    api = "helm.toolkit.fluxcd.io/v2"
+
+    def release(env: str, namespace: str = "") -> dict:  # type: ignore[type-arg]
+        return hs.obj("HelmRelease", "podinfo", namespace, api, spec={"values": {"host": env}})
+
+    def side(*envs: str) -> Snapshot:
+        return hs.snapshot(
+            hs.flux(
+                "hub",
+                "flux-system",
+                *(hs.ks("apps", f"./clusters/{env}/apps", namespace=env) for env in envs),
+            ),
+            *(hs.path(f"clusters/{env}/apps", release(env)) for env in envs),
+            *(hs.flux("hub", "apps", release(env, env), namespace=env) for env in envs),
+        )
+
+    groups = [g for g in _groups(side("staging"), side("staging", "production")) if g.op == "added"]
+    assert [(str(g.id), g.targets, g.note) for g in groups if "HelmRelease" in str(g.id)] == [
+        (
+            "helm.toolkit.fluxcd.io/HelmRelease/production/podinfo",
+            ("clusters/production/apps", "hub/production/apps"),
+            "new: no target rendered it before",
+        )
+    ]

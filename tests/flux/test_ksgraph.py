@@ -4,10 +4,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.core.model import Snapshot
-from harness.flux.ksgraph import graphs, prune_protected, split_target_name
+from harness.core.model import DocId, Snapshot, Target
+from harness.flux.ksgraph import graphs, kube_config, placement, prune_protected, split_target_name
 from harness.pipeline import goldens
-from tests.hazards.snap import cm, flux, ks, ns, obj, snapshot
+from tests.hazards.snap import (
+    KUBECONFIG,
+    cm,
+    flux,
+    helmrelease,
+    hub_spoke,
+    ks,
+    ns,
+    obj,
+    snapshot,
+    spoke,
+)
 
 
 def _snap() -> Snapshot:
@@ -132,3 +143,57 @@ def test_a_resourceset_is_a_node_with_its_depends_on() -> None:
     assert node.declared_by == "dev/flux-system/tenants"
     assert node.depends_on == (("monitoring", "infra"), ("flux-system", "policies@resourceset"))
     assert dev.nodes[("team-a", "web")].declared_by == "dev/flux-system/apps@resourceset"
+
+
+PROD = "hub -> Secret/production/cluster-kubeconfig"
+STAGING = "hub -> Secret/staging/cluster-kubeconfig"
+
+
+def test_kubeconfig_names_the_applied_to_cluster_per_namespace() -> None:
+    """One Secret name in two namespaces is two remotes; a child inherits its declarer's."""
+    snap = hub_spoke(
+        (ns("cert-manager"), ks("apps", namespace="production")),
+        staging=(ns("cert-manager"),),
+        extra=(spoke("apps", cm("a", "production")),),
+    )
+    hub = graphs(snap)["hub"]
+    assert hub.applied_to(("production", "tenants")) == PROD
+    assert hub.applied_to(("staging", "tenants")) == STAGING
+    assert hub.applied_to(("production", "apps")) == PROD  # declared by a spoke's Kustomization
+    assert hub.applied_to(("flux-system", "flux-system")) == "hub"
+    assert hub.applied_clusters() == ["hub", PROD, STAGING]
+    namespace = DocId("", "Namespace", "", "cert-manager")
+    assert [k for k, _d in hub.find(namespace)] == [
+        ("production", "tenants"),
+        ("staging", "tenants"),
+    ]
+    assert [k for k, _d in hub.find(namespace, PROD)] == [("production", "tenants")]
+    assert hub.find(namespace, "hub") == ()
+
+
+def test_kubeconfig_reference_forms() -> None:
+    assert kube_config({}, "a") is None
+    assert kube_config({"kubeConfig": {"secretRef": {}}}, "a") is None
+    ref = kube_config({"kubeConfig": {"secretRef": {"name": "k", "key": "value.yaml"}}}, "a")
+    assert ref is not None and ref.remote("hub") == "hub -> Secret/a/k"  # a default key
+    ref = kube_config({"kubeConfig": {"secretRef": {"name": "k", "key": "prod.yaml"}}}, "a")
+    assert ref is not None and ref.remote("hub") == "hub -> Secret/a/k:prod.yaml"
+    ref = kube_config({"kubeConfig": {"configMapRef": {"name": "eks"}}}, "apps")
+    assert ref is not None and ref.remote("hub") == "hub -> ConfigMap/apps/eks"
+
+
+def test_placement_of_flux_and_helm_targets() -> None:
+    """A HelmRelease's chart lands where its own kubeConfig says, else with its Kustomization."""
+    remote = {**helmrelease("cert-manager", "production"), "spec": {"kubeConfig": KUBECONFIG}}
+    snap = hub_spoke(
+        (ns("podinfo"),),
+        root=(ks("infra", namespace="production"),),
+        extra=(spoke("infra", remote, helmrelease("local", "production")),),
+    )
+    place = placement(snap)
+    assert place.of(snap.results["hub/production/tenants"].target) == PROD
+    assert place.of(snap.results["hub/production/infra"].target) == "hub"
+    helm = Target("hub/production/cert-manager", "helm", Path("/r"), cluster="hub")
+    assert place.of(helm) == PROD
+    assert place.of(Target("hub/production/local@helm", "helm", Path("/r"), cluster="hub")) == "hub"
+    assert place.of(Target("apps", "path", Path("/r"))) is None

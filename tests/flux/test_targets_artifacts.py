@@ -256,3 +256,50 @@ def test_a_path_pattern_generator_feeds_one_kustomization_per_directory(make_rep
     assert [o["metadata"]["name"] for o in objects(results["staging/flux-system/configs"])] == [
         "issuer"
     ]
+
+
+def test_files_read_through_an_artifact_are_what_the_target_read(make_repo: Repo) -> None:
+    """The artifact flattens apps/base/ into its root, so apps/staging's `../podinfo` only
+    exists in the artifact: the repo files its copies came from are what the build read,
+    and coverage counts them (no false "not judged" for the values patch)."""
+    from harness.compare.coverage import uncovered
+    from harness.core.model import RendererInfo, Snapshot
+
+    files = artifactrepo.helm_example(("staging",))
+    files["clusters/staging/artifacts.yaml"] = dump(
+        generator(
+            "flux-system",
+            [{"alias": "monorepo", "kind": "GitRepository", "name": "flux-system"}],
+            [
+                {
+                    "name": "infrastructure",
+                    "copy": [{"from": "@monorepo/infrastructure/**", "to": "@artifact/"}],
+                },
+                {
+                    "name": "apps",
+                    "copy": [
+                        {"from": "@monorepo/apps/base/**", "to": "@artifact/"},
+                        {"from": "@monorepo/apps/staging/**", "to": "@artifact/staging/"},
+                    ],
+                },
+            ],
+        )
+    )
+    files["apps/staging/kustomization.yaml"] = kustomization(
+        "../podinfo",
+        patches=[{"path": "podinfo-values.yaml", "target": {"kind": "ConfigMap"}}],
+    )
+    repo = make_repo(files)
+    results = render_repo(repo)
+    apps = results["staging/flux-system/apps"]
+    assert apps.ok, apps.error
+    assert sorted(Path(p).relative_to(repo).as_posix() for p in apps.reads) == [
+        "apps/base/podinfo/kustomization.yaml",
+        "apps/base/podinfo/namespace.yaml",
+        "apps/base/podinfo/release.yaml",
+        "apps/staging/kustomization.yaml",
+        "apps/staging/podinfo-values.yaml",
+    ]
+    snapshot = Snapshot(RendererInfo("kubectl", "v1"), results)
+    changed = ["apps/staging/podinfo-values.yaml", "apps/base/podinfo/release.yaml"]
+    assert uncovered(repo, snapshot, changed) == ()

@@ -10,6 +10,10 @@ from harness.graph import style as gs
 from harness.graph import view as graph
 from harness.hazards.finding import Finding
 from tests.diffkit import cilium_split, cm, ks, snapshot
+from tests.hazards.snap import KUBECONFIG, hub_spoke, spoke
+from tests.hazards.snap import crd as snap_crd
+from tests.hazards.snap import ks as snap_ks
+from tests.hazards.snap import obj as snap_obj
 
 CRD = """\
 apiVersion: apiextensions.k8s.io/v1
@@ -242,3 +246,22 @@ def test_for_picture_defaults_scale_with_the_cluster() -> None:
     assert dict(big.hidden_edges)["crd"] == 120 and big.grouped >= 100
     asked = graph.for_picture(_big(apps=120, namespaces=6), edges=["crd"], group="none")
     assert {e.kind for e in asked.edges()} == {"crd"} and not asked.grouped
+
+
+def test_no_crd_edge_across_applied_to_clusters() -> None:
+    """The hub's CRD is no provider for a spoke's custom resource (kubeConfig); a CRD the
+    same spoke gets is."""
+    widget = snap_obj("Widget", "w", "podinfo", "example.io/v1")
+    widgets = snap_crd("example.io", "Widget", "widgets")
+    local = hub_spoke(
+        (widget,),
+        root=(snap_ks("crds", namespace="production"),),
+        extra=(spoke("crds", widgets),),
+    )
+    assert ("crd", "crds", "tenants") not in _edges(graph.build(local))
+    remote = hub_spoke(
+        (widget,),
+        root=(snap_ks("crds", namespace="production", kubeConfig=KUBECONFIG),),
+        extra=(spoke("crds", widgets),),
+    )
+    assert ("crd", "crds", "tenants") in _edges(graph.build(remote))

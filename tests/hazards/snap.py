@@ -162,3 +162,38 @@ def lint_ctx(snap: Snapshot, repo: Path | None = None) -> Any:
 
 def by_id(findings: Iterable[Any]) -> dict[str, Any]:
     return {f.id: f for f in findings}
+
+
+KUBECONFIG = {"secretRef": {"name": "cluster-kubeconfig"}}
+
+
+def spoke(name: str, *objs: dict[str, Any] | str, env: str = "production") -> TargetResult:
+    """A hub target `hub/<env>/<name>` (the Kustomization `env/name`, whose kubeConfig names
+    the Secret `cluster-kubeconfig` of namespace `env`: the spoke)."""
+    return flux("hub", name, *objs, namespace=env)
+
+
+def hub_spoke(
+    tenants: tuple[dict[str, Any], ...],
+    *,
+    staging: tuple[dict[str, Any], ...] | None = None,
+    extra: tuple[TargetResult, ...] = (),
+    root: tuple[dict[str, Any], ...] = (),
+) -> Snapshot:
+    """The flux2-hub-spoke-example shape in small: the hub's root declares `production` and
+    `staging` Namespaces and a `tenants` Kustomization in each, both applying through a
+    Secret named `cluster-kubeconfig` (the same name in two namespaces: two spokes)."""
+    return snapshot(
+        flux(
+            "hub",
+            "flux-system",
+            ns("production"),
+            ns("staging"),
+            ks("tenants", namespace="production", kubeConfig=KUBECONFIG),
+            ks("tenants", namespace="staging", kubeConfig=KUBECONFIG),
+            *root,
+        ),
+        spoke("tenants", *tenants),
+        spoke("tenants", *(tenants if staging is None else staging), env="staging"),
+        *extra,
+    )

@@ -26,7 +26,7 @@ def test_verdict_lines() -> None:
     )
     assert (
         _line(*cilium_split(value="x"))
-        == "changed: 1 object changes in 1 cluster (3 targets): 1 changed, 0 added, 0 removed, "
+        == "changed: 1 object changes in 1 cluster (1 target): 0 changed, 0 added, 0 removed, "
         "1 moved with changes"
     )
     same = snapshot({"a": [cm("x"), cm("y")], "b": [cm("z")]})

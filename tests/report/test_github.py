@@ -66,7 +66,9 @@ def test_diff_lines_for_a_pure_move_and_a_failed_one() -> None:
     assert lines == [lines[-1]] and lines[-1].startswith("::notice title=harness diff::pure")
     a = analyze(*cilium_split(value="2"))
     lines = github.diff_lines(a, gate.judge(a), "pure-move")
-    assert any("title=harness diff%3A platform/cilium::" in line for line in lines)
+    # platform/cilium is what dev/flux-system/cilium deploys: judged there
+    assert any("title=harness diff%3A dev/flux-system/cilium::" in line for line in lines)
+    assert not any("title=harness diff%3A platform/cilium::" in line for line in lines)
     assert lines[-1].startswith("::error title=harness diff::changed")
 
 

@@ -809,6 +809,21 @@ class Artifact:
     root: Path
     origins: Mapping[str, Path]
 
+    def origin(self, rel: str) -> Path | None:
+        """The source file or directory a path of the artifact was copied from: its own
+        entry, else one under the nearest copied directory above it."""
+        rel = _clean(rel)
+        here, rest = rel, ""
+        while True:
+            found = self.origins.get(here)
+            if found is not None:
+                return found / rest if rest else found
+            if here in (".", ""):
+                return None
+            parent, _, name = here.rpartition("/")
+            rest = f"{name}/{rest}" if rest else name
+            here = parent or "."
+
     def origin_dir(self, rel: str) -> Path | None:
         """The source directory a directory of the artifact stands for: the one it was
         copied from, else the deepest directory all its content came from."""

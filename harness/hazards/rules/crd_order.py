@@ -22,6 +22,14 @@ kustomize directories, Talos/k3s manifests, the config's `preinstalled:`) makes 
 cross-Kustomization cases no hazard at all; findings say how it was judged preinstalled.
 Built-in API groups and Flux's own are known; a group with neither a CRD object nor a likely
 installer is left alone. One finding per (consumer, provider) pair lists its documents.
+
+CRDs are looked for in the consumer's applied-to cluster (ksgraph): a plain CRD applied by
+a Kustomization of the same one, or a HelmRelease whose chart lands there (its own
+`spec.kubeConfig`, else its Kustomization's); a hub's CRDs never serve a spoke's objects.
+
+In a diff, a Kustomization that failed to render in head is unknown, not empty: a finding
+that only its missing CRDs (or HelmReleases) cause is not introduced (`unjudged`: it goes
+away once the failed targets stand in with their base render).
 """
 
 from __future__ import annotations
@@ -29,12 +37,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from harness.core.model import DocId, Document
+from harness.core.model import DocId, Document, Snapshot, TargetResult
 from harness.flux.ksgraph import ClusterGraph, Key, display, parse
 from harness.hazards import k8s
 from harness.hazards.context import DiffContext, LintContext
 from harness.hazards.finding import Finding, Severity, and_list
 from harness.hazards.installers import installs
+from harness.hazards.rules.prune_delete import hidden_by_failure
 
 if TYPE_CHECKING:
     from harness.hazards.preinstalled import Inventory, Provision
@@ -117,8 +126,9 @@ class CrdOrder:
         out: list[Finding] = []
         inventory = ctx.preinstalled
         for cluster, graph in ctx.graphs.items():
-            index = _Index(cluster, graph, inventory)
+            indexes = {w: _Index(w, graph, inventory) for w in graph.applied_clusters()}
             for key, result in graph.ok_results():
+                index = indexes[graph.applied_to(key)]
                 pairs: dict[tuple[str, tuple[Key, ...]], _Pair] = {}
                 seen: dict[tuple[str, str], _Pair | None] = {}
                 for doc in result.documents:
@@ -139,6 +149,20 @@ class CrdOrder:
 
     def check_diff(self, ctx: DiffContext) -> list[Finding]:
         return []
+
+    def unjudged(self, ctx: DiffContext) -> set[str]:
+        """Ids of head findings a failed head render makes unknown: those that go away when
+        every Kustomization failing in head (and each one missing because its declarer
+        failed) renders what it rendered in base. A failed provider is unknown, not gone: its
+        CRDs may still come first, so a consumer is not judged against a weaker one."""
+        stand_ins = _stand_ins(ctx)
+        if not stand_ins:
+            return set()
+        lint = ctx.head_lint
+        seen = {f.id for f in self.check_snapshot(lint)}
+        patched = Snapshot(ctx.head.renderer, {**ctx.head.results, **stand_ins})
+        known = LintContext(patched, sources=lint.sources, inventory=lint.preinstalled)
+        return seen - {f.id for f in self.check_snapshot(known)}
 
     def _classify(self, index: _Index, key: Key, group: str, kind: str) -> _Pair | None:
         """A fresh pair (its document sets are filled by the caller) or None."""
@@ -263,6 +287,20 @@ class CrdOrder:
         )
 
 
+def _stand_ins(ctx: DiffContext) -> dict[str, TargetResult]:
+    """Base renders standing in for the flux targets a failed head render hides: those
+    failing in head, and those gone from head because their declarer failed there."""
+    out: dict[str, TargetResult] = {}
+    for cluster, base in ctx.base_graphs.items():
+        head = ctx.head_graphs.get(cluster)
+        if head is None or not head.failed():
+            continue
+        for key, old in base.ok_results():
+            if hidden_by_failure(base, head, key) is not None:
+                out[old.name] = old
+    return out
+
+
 def _rendered(graph: ClusterGraph, key: Key) -> bool:
     """Whether harness saw what `key` applies (a rendered flux target)."""
     result = graph.result(key)
@@ -274,19 +312,23 @@ class _Index:
     rule makes per document is then a dict hit, so the rule is linear in documents (it was
     documents x releases, 168k `installs` calls on a 250-Kustomization repo)."""
 
-    def __init__(self, cluster: str, graph: ClusterGraph, inventory: Inventory) -> None:
-        self.cluster = cluster
+    def __init__(self, where: str, graph: ClusterGraph, inventory: Inventory) -> None:
+        self.cluster = where  # the applied-to cluster: preinstalled CRDs are looked up there
         self.graph = graph
         self.inventory = inventory
         self.crds: dict[tuple[str, str], set[Key]] = {}
         self.releases: list[HelmRelease] = []
-        for doc_id, owners in graph.index.items():
+        for doc_id, owners in graph.within(where).items():
             for key, doc in owners:
                 if k8s.is_crd(doc_id):
                     target = k8s.crd_target(doc)
                     if target is not None:
                         self.crds.setdefault(target, set()).add(key)
-                elif (doc_id.group, doc_id.kind) == HELMRELEASE:
+        for doc_id, owners in graph.index.items():
+            if (doc_id.group, doc_id.kind) != HELMRELEASE:
+                continue
+            for key, doc in owners:
+                if graph.chart_applied_to(key, doc) == where:
                     self.releases.append(HelmRelease(key, doc))
         self._likely: dict[str, list[HelmRelease]] = {}
         self._deps: dict[Key, set[Key]] = {}

@@ -41,7 +41,7 @@ class PruneDelete:
             if why is not None:
                 unjudged.setdefault((d.cluster, d.owner), (why, []))[1].append(str(d.doc.id))
                 continue
-            finding = self._gone(ctx, d.cluster, d.base, d.head, d.owner, d.doc)
+            finding = self._gone(ctx, d.cluster, d.base, d.head, d.owner, d.doc, d.applied_to)
             if finding is not None:
                 out.append(finding)
         for (cluster, key), (why, docs) in sorted(unjudged.items()):
@@ -71,8 +71,10 @@ class PruneDelete:
         head: ClusterGraph,
         key: Key,
         doc: Document,
+        where: str = "",
     ) -> Finding | None:
         owner = display(key)
+        where_cluster = where or cluster  # the applied-to cluster it leaves
         prune, why = prunes(base, head, key)
         protected = prune_protected(parse(doc))
         where = f"{doc.id} leaves {owner}"
@@ -83,11 +85,14 @@ class PruneDelete:
                 key,
                 doc.id,
                 "info",
-                f"{where} and nothing in {cluster} renders it any more, but {reason}: it stays "
-                "in the cluster orphaned, running unmanaged; delete it by hand if it should go.",
+                f"{where} and nothing in {where_cluster} renders it any more, but {reason}: it "
+                "stays in the cluster orphaned, running unmanaged; delete it by hand if it "
+                "should go.",
             )
-        lead = f"{where} ({why}) and nothing in {cluster} renders it any more: Flux deletes it"
-        severity, clause = consequence([*ctx.base_graphs.values()], doc)
+        lead = (
+            f"{where} ({why}) and nothing in {where_cluster} renders it any more: Flux deletes it"
+        )
+        severity, clause = consequence([*ctx.base_graphs.values()], doc, where_cluster)
         return self._finding(
             cluster,
             key,
@@ -172,11 +177,14 @@ def _declarer(graph: ClusterGraph, key: Key) -> Key | None:
     return None
 
 
-def consequence(graphs: list[ClusterGraph], doc: Document) -> tuple[Severity, str]:
-    """(severity, clause) saying what deleting this object takes with it ("" if nothing)."""
+def consequence(
+    graphs: list[ClusterGraph], doc: Document, where: str | None = None
+) -> tuple[Severity, str]:
+    """(severity, clause) saying what deleting this object takes with it ("" if nothing),
+    from what is applied to applied-to cluster `where` (None: every cluster's objects)."""
     doc_id = doc.id
     if doc_id.group == "" and doc_id.kind == "Namespace":
-        inside = k8s.namespace_contents(graphs, doc_id.name)
+        inside = k8s.namespace_contents(graphs, doc_id.name, where)
         text = "everything in it goes with it"
         if inside:
             text += f" ({and_list(inside, 4)})"
@@ -189,7 +197,7 @@ def consequence(graphs: list[ClusterGraph], doc: Document) -> tuple[Severity, st
         if target is None:
             return "error", "Kubernetes deletes every custom resource of it"
         text = f"Kubernetes deletes every {target[1]} ({target[0]}) with it"
-        crs = k8s.custom_resources(graphs, *target)
+        crs = k8s.custom_resources(graphs, *target, where=where)
         if crs:
             text += f" ({and_list(crs, 4)})"
         return "error", text

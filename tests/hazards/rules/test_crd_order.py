@@ -7,7 +7,21 @@ from typing import Any
 from harness.core.config import Preinstalled
 from harness.hazards.context import LintContext
 from harness.hazards.rules.crd_order import RULE
-from tests.hazards.snap import by_id, cm, crd, flux, helmrelease, ks, lint_ctx, obj, snapshot
+from tests.hazards.snap import (
+    KUBECONFIG,
+    by_id,
+    cm,
+    crd,
+    flux,
+    helmrelease,
+    hub_spoke,
+    ks,
+    lint_ctx,
+    ns,
+    obj,
+    snapshot,
+    spoke,
+)
 
 ISSUER = obj("ClusterIssuer", "ca", api="cert-manager.io/v1")
 ACME = obj("ClusterIssuer", "acme", api="cert-manager.io/v1")
@@ -195,3 +209,47 @@ def test_cost_is_linear_one_installer_check_per_group_and_release(
     )
     RULE.check_snapshot(lint_ctx(snap))
     assert 0 < len(calls) <= len(groups) * len(releases)
+
+
+def test_crds_serve_only_the_applied_to_cluster_they_land_in() -> None:
+    """A HelmRelease the hub installs on the hub provides no CRD to a spoke's custom
+    resources; one whose kubeConfig sends its chart to that spoke does."""
+    local = helmrelease("cert-manager", "production")
+    remote = {**local, "spec": {**local["spec"], "kubeConfig": KUBECONFIG}}
+
+    def fleet(release: Any) -> Any:
+        return hub_spoke(
+            (ns("podinfo"),),
+            root=(
+                ks("infra", namespace="production"),
+                ks("configs", namespace="production", kubeConfig=KUBECONFIG),
+            ),
+            extra=(spoke("infra", release), spoke("configs", ISSUER)),
+        )
+
+    assert RULE.check_snapshot(lint_ctx(fleet(local))) == []
+    (f,) = RULE.check_snapshot(lint_ctx(fleet(remote)))
+    assert f.id == "crd-order:hub:production/configs:production/infra"
+    assert f.severity == "info" and "add dependsOn production/infra" in f.message
+
+
+def test_a_provider_failing_in_head_is_unknown_not_a_new_pairing() -> None:
+    """`crds` holds the CRD (config dependsOn it) and fails in head: config is not judged
+    against the installer harness would guess (a HelmRelease in `extra`), a finding the
+    change would seem to introduce."""
+    from harness.hazards import engine
+
+    def side(crds: Any) -> Any:
+        return snapshot(
+            flux("dev", ROOT, ks("crds"), ks("config", depends=["crds"]), ks("extra")),
+            crds,
+            flux("dev", "config", ISSUER),
+            flux("dev", "extra", helmrelease("cert-manager", "cert-manager")),
+        )
+
+    base = side(flux("dev", "crds", crd("cert-manager.io", "ClusterIssuer", "clusterissuers")))
+    head = side(flux("dev", "crds", error="kustomize: boom"))
+    assert RULE.check_snapshot(lint_ctx(base)) == []
+    assert "crd-order:dev:config:unseen:crds" in by_id(RULE.check_snapshot(lint_ctx(head)))
+    report = engine.diff(base, head, rules=[RULE])
+    assert [f.id for f in report.findings] == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.hazards.rules.prune_delete import RULE
-from tests.hazards.snap import by_id, cm, crd, diff_ctx, flux, ks, ns, obj, snapshot
+from tests.hazards.snap import by_id, cm, crd, diff_ctx, flux, hub_spoke, ks, ns, obj, snapshot
 
 ROOT = "flux-system"
 
@@ -136,3 +136,14 @@ def test_a_failed_declarer_leaves_its_children_unjudged() -> None:
         in found["prune-delete:unjudged:dev:child"].message
     )
     assert not any(i.startswith("prune-delete:dev:child:") for i in found)
+
+
+def test_leaving_one_spoke_is_a_deletion_there_though_another_spoke_renders_it() -> None:
+    base = hub_spoke((ns("podinfo"), cm("a", "podinfo")))
+    head = hub_spoke((cm("a", "podinfo"),), staging=(ns("podinfo"), cm("a", "podinfo")))
+    found = _diff(base, head)
+    where = "hub -> Secret/production/cluster-kubeconfig"
+    (f,) = found.values()
+    assert f.id == "prune-delete:hub:production/tenants:Namespace/podinfo"
+    assert f.severity == "error" and f"nothing in {where} renders it any more" in f.message
+    assert "ConfigMap/podinfo/a" in f.message
