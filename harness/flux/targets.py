@@ -610,6 +610,8 @@ def _rendered(run: _Run, ref: ObjectRef) -> Mapping[str, Any] | None:
 
 def _rset_name(node: _Node) -> str:
     return node.key[1].removesuffix(resourceset.TARGET_SUFFIX)
+
+
 def _reads(
     ks: FluxKustomization, directory: Path, artifact: artifacts.Artifact | None, ctx: Context
 ) -> tuple[str, ...]:

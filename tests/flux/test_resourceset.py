@@ -497,7 +497,7 @@ def test_helm_releases_a_resourceset_emits_reach_the_helm_stage(
     )
     owned: dict[str, tuple[dict[str, Any], ...]] = {}
 
-    def hook(cluster: str, _source: Any, owners: Any, _root: Path) -> None:
+    def hook(cluster: str, _source: Any, owners: Any, _root: Path, _charts: Any) -> None:
         owned.update(dict(owners))
 
     render_flux(config_mod.load(repo), new_renderer(), jobs=2, strict=True, on_cluster=hook)
