@@ -48,7 +48,7 @@ from harness.core.model import Snapshot
 from harness.core.run import Run, current
 from harness.flux.source.ignore import IGNORE_FILE
 from harness.hazards import engine as hazard_engine
-from harness.pipeline import gitref
+from harness.pipeline import gitref, worktree
 from harness.render import discover
 from harness.render.kustomize import Renderer
 from harness.render.seam import Resident
@@ -81,6 +81,7 @@ class Watcher:
         self.renderer = renderer_for(common, self.cfg)
         self.base, self.base_origin, self.base_digests = self._base()
         self.resident = Resident()
+        self.index = worktree.Keeper()  # the tree's dependency index, kept in memory
         # its memos, kept between answers of one tree; new on a fresh start (the command's
         # run keeps the Secret values every answer's scrub needs)
         self.run = Run(parent=current())
@@ -168,6 +169,7 @@ class Watcher:
             cache=self.cache,
             resident=self.resident,
             run=self.run,
+            index=self.index,
         )
         digests = inputs.side_digests(cfg.repo, head)
         same = inputs.same_inputs(self.base_digests, digests)

@@ -33,7 +33,7 @@ from harness.core.errors import HarnessError
 from harness.core.model import Snapshot
 from harness.hazards import engine as hazard_engine
 from harness.hazards.engine import HazardReport
-from harness.pipeline import gitref, refsnap
+from harness.pipeline import gitref, refsnap, worktree
 from harness.render.kustomize import Renderer
 from harness.render.seam import known_version
 from harness.report import formats
@@ -188,7 +188,13 @@ def _side(
     if ref is None:
         origin = Origin("worktree", "working tree", path=str(cfg.repo))
         snapshot = render_snapshot(
-            common, cfg, renderer, label=origin.label, cache=cache, skips=False
+            common,
+            cfg,
+            renderer,
+            label=origin.label,
+            cache=cache,
+            skips=False,
+            index=worktree.Keeper(),
         )
         return _finish(cfg, snapshot, origin, changed)
     key = _ref_key(common, cfg, renderer, ref, cache, resolved)
@@ -330,12 +336,9 @@ def _sides(
         base = _side(common, cfg, renderer, base_ref, cache, resolved)
         return base, _side(common, cfg, renderer, head_ref, cache, resolved, changed)
     key = _ref_key(common, cfg, renderer, base_ref, cache, resolved)
-    if key is not None and cache is not None and refsnap.known(cache, key):
-        head = _side(common, cfg, renderer, None, cache, changed=changed)
-        remembered = _remembered(cache, key, base_ref)
-        if remembered is not None:
-            return remembered, head
-        return _side(common, cfg, renderer, base_ref, cache, resolved), head
+    remembered = _remembered(cache, key, base_ref)  # read once: it is the whole base side
+    if remembered is not None:
+        return remembered, _side(common, cfg, renderer, None, cache, changed=changed)
     co = stack.enter_context(
         gitref.checkout_ahead(cfg.repo, base_ref, blobs=cache is not None, resolved=resolved)
     )
