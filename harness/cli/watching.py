@@ -183,6 +183,7 @@ class Watcher:
             started,
             same,
             base_memo=self.base_memo,
+            memo=hazard_engine.FindingsMemo(self.cache) if self.cache is not None else None,
         )
         now = {n: (r.sha256, r.error) for n, r in head.results.items()}
         changed_output = self.previous is None or now != self.previous

@@ -456,7 +456,15 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
             sides = {"base": base, "head": head}
             extra = {"shard": shard.block(plan, "diff", sides, cfg.repo, recorded, same_inputs)}
         print_skipped(common, base, head)
-        result = conclude(cfg, options, base, head, base_origin, head_origin, started, same_inputs)
+        memo_cache = cache_mod.open_cache(cache_settings(common)) if cache is not None else None
+        try:
+            memo = hazard_engine.FindingsMemo(memo_cache) if memo_cache is not None else None
+            result = conclude(
+                cfg, options, base, head, base_origin, head_origin, started, same_inputs, memo=memo
+            )
+        finally:
+            if memo_cache is not None:
+                memo_cache.close()
         return replace(result, extra=extra, blind=blind)
 
 
@@ -470,6 +478,8 @@ def conclude(
     started: float,
     same_inputs: frozenset[str] = frozenset(),
     base_memo: hazard_engine.BaseMemo | None = None,
+    *,
+    memo: hazard_engine.FindingsMemo | None = None,
 ) -> DiffRun:
     """Analyse two rendered sides and judge them (shared with `harness merge`); `same_inputs`
     names the failed targets whose inputs did not change (their errors are pre-existing)."""
@@ -484,7 +494,7 @@ def conclude(
     )
     verdict = gate.judge(analysis)
     hazards = hazard_engine.diff_for(
-        cfg, base, head, cfg.repo if options.head is None else None, base_memo
+        cfg, base, head, cfg.repo if options.head is None else None, base_memo, memo
     )
     code = hazard_gate(
         gate.exit_code(
