@@ -18,7 +18,6 @@ from harness.core.filefacts import FileFacts
 from harness.core.model import Snapshot, Target, TargetResult
 from harness.core.run import Run, current
 from harness.flux.api import ObjectRef
-from harness.flux.targets import render_flux
 from harness.pipeline import refsnap, worktree
 from harness.render import discover
 from harness.render import seam as incremental
@@ -143,6 +142,8 @@ def _render_repo(
         clusters: list[Any] = []
         flux_results: dict[str, TargetResult] | None = None
         if options.flux and (plan is None or plan.owns_flux()):
+            # imported here: a render the dependency index answers whole needs no Flux code
+            from harness.flux.targets import render_flux
 
             def collect(cluster: str, bootstrap: ObjectRef, owners: Any, root: Path) -> None:
                 clusters.append((cluster, bootstrap, owners, root))
