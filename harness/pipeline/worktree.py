@@ -31,7 +31,7 @@ from __future__ import annotations
 import os
 import stat
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -69,11 +69,10 @@ class Index:
 class Keeper:
     """Where an index lives between renders: on disk only (`diff`), or also in memory
     (`harness watch` keeps one for its process). `used` says what the last render did
-    with it: "full", "none-changed" or "incremental" (for tests and `--verbose`)."""
+    with it: "full", "none-changed" or "incremental" (for tests)."""
 
     memory: Index | None = None
     used: str = ""
-    stats: dict[str, int] = field(default_factory=dict)
 
 
 def key(cfg: Config, renderer_identity: str, options: str) -> str:
