@@ -107,6 +107,12 @@ def _render_repo(
     )
     indexed = _indexed(config, options, seam, label)  # the tree's stat, before any read
     if isinstance(indexed, Snapshot):
+        facts = _file_facts(config, options.cache, run.files)
+        # the run's scrub learns what every build's files hold, as on every run
+        assert options.index is not None and options.index.memory is not None
+        worktree.teach(options.index.memory)
+        if facts is not None:
+            facts.save()
         return indexed
     every = discover.path_targets(config)  # one walk of the repo serves all three uses
     targets = _selected(every, options.selection)

@@ -42,6 +42,7 @@ from harness.core.filefacts import RACY_SECONDS
 from harness.core.model import Snapshot
 from harness.flux.source.ignore import IGNORE_FILE
 from harness.pipeline import refsnap
+from harness.render.closure import learn_secrets
 from harness.render.discover import KUSTOMIZATION_FILES
 from harness.render.seam import Read, Reads, Reuse
 
@@ -144,6 +145,14 @@ def reuse_of(index: Index, now: dict[str, Stamp | None], repo: Path) -> Reuse | 
 def unchanged(index: Index, now: dict[str, Stamp | None]) -> bool:
     """Whether the tree is as the index saw it (no racy entry on either side)."""
     return None not in now.values() and index.stamps == now
+
+
+def teach(index: Index) -> None:
+    """The run's scrub learns the Secret values of every file the remembered builds read
+    (closure.learn_secrets), as a render does: an answer from the index scrubs what a
+    render would."""
+    for read in [*index.paths.values(), *index.flux.values()]:
+        learn_secrets(read.closure())
 
 
 # -- on disk ---------------------------------------------------------------------------------

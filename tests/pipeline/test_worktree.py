@@ -24,7 +24,9 @@ from hypothesis import strategies as st
 
 from harness.cache import store as cache_mod
 from harness.core import config as config_mod
+from harness.core import redaction
 from harness.core.model import Snapshot
+from harness.core.run import Run
 from harness.pipeline import worktree
 from harness.pipeline.repo import RenderOptions, render_repo
 from harness.render import kustomize as render
@@ -165,3 +167,26 @@ def test_a_new_file_is_a_full_render(repo: Path, tmp_path: Path) -> None:
     head = _render(repo, tmp_path / "cache", keeper)
     assert keeper.used == "full"
     assert "apps/extra0" in head.results
+
+
+def test_an_answer_from_the_index_teaches_the_scrub(repo: Path, tmp_path: Path) -> None:
+    """The run's scrub knows every Secret value of the tree however the render was made."""
+    write(
+        repo,
+        "apps/web/secret.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: web\n"
+        "stringData:\n  password: wobbly-lantern-4417\n",
+    )
+    edit(repo, "none", 0)
+    kfile = repo / "apps/web/kustomization.yaml"
+    write(repo, "apps/web/kustomization.yaml", kfile.read_text() + "  - secret.yaml\n")
+    _render(repo, tmp_path / "cache", worktree.Keeper())
+    run = Run()
+    keeper = worktree.Keeper()
+    with run.entered():
+        cfg = config_mod.load(repo)
+        renderer = render.resolve(flags=cfg.kubectl_flags, timeout=cfg.timeout)
+        cache = cache_mod.open_cache(cache_mod.Settings(enabled=True, directory=tmp_path / "cache"))
+        render_repo(cfg, renderer, RenderOptions(cache=cache, index=keeper, run=run))
+        assert keeper.used == "none-changed"
+        assert redaction.known().scrub("pw wobbly-lantern-4417") != "pw wobbly-lantern-4417"
