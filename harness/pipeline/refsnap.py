@@ -133,14 +133,24 @@ def remember(
         cache.put(key.digest, {**body, "digests": dict(digests)})
 
 
-def snapshot_payload(snapshot: Snapshot, repo: Path) -> dict[str, Any] | None:
+def snapshot_payload(
+    snapshot: Snapshot,
+    repo: Path,
+    known: Mapping[str, tuple[TargetResult, Any]] | None = None,
+) -> dict[str, Any] | None:
     """A render of the tree at `repo` as an entry holds it (targets relative to `repo`);
-    None when it is not a function of that tree (a helm target, a target outside it)."""
+    None when it is not a function of that tree (a helm target, a target outside it).
+    `known`: results read back from an earlier payload with their stored items, which a
+    result equal to one of them reuses (an error or note is scrubbed anew, never reused)."""
     if any(r.target.kind == "helm" or r.target.helm is not None for r in snapshot.results.values()):
         return None
     results = []
     for result in snapshot.results.values():
         target = result.target
+        before = known.get(target.name) if known is not None else None
+        if before is not None and not result.error and not result.notes and before[0] == result:
+            results.append(before[1])
+            continue
         try:
             path = target.path.relative_to(repo).as_posix()
         except ValueError:
@@ -177,9 +187,15 @@ def _from_payload(
     return found, digests
 
 
-def snapshot_from(payload: Mapping[str, Any], root: Path, label: str) -> Snapshot | None:
+def snapshot_from(
+    payload: Mapping[str, Any],
+    root: Path,
+    label: str,
+    items: dict[str, tuple[TargetResult, Any]] | None = None,
+) -> Snapshot | None:
     """`snapshot_payload` read back, its targets under `root` (KeyError, TypeError or
-    ValueError when the payload is not of that shape)."""
+    ValueError when the payload is not of that shape); `items` gets each result with the
+    item it was read from (`snapshot_payload`'s `known`)."""
     name, version, argv = payload["renderer"]
     results: dict[str, TargetResult] = {}
     for item in payload["results"]:
@@ -196,6 +212,8 @@ def snapshot_from(payload: Mapping[str, Any], root: Path, label: str) -> Snapsho
             duplicates=tuple(DocId(*d) for d in item["duplicates"]),
             notes=tuple(str(n) for n in item["notes"]),
         )
+        if items is not None:
+            items[target.name] = (results[target.name], item)
     skipped = {str(k): str(v) for k, v in dict(payload["skipped"]).items()}
     snapshot = Snapshot(
         renderer=RendererInfo(str(name), str(version), tuple(str(a) for a in argv)),

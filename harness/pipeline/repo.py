@@ -214,13 +214,14 @@ class _Indexed:
     stamps: dict[str, worktree.Stamp | None]
     repo: Path
     remote_before: int
+    previous: worktree.Index | None
 
     def remember(self, seam: incremental.Seam, snapshot: Snapshot) -> None:
         if seam.reads is None or self.cache.uncacheable != self.remote_before:
             self.keeper.memory = None  # a remote input: not a function of the tree
             return
         self.keeper.memory = worktree.remember(
-            self.cache, self.digest, self.stamps, snapshot, seam.reads, self.repo
+            self.cache, self.digest, self.stamps, snapshot, seam.reads, self.repo, self.previous
         )
 
 
@@ -256,7 +257,7 @@ def _indexed(
         if seam.reuse is not None:
             keeper.used = "incremental"
     seam.reads = incremental.Reads()
-    return _Indexed(keeper, cache, digest, stamps, config.repo, cache.uncacheable)
+    return _Indexed(keeper, cache, digest, stamps, config.repo, cache.uncacheable, index)
 
 
 class _Facts:

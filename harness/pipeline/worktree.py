@@ -31,7 +31,7 @@ from __future__ import annotations
 import os
 import stat
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,7 @@ from harness.cache import store as cache_mod
 from harness.core import redaction
 from harness.core.config import Config
 from harness.core.filefacts import RACY_SECONDS
-from harness.core.model import Snapshot
+from harness.core.model import Snapshot, TargetResult
 from harness.flux.source.ignore import IGNORE_FILE
 from harness.pipeline import refsnap
 from harness.render.closure import learn_secrets
@@ -64,6 +64,9 @@ class Index:
     paths: dict[str, Read]
     flux: dict[str, Read]
     warnings: tuple[str, ...] = ()
+    # each result with the stored item it was read from: the next index reuses the items
+    # of results that did not change instead of encoding them again
+    items: dict[str, tuple[TargetResult, Any]] = field(default_factory=dict, compare=False)
 
 
 @dataclass
@@ -176,10 +179,11 @@ def remember(
     snapshot: Snapshot,
     reads: Reads,
     repo: Path,
+    previous: Index | None = None,
 ) -> Index | None:
     """Store the render of the tree whose stat was `stamps` and what its builds read;
     the index as stored (None when the render cannot be kept: refsnap's rule)."""
-    body = refsnap.snapshot_payload(snapshot, repo)
+    body = refsnap.snapshot_payload(snapshot, repo, previous.items if previous else None)
     if body is None:
         return None
     with reads.lock:
@@ -195,7 +199,9 @@ def remember(
             "flux": {k: _read_payload(r) for k, r in flux.items()},
         },
     )
-    return Index(dict(stamps), replace(snapshot, warnings=warnings), paths, flux, warnings)
+    items = {item["name"]: (snapshot.results[item["name"]], item) for item in body["results"]}
+    kept = replace(snapshot, warnings=warnings)
+    return Index(dict(stamps), kept, paths, flux, warnings, items)
 
 
 def _read_payload(read: Read) -> list[Any]:
@@ -222,11 +228,12 @@ def _from_payload(payload: dict[str, Any], repo: Path, label: str) -> Index | No
     stamps: dict[str, Stamp | None] = {}
     for rel, s in payload["stamps"]:
         stamps[str(rel)] = None if s is None else _stamp(s)
-    found = refsnap.snapshot_from(payload["snapshot"], repo, label)
+    items: dict[str, tuple[TargetResult, Any]] = {}
+    found = refsnap.snapshot_from(payload["snapshot"], repo, label, items)
     if found is None:
         return None
     warnings = tuple(str(w) for w in payload["warnings"])
     snapshot = replace(found, warnings=warnings)
     paths = {str(n): _read_from(r) for n, r in dict(payload["paths"]).items()}
     flux = {str(k): _read_from(r) for k, r in dict(payload["flux"]).items()}
-    return Index(stamps, snapshot, paths, flux, warnings)
+    return Index(stamps, snapshot, paths, flux, warnings, items)
