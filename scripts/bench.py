@@ -656,6 +656,52 @@ def _bench(
         )
 
 
+def bench_incremental(work: Path, tmp: Path, repeat: int, jobs: int) -> None:
+    """The local loop on a checkout as it is, in interleaved rounds: the bare parallel loop,
+    `diff --base HEAD` right after saving one file (base and index remembered by the diff
+    before), the no-change diff of the clean tree, then `watch` from a save to its answer.
+    The saved file is restored at the end."""
+    cfg = config_mod.load(work)
+    dirs = [t.path for t in discover.path_targets(cfg)]
+    kubectl = render.resolve().binary
+    cli = Cli(work, bench_config(work, tmp), jobs, True)
+    cache_dir = tmp / "cache"
+    wt_diff = cli.args("diff", "--base", "HEAD", cache_dir=cache_dir)
+    edited = next(
+        f
+        for t in discover.path_targets(cfg)
+        for f in sorted(t.path.iterdir())
+        if f.suffix in (".yaml", ".yml") and not f.name.startswith("kustomization")
+    )
+    original = edited.read_text()
+    print(f"\n== {work.name} (incremental; {len(dirs)} path targets; jobs={jobs})", flush=True)
+    started = time.perf_counter()
+    cli.run(wt_diff)  # cold: the cache, the base's render and the clean tree's index
+    print(f"  first diff (cold cache)      {time.perf_counter() - started:7.2f}s", flush=True)
+    best = {"bare": float("inf"), "one": float("inf"), "none": float("inf")}
+    try:
+        for n in range(repeat):
+            best["bare"] = min(
+                best["bare"], timed(lambda: bare(kubectl, cfg.kubectl_flags, dirs, jobs))
+            )
+            edited.write_text(annotated(original, 200 + n))
+            best["one"] = min(best["one"], timed(lambda: cli.run(wt_diff)))
+            edited.write_text(original)
+            time.sleep(2.1)  # past the racy window: the clean tree's stat is trusted
+            cli.run(wt_diff)  # the clean tree's index (as after any earlier local run)
+            best["none"] = min(best["none"], timed(lambda: cli.run(wt_diff)))
+        watch = watch_latency(cli, edited, cache_dir, max(repeat, 2))
+    finally:
+        edited.write_text(original)
+    par = best["bare"]
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"  bare kubectl kustomize, {jobs} par  {par:7.3f}s")
+    print(f"  one-file diff --base HEAD      {best['one']:7.3f}s   x{best['one'] / par:.3f} bare")
+    print(f"  no-change diff --base HEAD     {best['none']:7.3f}s   x{best['none'] / par:.3f} bare")
+    print(f"  watch save -> answer           {watch:7.3f}s   x{watch / par:.3f} bare")
+    print(f"  (edited {edited.relative_to(work)}; load average after: {load})", flush=True)
+
+
 def print_table() -> None:
     """The table of docs/benchmark.md (markdown), one row per repo."""
     if not ROWS:
@@ -1090,6 +1136,13 @@ def main() -> None:
     )
     parser.add_argument("--write", type=Path, metavar="DIR", help="only write the --homelab repo")
     parser.add_argument(
+        "--incremental",
+        action="store_true",
+        help="only the incremental lines (one-file and no-change diff, watch) against the bare "
+        "parallel loop, on each REPO as it is (a git checkout with harness.yaml; its cache "
+        "under the bench's temp dir)",
+    )
+    parser.add_argument(
         "--no-inprocess",
         action="store_true",
         help="skip the in-process lines (-j1 path targets, path + Flux), for long real repos",
@@ -1110,6 +1163,11 @@ def main() -> None:
     repos = args.repos or (
         [] if args.synthetic or args.homelab else [HERE / "examples" / "homelab"]
     )
+    if args.incremental:
+        for repo in repos:
+            with tempfile.TemporaryDirectory(prefix="harness-bench-") as tmp_name:
+                bench_incremental(repo.resolve(), Path(tmp_name), args.repeat, args.jobs)
+        return
     for repo in repos:
         bench(repo.resolve(), args.repeat, args.jobs, cache, not args.no_inprocess)
     with tempfile.TemporaryDirectory(prefix="harness-bench-src-") as tmp:
