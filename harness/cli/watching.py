@@ -3,8 +3,9 @@
 The base side (a git ref, or the goldens) is rendered once and held. The head is the
 working tree: each save re-renders it through a render cache that lives as long as the
 process, with a `Resident` seam (render/seam.py) that keeps each closure walk and blob id
-and is told which files changed, so only the targets whose input closure holds a changed
-file are built or looked up again; everything else is answered from memory. The comparison,
+and is told which files changed, and the dependency index (pipeline/worktree.py) in memory,
+so only the targets whose input closure holds a changed file are built or looked up again;
+everything else is answered from memory. The comparison,
 hazards and verdict are those of `diff` (`diff.conclude`), so the answer is the one a fresh
 `harness diff` would print, with the same exit semantics.
 
