@@ -38,6 +38,8 @@ cost of the in-process Helm SDK against a `helm template` process (`--helm-binar
 $HARNESS_HELM; skipped without one), and the example's helm stage. `--helm-chart DIR
 --helm-values FILE` measures the CPU one release of a real chart costs (bench_chart: e.g.
 bjw-s app-template with a typical release's values), in-process, as harness renders it.
+`--accept` measures only api-reject (bench_accept): a cold in-process render of each REPO
+(and the `--homelab` repo) against the rule's cold and warm validation of that render.
 """
 
 from __future__ import annotations
@@ -732,6 +734,54 @@ def synthetic_repo(root: Path, apps: int) -> Path:
     return root
 
 
+def bench_accept(repo: Path, repeat: int, jobs: int) -> None:
+    """api-reject's cost (issue 30), in-process: a cold render of the repo's path and Flux
+    targets (a fresh renderer, no cache), then the rule over that render cold (a new run: no
+    memo, no cache entry, the built-in schemas loaded afresh) and warm (its verdicts from a
+    render cache that holds them). Best of `repeat`; the ratios are what the bound is about."""
+    from harness.cache.store import RenderCache
+    from harness.core.run import Run
+    from harness.flux.ksgraph import parse
+    from harness.hazards.context import LintContext
+    from harness.hazards.rules import api_reject
+
+    cfg = config_mod.load(repo)
+    holder: dict[str, object] = {}
+
+    def cold_render() -> None:
+        with Run().entered():
+            renderer = render.resolve(flags=cfg.kubectl_flags, timeout=cfg.timeout)
+            holder["snap"] = render_repo(cfg, renderer, RenderOptions(jobs=jobs, flux=True))
+
+    cache = RenderCache(None)
+
+    def validate(store: RenderCache | None) -> float:
+        """The rule's own time in a new run whose graphs and parsed documents other lint
+        rules already derived (as in `harness lint`, where every rule shares them)."""
+        with Run().entered():
+            ctx = LintContext(holder["snap"], kube_version=cfg.helm_kube_version, cache=store)  # type: ignore[arg-type]
+            for graph in ctx.graphs.values():
+                for owners in graph.index.values():
+                    for _key, doc in owners:
+                        parse(doc)
+            start = time.perf_counter()
+            holder["found"] = api_reject.RULE.check_snapshot(ctx)
+            return time.perf_counter() - start
+
+    t_render = best_of(repeat, cold_render)
+    snap = holder["snap"]
+    documents = sum(len(r.documents) for r in snap.results.values())  # type: ignore[attr-defined]
+    t_cold = min(validate(None) for _ in range(repeat))
+    validate(cache)  # fills the cache
+    t_warm = min(validate(cache) for _ in range(repeat))
+    errors = [f for f in holder["found"] if f.severity == "error"]  # type: ignore[attr-defined]
+    print(
+        f"api-reject {repo.name}: {documents} documents; cold render {t_render:.2f}s, "
+        f"cold validation {t_cold:.2f}s ({t_cold / t_render:.1%} of the render), warm "
+        f"{t_warm:.3f}s ({t_warm / t_render:.1%}); {len(errors)} errors"
+    )
+
+
 def best_of(repeat: int, fn: Callable[[], object]) -> float:
     """Best wall time of `repeat` runs of `fn` (the helm section times one thing at a time)."""
     return min(timed(fn) for _ in range(repeat))
@@ -1134,6 +1184,11 @@ def main() -> None:
         metavar="CxN",
         help="add a generated homelab repo: C clusters x N apps (3x90: ~230 directories)",
     )
+    parser.add_argument(
+        "--accept",
+        action="store_true",
+        help="only api-reject's cost on each REPO (and --homelab): cold render vs validation",
+    )
     parser.add_argument("--write", type=Path, metavar="DIR", help="only write the --homelab repo")
     parser.add_argument(
         "--incremental",
@@ -1157,6 +1212,14 @@ def main() -> None:
         bench_chart(args.helm_chart, args.helm_values, args.repeat, args.helm_binary)
         if not args.repos:
             return
+    if args.accept:
+        with tempfile.TemporaryDirectory(prefix="harness-bench-accept-") as tmp:
+            targets = [r.resolve() for r in args.repos]
+            if args.homelab:
+                targets.append(homelab_repo(Path(tmp) / "homelab", *args.homelab))
+            for repo in targets:
+                bench_accept(repo, args.repeat, args.jobs)
+        return
     pycache = tempfile.TemporaryDirectory(prefix="harness-bench-pycache-")
     ENV["PYTHONPYCACHEPREFIX"] = pycache.name
     cache = has_cache_options()

@@ -26,10 +26,13 @@ LAYERS: tuple[str, ...] = (
     "hazards",  # engine + rules/
     "graph",  # pictures of the Kustomization graph
     "report",  # formats/ and their layouts
+    "api",  # the Python API (render, diff, lint as plain data) and the pytest plugin
     "cli",  # the typer app, commands/
 )
-# the top-level modules: the package itself (`__version__`) and `python -m harness`
-TOP = {"harness": -1, "harness.__main__": len(LAYERS)}
+# the top-level modules: the package itself (`__version__`), the version file setuptools-scm
+# writes at build and install time (pyproject.toml; absent from a bare checkout) and
+# `python -m harness`
+TOP = {"harness": -1, "harness._version": -1, "harness.__main__": len(LAYERS)}
 
 
 @functools.cache
@@ -74,7 +77,8 @@ def layer(name: str) -> int:
     if name in TOP:
         return TOP[name]
     parts = name.split(".")
-    assert len(parts) > 2 and parts[1] in LAYERS, f"{name} is in no package of LAYERS"
+    # a package's own __init__ is in its layer (harness/api's re-exports its names lazily)
+    assert len(parts) >= 2 and parts[1] in LAYERS, f"{name} is in no package of LAYERS"
     return LAYERS.index(parts[1])
 
 

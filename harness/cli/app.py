@@ -25,7 +25,9 @@ VERBS = {
     "failed).",
     "init": "Write a starter harness.yaml (clusters, TODO placeholders for objects outside "
     "git) and\nthe goldens, for a repo that has neither (exit 2 if a target still fails).",
+    "get": "List every Flux Kustomization (ks) or HelmRelease (hr) of every cluster, with status.",
     "render": "List targets with document counts and sha256, or print one target's documents.",
+    "images": "List every container image per cluster and workload (exit 0 ok, 2 render error).",
     "lint": "Render everything and report hazards: prune, ordering, substitution, parity; "
     "CRDs\ninstalled before Flux (bootstrap helmfiles, Talos/k3s, `preinstalled:`) are known "
     "(exit 0\nok, 1 findings at --fail-on or worse, 2 render error).",

@@ -196,7 +196,10 @@ def warn_cache(cache: cache_mod.RenderCache | None) -> None:
 
 def print_skipped(common: Common, *snapshots: Snapshot) -> None:
     """The Flux targets skipped on purpose (their source is external), once per run however
-    many sides it rendered: one summary line, each of them with --verbose."""
+    many sides it rendered: one summary line, each of them with --verbose; none with --quiet
+    (errors and the verdict only: the verdict line counts them)."""
+    if common.quiet:
+        return
     skipped: dict[str, str] = {}
     for snapshot in snapshots:
         skipped.update(snapshot.skipped)

@@ -88,7 +88,12 @@ STRICT = Flag(
     "--strict/--no-strict",
     help="Flux strict post-build substitution: unset variables are errors (default on).",
 )
-QUIET = Flag("--quiet", "-q", help="No progress bar on a terminal, no progress lines in CI logs.")
+QUIET = Flag(
+    "--quiet",
+    "-q",
+    help="Errors and the verdict only: no progress bar on a terminal, no progress lines in CI "
+    "logs, no `info:` lines (skipped Kustomizations).",
+)
 VERBOSE = Flag(
     "--verbose",
     "-v",

@@ -93,9 +93,14 @@ def _relative_dir(repo: Path, directory: Path | None) -> str | None:
 
 
 def under_failed(repo: Path, snapshot: Snapshot) -> dict[str, int]:
-    """Failed Flux targets -> the Flux Kustomizations their build would have declared and no
-    other target rendered (read from the files the build reaches, without kustomize): the
-    Kustomizations a failed parent hides."""
+    """Failed Flux targets -> how many Flux Kustomizations they hide (`hidden`)."""
+    return {name: len(keys) for name, keys in hidden(repo, snapshot).items()}
+
+
+def hidden(repo: Path, snapshot: Snapshot) -> dict[str, tuple[str, ...]]:
+    """Failed Flux targets -> the Flux Kustomizations (`namespace/name`) their build would
+    have declared and no other target rendered (read from the files the build reaches,
+    without kustomize): the Kustomizations a failed parent hides."""
     rendered = {
         (r.target.cluster, r.name.split("/", 1)[1])
         for r in snapshot.results.values()
@@ -103,7 +108,7 @@ def under_failed(repo: Path, snapshot: Snapshot) -> dict[str, int]:
     }
     root = Path(os.path.abspath(repo))
     includes = Includes()
-    out: dict[str, int] = {}
+    out: dict[str, tuple[str, ...]] = {}
     for name, result in sorted(snapshot.results.items()):
         target = result.target
         if target.kind != "flux" or result.ok:
@@ -111,13 +116,13 @@ def under_failed(repo: Path, snapshot: Snapshot) -> dict[str, int]:
         directory = Path(os.path.abspath(target.path))
         if not directory.is_relative_to(root) or directory == root:
             continue  # the whole repo is no evidence of what this one declares
-        hidden = {
+        unseen = {
             key
             for key in _declared(manifest_files(includes.closure([directory])))
             if (target.cluster, key) not in rendered
         }
-        if hidden:
-            out[name] = len(hidden)
+        if unseen:
+            out[name] = tuple(sorted(unseen))
     return out
 
 

@@ -18,7 +18,10 @@ DEFAULT_KUBECTL_FLAGS = ("--load-restrictor", "LoadRestrictionsNone")
 DEFAULT_KUBE_VERSION = "v1.36.0"
 _KUBE_VERSION = re.compile(r"^v?\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$")
 _API_VERSION = re.compile(r"^(?:[a-z0-9.-]+/)?v[0-9a-z]+(?:/[A-Za-z][A-Za-z0-9]*)?$")
-HELM_KEYS = ("enabled", "targets", "kube_version", "api_versions")
+HELM_KEYS = ("enabled", "targets", "kube_version", "api_versions", "chart_metadata")
+# labels and annotations (globs) of a chart's own metadata, said once per release when a
+# chart bump changes them (compare/chartmeta.py)
+DEFAULT_CHART_METADATA = ("helm.sh/chart", "app.kubernetes.io/version", "chart", "checksum/*")
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,7 @@ class Config:
     # `.Capabilities` of every chart (flux/helm/capabilities.py)
     helm_kube_version: str = DEFAULT_KUBE_VERSION
     helm_api_versions: tuple[str, ...] = ()
+    helm_chart_metadata: tuple[str, ...] = DEFAULT_CHART_METADATA
     preinstalled: tuple[Preinstalled, ...] = ()
     # what one run may use: file and output sizes, renderer memory (core/limits.py)
     limits: limits.Limits = limits.DEFAULT
@@ -153,6 +157,7 @@ def load(repo: Path, path: Path | None = None) -> Config:
         helm_targets=helm.targets,
         helm_kube_version=helm.kube_version,
         helm_api_versions=helm.api_versions,
+        helm_chart_metadata=helm.chart_metadata,
         preinstalled=_preinstalled(raw, where),
         limits=_limits(raw.get("limits"), where),
     )
@@ -216,11 +221,12 @@ class _Helm:
     targets: tuple[str, ...] = ()
     kube_version: str = DEFAULT_KUBE_VERSION
     api_versions: tuple[str, ...] = ()
+    chart_metadata: tuple[str, ...] = DEFAULT_CHART_METADATA
 
 
 def _helm(value: Any, where: str) -> _Helm:
     """`helm: true|false`, a list of helm target globs (enables only those), or a mapping
-    `{enabled, targets, kube_version, api_versions}` (enabled by default)."""
+    `{enabled, targets, kube_version, api_versions, chart_metadata}` (enabled by default)."""
     if value is None or isinstance(value, bool):
         return _Helm(enabled=bool(value))
     if isinstance(value, list) and value:
@@ -253,11 +259,13 @@ def _helm(value: Any, where: str) -> _Helm:
                 f"{where}: helm.api_versions entry {api!r} must be group/version or "
                 "group/version/Kind (monitoring.coreos.com/v1/ServiceMonitor)"
             )
+    chart_metadata = _strs(value, "chart_metadata", DEFAULT_CHART_METADATA, f"{where}: helm")
     return _Helm(
         enabled=enabled,
         targets=_globs(targets, f"{where}: helm.targets") if targets else (),
         kube_version=kube_version.strip(),
         api_versions=apis,
+        chart_metadata=chart_metadata,
     )
 
 

@@ -4,7 +4,9 @@ The Kustomization objects are themselves rendered documents inside the flux targ
 cluster, so parsing them works the same for a working-tree render, a git ref or the goldens.
 A flux target is named `<cluster>/<namespace>/<name>` and renders the documents of the
 Kustomization `namespace/name`; a target with no Kustomization document behind it (the
-bootstrap root that harness synthesises) becomes a node whose spec is unknown.
+bootstrap root that harness synthesises) becomes a node whose spec is unknown. A
+flux-operator ResourceSet's target is `<cluster>/<namespace>/<name>@resourceset`; its node
+comes from the ResourceSet document, with its dependsOn on Kustomizations and ResourceSets.
 
 The HelmReleases those Kustomizations render are part of the graph too (`releases`): each
 with the Kustomizations rendering it and its `spec.dependsOn` (other HelmReleases of the
@@ -31,6 +33,8 @@ PRUNE_KEY = f"{KUSTOMIZE_GROUP}/prune"
 RECONCILE_KEY = f"{KUSTOMIZE_GROUP}/reconcile"
 SSA_KEY = f"{KUSTOMIZE_GROUP}/ssa"
 DEFAULT_NAMESPACE = "flux-system"
+RSET_GROUP = "fluxcd.controlplane.io"
+RSET_SUFFIX = "@resourceset"  # a ResourceSet's flux target: `<cluster>/<ns>/<name>@resourceset`
 
 Key = tuple[str, str]  # (namespace, name) of a Flux Kustomization
 
@@ -231,9 +235,12 @@ def cluster_graph(cluster: str, results: Iterable[TargetResult]) -> ClusterGraph
         if not result.ok:
             continue
         for doc in result.documents:
-            if not is_flux_kustomization(doc.id):
+            if is_flux_kustomization(doc.id):
+                node = _node_from(cluster, doc, result.name)
+            elif is_resourceset(doc.id):
+                node = _rset_node(cluster, doc, result.name)
+            else:
                 continue
-            node = _node_from(cluster, doc, result.name)
             nodes.setdefault(node.key, node)
     for key in by_key:
         if key not in nodes:
@@ -257,6 +264,39 @@ def cluster_graph(cluster: str, results: Iterable[TargetResult]) -> ClusterGraph
         results=by_key,
         index={k: tuple(v) for k, v in index.items()},
         releases=_releases(cluster, index),
+    )
+
+
+def is_resourceset(doc_id: DocId) -> bool:
+    return doc_id.group == RSET_GROUP and doc_id.kind == "ResourceSet"
+
+
+def _rset_node(cluster: str, doc: Document, declared_by: str) -> KsNode:
+    """A flux-operator ResourceSet as a node: it applies and prunes its objects, and waits
+    for the Kustomizations and ResourceSets of its `spec.dependsOn`."""
+    obj = parse(doc)
+    namespace = doc.id.namespace or "default"
+    key = (namespace, doc.id.name + RSET_SUFFIX)
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    assert isinstance(spec, dict)
+    deps: list[Key] = []
+    for dep in spec.get("dependsOn") or []:
+        if not isinstance(dep, dict) or not dep.get("name"):
+            continue
+        dep_key = (str(dep.get("namespace") or namespace), str(dep["name"]))
+        if dep.get("kind") == "Kustomization":
+            deps.append(dep_key)
+        elif dep.get("kind") == "ResourceSet":
+            deps.append((dep_key[0], dep_key[1] + RSET_SUFFIX))
+    return KsNode(
+        cluster=cluster,
+        namespace=key[0],
+        name=key[1],
+        target=target_name(cluster, key),
+        declared_by=declared_by,
+        prune=True,
+        wait=bool(spec.get("wait", False)),
+        depends_on=tuple(deps),
     )
 
 

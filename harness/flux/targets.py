@@ -1,4 +1,5 @@
-"""Every Flux Kustomization of every cluster as a target, discovered to a fixed point.
+"""Every Flux Kustomization (and flux-operator ResourceSet) of every cluster as a target,
+discovered to a fixed point.
 
 Per cluster: render the entry directory; find (or synthesize, as `flux bootstrap --path`
 would) the root Kustomization; then in rounds, build every known Kustomization whose
@@ -10,7 +11,9 @@ loop. Builds of one round run in parallel across all clusters.
 Which directories are clusters, and where a FluxInstance puts a cluster's root, is
 clusters.py's and operator.py's business; a FluxInstance's root Kustomization (with its
 `spec.kustomize.patches` applied by kustomize, as the operator applies them) is the run's
-first node.
+first node. A ResourceSet a build renders is a node too (`<namespace>/<name>@resourceset`),
+expanded by resourceset.py once no Kustomization is left to build; what it emits joins the
+fixed point like any build's output.
 
 Target names are `<cluster>/<namespace>/<name>` (cluster naming: see clusters.py).
 `spec.path` resolves against the source's root: the bootstrap source's root (the repo, or
@@ -40,11 +43,12 @@ from harness.core import documents, outside, parallel, parsed, yamlload
 from harness.core.config import Config
 from harness.core.model import Target, TargetResult
 from harness.flux import clusters as clusters_mod
-from harness.flux import operator
+from harness.flux import operator, resourceset
 from harness.flux.api import (
     SOURCE_KINDS,
     FluxKustomization,
     ObjectRef,
+    api_group,
     is_flux_kustomization,
     is_source,
     object_ref,
@@ -73,8 +77,17 @@ from harness.render.seam import Seam
 # (cluster name, its bootstrap source, (flux target name, rendered objects) per built
 # Kustomization, the bootstrap source's root directory): what helm targets need of a
 # cluster (harness/flux/helm/targets.py)
+# (cluster, bootstrap source, each build's objects, bootstrap root, the ExternalArtifacts
+# its HelmReleases install by `chartRef`: their files, or why they cannot be built)
 ClusterHook = Callable[
-    [str, ObjectRef, tuple[tuple[str, tuple[dict[str, Any], ...]], ...], Path], None
+    [
+        str,
+        ObjectRef,
+        tuple[tuple[str, tuple[dict[str, Any], ...]], ...],
+        Path,
+        Mapping[ObjectRef, "artifacts.Files | str"],
+    ],
+    None,
 ]
 
 BOOTSTRAP_NAME = "flux-system"
@@ -99,6 +112,10 @@ class _Node:
     # the repo directory the target stands for: `directory`, or for a build from an
     # ExternalArtifact tree the directory it was copied from
     shown: Path | None = None
+    # a flux-operator ResourceSet (resourceset.py) instead of a Kustomization: its object
+    rset: dict[str, Any] | None = None
+    # the repo directory of the Kustomization that renders it (a ResourceSet's target path)
+    home: Path | None = None
 
 
 @dataclass
@@ -123,9 +140,13 @@ class _Run:
     declared: outside.Resolved = field(default_factory=outside.Resolved)
     # each build's objects for the helm stage (_collect_owned), when it runs
     owned: list[tuple[Key, tuple[dict[str, Any], ...]]] = field(default_factory=list)
+    # ExternalArtifacts HelmReleases install (`chartRef`): their files, or why not built
+    charts: dict[ObjectRef, artifacts.Files | str] = field(default_factory=dict)
     # ArtifactGenerators this cluster renders, and the source trees their inputs are
     generators: dict[ObjectRef, dict[str, Any]] = field(default_factory=dict)
     trees: dict[tuple[str, Rules | None], artifacts.Tree] = field(default_factory=dict)
+    # flux-operator ResourceSetInputProviders this cluster renders (ResourceSets' inputs)
+    providers: dict[ObjectRef, dict[str, Any]] = field(default_factory=dict)
 
     def lookup(self, ref: ObjectRef) -> Mapping[str, Any] | outside.DeclaredObject | None:
         """A rendered object wins over a declaration of the same object."""
@@ -205,8 +226,10 @@ def render_flux(
         if on_cluster is not None:
             for run in runs:
                 _collect_owned(run)
+                run.charts = _chart_artifacts(run, config, ctx)
     for run in runs:
         _check_references(run)
+        _check_rset_references(run)
     runs = _drop_reached(runs, incl)
     named = clusters_mod.names(all_dirs if explicit else [r.path for r in runs], config.repo)
     by_path = {c.path: c.name for c in named}
@@ -229,6 +252,7 @@ def render_flux(
                 run.bootstrap,
                 _owned(run, by_path[run.path]),
                 run.bootstrap_root or config.repo,
+                run.charts,
             )
     # config include/exclude select flux targets by name too (the fixed point needs them all)
     results = {n: r for n, r in sorted(results.items()) if discover.selected(n, config)}
@@ -424,27 +448,52 @@ def _patched(
 def _fixed_point(
     runs: Sequence[_Run], config: Config, ctx: Context, pool: ThreadPoolExecutor
 ) -> None:
-    """Build in rounds until no Kustomization is left; deferred ones go last."""
+    """Build in rounds until no Kustomization is left; ResourceSets once no Kustomization
+    can build (a ResourceSet reading providers after those that may emit providers), and
+    deferred Kustomizations last."""
     while True:
         batch: list[tuple[_Run, _Node]] = []
         deferred: list[tuple[_Run, _Node]] = []
+        rsets: list[tuple[_Run, _Node]] = []
         for run in runs:
             for node in run.nodes.values():
                 if node.done:
                     continue
-                if node.ks is not None and (
+                if node.rset is not None:
+                    rsets.append((run, node))
+                elif node.ks is not None and (
                     any(run.objects.get(r) is None for r in substitute_refs(node.ks))
                     or _awaits_generator(run, node.ks.source, config)
                 ):
                     deferred.append((run, node))
                 else:
                     batch.append((run, node))
+        if not batch and rsets:
+            batch = _ready_rsets(rsets)
         if not batch:
             if not deferred:
                 return
             batch = deferred  # nothing else can render what they wait for
         for (run, node), outcome in zip(batch, _round(batch, config, ctx, pool), strict=True):
             _integrate(run, node, outcome, ctx)
+
+
+def _ready_rsets(rsets: list[tuple[_Run, _Node]]) -> list[tuple[_Run, _Node]]:
+    """ResourceSets to expand now: those that read no providers first (what they emit,
+    providers and the Kustomizations that may render providers, is built before the rest
+    run); then those that may emit providers themselves; then all."""
+    readers = [
+        (r, n) for r, n in rsets if n.rset is not None and resourceset.wants_providers(n.rset)
+    ]
+    first = [(r, n) for r, n in rsets if (r, n) not in readers]
+    if first:
+        return first
+    emitters = [(r, n) for r, n in readers if resourceset.PROVIDER_KIND in repr(_spec_of(n))]
+    return emitters or readers
+
+
+def _spec_of(node: _Node) -> Any:
+    return node.rset.get("spec") if node.rset is not None else None
 
 
 def _round(
@@ -486,6 +535,8 @@ def _build_node(
     run: _Run, node: _Node, config: Config, ctx: Context, probe: bool = False
 ) -> _Outcome | None:
     """Build one Kustomization; with `probe`, only from the cache (None: it must run)."""
+    if node.rset is not None:
+        return None if probe else _expand_rset(run, node)
     if node.ks is None:
         return _Outcome(None, None, node.error or "invalid Kustomization")
     try:
@@ -517,6 +568,39 @@ def _build_node(
         return _Outcome(directory, None, str(exc), gap=gap, shown=shown)
     except BuildError as exc:
         return _Outcome(directory, None, str(exc), shown=shown)
+
+
+def _expand_rset(run: _Run, node: _Node) -> _Outcome:
+    """A ResourceSet's objects, as flux-operator applies them (resourceset.py)."""
+    assert node.rset is not None
+    namespace = node.key[0]
+    providers = [o for ref, o in sorted(run.providers.items()) if ref.namespace == namespace]
+    try:
+        expansion = resourceset.expand(node.rset, providers, lambda ref: _rendered(run, ref))
+    except resourceset.NotJudged as exc:
+        return _Outcome(node.home, None, None, skipped=f"not judged: {exc}")
+    except resourceset.ResourceSetError as exc:
+        return _Outcome(node.home, None, f"ResourceSet {namespace}/{_rset_name(node)}: {exc}")
+    notes = (
+        f"ResourceSet expanded as flux-operator does: {expansion.inputs} input set(s), "
+        f"{len(expansion.objects)} object(s)",
+        *expansion.notes,
+    )
+    objs = tuple(expansion.objects)
+    built = Built(objects=objs, raw=objs, notes=notes)
+    return _Outcome(node.home, built, None)
+
+
+def _rendered(run: _Run, ref: ObjectRef) -> Mapping[str, Any] | None:
+    """A ConfigMap or Secret this cluster renders (a copyFrom source), values included."""
+    found = run.objects.get(ref)
+    if isinstance(found, ElidedSecret):
+        return found.materialize()
+    return found
+
+
+def _rset_name(node: _Node) -> str:
+    return node.key[1].removesuffix(resourceset.TARGET_SUFFIX)
 
 
 def _ignore_rules(run: _Run, source: ObjectRef, root: Path, ctx: Context) -> Rules:
@@ -733,6 +817,10 @@ def _integrate(run: _Run, node: _Node, outcome: _Outcome, ctx: Context) -> None:
     for obj in built.raw:
         if is_flux_kustomization(obj):
             _add_child(run, node, obj)
+        elif resourceset.is_resourceset(obj):
+            _add_rset(run, node, obj, outcome.shown or outcome.directory or node.home)
+        elif resourceset.is_provider(obj):
+            run.providers.setdefault(object_ref(obj, "default"), obj)
         elif is_source(obj):
             run.sources.setdefault(object_ref(obj, "default"), obj)
         elif artifacts.is_generator(obj):
@@ -762,6 +850,42 @@ def _add_child(run: _Run, node: _Node, obj: dict[str, Any]) -> None:
     except SpecError as exc:
         ks, error = None, f"invalid Kustomization: {exc}"
     run.nodes[key] = _Node(key=key, ks=ks, parent=node.key, error=error)
+
+
+def _add_rset(run: _Run, node: _Node, obj: dict[str, Any], home: Path | None) -> None:
+    """A ResourceSet a build renders becomes a node of its own (its target)."""
+    ref = object_ref(obj, "default")
+    key: Key = (ref.namespace, ref.name + resourceset.TARGET_SUFFIX)
+    if key in run.nodes:
+        node.notes.append(f"ResourceSet {ref} is rendered twice; the first one is used")
+        return
+    if key in run.ancestors(node.key):
+        node.error = f"cycle: {node.key[0]}/{node.key[1]} renders its ancestor ResourceSet {ref}"
+        return
+    run.nodes[key] = _Node(key=key, ks=None, parent=node.key, rset=obj, home=home)
+
+
+def _check_rset_references(run: _Run) -> None:
+    """A ResourceSet's dependsOn on a Kustomization or ResourceSet this cluster lacks: the
+    operator holds it (`DependencyNotReady`) until the object exists."""
+    for node in run.nodes.values():
+        if node.rset is None or node.error is not None:
+            continue
+        missing = []
+        for kind, namespace, name in resourceset.depends_on(node.rset):
+            if kind == "Kustomization":
+                key: Key = (namespace, name)
+            elif kind == resourceset.RSET_KIND:
+                key = (namespace, name + resourceset.TARGET_SUFFIX)
+            else:
+                continue
+            if key not in run.nodes:
+                missing.append(f"{kind} {namespace}/{name}")
+        if missing:
+            node.notes.append(
+                f"blocked: dependsOn {', '.join(missing)}, which does not exist in this "
+                "cluster; flux-operator holds it and applies nothing until it does"
+            )
 
 
 def _check_references(run: _Run) -> None:
@@ -822,6 +946,45 @@ def _collect_owned(run: _Run) -> None:
     owned = [(n.key, _objects(n.built)) for n in run.nodes.values() if n.built is not None]
     wanted = _values_secrets(o for _, objs in owned for o in objs)
     run.owned = [(key, tuple(_real(o, wanted) for o in objs)) for key, objs in owned]
+
+
+def _chart_artifacts(
+    run: _Run, config: Config, ctx: Context
+) -> dict[ObjectRef, artifacts.Files | str]:
+    """The ExternalArtifacts the cluster's HelmReleases name in `spec.chartRef`, built as
+    Kustomizations get them (a mapped directory, else the ArtifactGenerator declaring it),
+    read while the workspace lives; a failure is kept as its one line."""
+    out: dict[ObjectRef, artifacts.Files | str] = {}
+    for _key, objs in run.owned:
+        for obj in objs:
+            ref = _chart_ref(obj)
+            if ref is None or ref in out:
+                continue
+            try:
+                root, _artifact_of = _source_root(run, ref, config, ctx)
+                out[ref] = artifacts.files_of(ref, root)
+            except _Unmapped as exc:
+                out[ref] = (
+                    f"{ref}: no ArtifactGenerator of this cluster declares it"
+                    if exc.ref == ref
+                    else f"{ref}: {exc} (map it in harness.yaml `sources:`)"
+                )
+            except (_External, BuildError) as exc:
+                out[ref] = str(exc)
+    return out
+
+
+def _chart_ref(obj: Mapping[str, Any]) -> ObjectRef | None:
+    """A HelmRelease's `spec.chartRef` when it names an ExternalArtifact."""
+    if obj.get("kind") != "HelmRelease" or api_group(obj) != "helm.toolkit.fluxcd.io":
+        return None
+    spec = obj.get("spec")
+    ref = spec.get("chartRef") if isinstance(spec, dict) else None
+    if not isinstance(ref, dict) or ref.get("kind") != EXTERNAL_ARTIFACT:
+        return None
+    meta = obj.get("metadata") or {}
+    namespace = ref.get("namespace") or meta.get("namespace") or "default"
+    return ObjectRef(EXTERNAL_ARTIFACT, str(namespace), str(ref.get("name") or ""))
 
 
 def _objects(built: Built) -> tuple[dict[str, Any], ...]:

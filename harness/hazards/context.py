@@ -8,11 +8,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from harness.core.config import DEFAULT_KUBE_VERSION
 from harness.core.model import Document, Snapshot
 from harness.flux.ksgraph import ClusterGraph, Key, graphs
 from harness.hazards.finding import Finding
 
 if TYPE_CHECKING:
+    from harness.cache.store import RenderCache
     from harness.compare.snapshots import Comparison
     from harness.core.config import Preinstalled
     from harness.core.outside import ClusterDecl
@@ -38,6 +40,10 @@ class LintContext:
     config_file: str = "harness.yaml"
     inventory: Inventory | None = None
     strict: bool = True  # StrictPostBuildSubstitutions: an unset variable fails the build
+    # the cluster's Kubernetes version (`helm.kube_version`): the schemas api-reject uses
+    kube_version: str = DEFAULT_KUBE_VERSION
+    # where api-reject keeps its verdicts across runs (None: this run's memo only)
+    cache: RenderCache | None = field(default=None, compare=False, repr=False)
     # the graphs of this very snapshot when another context already derived them
     known_graphs: Mapping[str, ClusterGraph] | None = field(default=None, compare=False, repr=False)
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.core.config import Config, Preinstalled, Suppression
+from harness.core.config import DEFAULT_KUBE_VERSION, Config, Preinstalled, Suppression
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.model import Snapshot, TargetResult
 from harness.core.outside import ClusterDecl
@@ -28,6 +28,7 @@ from harness.flux.ksgraph import ClusterGraph
 from harness.hazards.context import DiffContext, LintContext, Rule
 from harness.hazards.finding import SEVERITIES, Finding, at_least
 from harness.hazards.rules import (
+    api_reject,
     crd_order,
     depends_on,
     duplicate_owner,
@@ -41,6 +42,7 @@ from harness.hazards.rules import (
 )
 
 if TYPE_CHECKING:  # the inventory is scanned, and introduced.py runs, only when lint passes do
+    from harness.cache.store import RenderCache
     from harness.compare.snapshots import Comparison
     from harness.hazards.preinstalled import Inventory, Provision
 
@@ -55,6 +57,7 @@ RULES: tuple[Rule, ...] = (
     overlay_parity.RULE,
     helm_delete.RULE,
     helm_crd_upgrade.RULE,
+    api_reject.RULE,
 )
 RULE_IDS = tuple(r.id for r in RULES)
 # a base render's lint findings, by (its id, the inventory, the rules): see `diff`
@@ -87,6 +90,8 @@ class HazardReport:
     gates: tuple[Gate, ...] = ()
     unchecked: tuple[str, ...] = field(default=())
     preinstalled: tuple[Provision, ...] = ()
+    # api-reject's count of what it had no schema for, one line per cluster (lint only)
+    not_judged: tuple[str, ...] = ()
 
     def at_least(self, threshold: str) -> list[Finding]:
         return [f for f in self.findings if at_least(f.severity, threshold)]
@@ -168,6 +173,7 @@ def _report(
     gates: tuple[Gate, ...] = ()
     unchecked: tuple[str, ...] = ()
     provisions: tuple[Provision, ...] = ()
+    not_judged: tuple[str, ...] = ()
     if gates_from is not None:
         # info findings are latent (a literal `${}` nothing substitutes), not hazards
         hazards = sum(
@@ -176,7 +182,8 @@ def _report(
         gates = (Gate("substitution", substitution.assertions(gates_from), hazards),)
         unchecked = tuple(sorted(set(substitution.analyse(gates_from).unchecked)))
         provisions = gates_from.preinstalled.provisions
-    return HazardReport(tuple(kept), tuple(silenced), gates, unchecked, provisions)
+        not_judged = tuple(gates_from.memo.get(api_reject.NOT_JUDGED, ()))
+    return HazardReport(tuple(kept), tuple(silenced), gates, unchecked, provisions, not_judged)
 
 
 def lint(
@@ -191,6 +198,8 @@ def lint(
     config_file: str = "harness.yaml",
     strict: bool = True,
     outside_git: Mapping[str, ClusterDecl] | None = None,
+    kube_version: str = DEFAULT_KUBE_VERSION,
+    cache: RenderCache | None = None,
 ) -> HazardReport:
     """`harness lint`: the lint rules over one render."""
     ctx = LintContext(
@@ -202,6 +211,8 @@ def lint(
         preinstalled_entries=tuple(preinstalled),
         config_file=config_file,
         strict=strict,
+        kube_version=kube_version,
+        cache=cache,
     )
     return _report(lint_findings(ctx, rules), suppressions, ctx)
 
@@ -222,6 +233,7 @@ def diff(
     config_file: str = "harness.yaml",
     outside_git: Mapping[str, ClusterDecl] | None = None,
     base_memo: BaseMemo | None = None,
+    kube_version: str = DEFAULT_KUBE_VERSION,
     memo: FindingsMemo | None = None,
 ) -> HazardReport:
     """`diff`/`check`/`comment`: diff rules, plus lint findings the change introduces.
@@ -242,6 +254,7 @@ def diff(
         preinstalled_entries=tuple(preinstalled),
         config_file=config_file,
         strict=strict,
+        kube_version=kube_version,
     )
     ctx = DiffContext(base=base, head=head, head_lint=head_ctx, comparison=comparison)
     findings: list[Finding] = []
@@ -261,7 +274,7 @@ def diff(
         if not names.documents and not names.namespaces:
             scoped = changed_clusters(base, head)
 
-        settings = repr((sorted(src.items()), sorted(decls.items()), strict))
+        settings = repr((sorted(src.items()), sorted(decls.items()), strict, kube_version))
         settings += repr(inventory.provisions)
 
         def side(snapshot: Snapshot, graphs_: Mapping[str, ClusterGraph]) -> list[Finding]:
@@ -273,6 +286,7 @@ def diff(
                     inventory=inventory,
                     strict=strict,
                     known_graphs=keep,
+                    kube_version=kube_version,
                 )
 
             if memo is not None:
@@ -297,6 +311,7 @@ def diff(
                     inventory=inventory,
                     strict=strict,
                     known_graphs=base_graphs,
+                    kube_version=kube_version,
                 ),
                 rules,
             )
@@ -391,6 +406,7 @@ def diff_for(
         strict=cfg.strict,
         config_file=cfg.source_file.name if cfg.source_file else "harness.yaml",
         outside_git=cfg.outside_git,
+        kube_version=cfg.helm_kube_version,
     )
 
 

@@ -70,6 +70,16 @@ def _selected(targets: list[Target], selection: Sequence[str]) -> list[Target]:
     return targets
 
 
+def _paths_only(every: Sequence[Target], selection: Sequence[str]) -> bool:
+    """Whether the selection names path targets alone, each exactly (`render platform/cilium`):
+    then no Flux Kustomization and no HelmRelease is rendered for it. A glob, or a name no
+    path target has, may name a flux or helm target, which only the whole fixed point finds."""
+    if not selection:
+        return False
+    names = {t.name for t in every}
+    return all(s in names and not any(c in s for c in "*?[") for s in selection)
+
+
 def render_repo(
     config: Config,
     renderer: Renderer,
@@ -116,6 +126,8 @@ def _render_repo(
         return indexed
     every = discover.path_targets(config)  # one walk of the repo serves all three uses
     targets = _selected(every, options.selection)
+    if _paths_only(every, options.selection):
+        options = replace(options, flux=False, helm=False)
     plan = options.shard.plan(config, every) if options.shard else None
     if plan is not None:
         targets = [t for t in targets if plan.owns(t)]
@@ -151,8 +163,10 @@ def _render_repo(
             # imported here: a render the dependency index answers whole needs no Flux code
             from harness.flux.targets import render_flux
 
-            def collect(cluster: str, bootstrap: ObjectRef, owners: Any, root: Path) -> None:
-                clusters.append((cluster, bootstrap, owners, root))
+            def collect(
+                cluster: str, bootstrap: ObjectRef, owners: Any, root: Path, charts: Any
+            ) -> None:
+                clusters.append((cluster, bootstrap, owners, root, charts))
 
             flux_results = render_flux(
                 config,
@@ -323,7 +337,7 @@ def _helm(
     return stage.render(
         config,
         renderer,
-        [ClusterObjects(c, b, o, r) for c, b, o, r in clusters],
+        [ClusterObjects(c, b, o, r, a) for c, b, o, r, a in clusters],
         stage.HelmOptions(
             binary=options.helm_binary,
             offline=options.offline,

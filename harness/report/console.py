@@ -100,6 +100,7 @@ class ProgressLines:
         self.what = what
         self.first, self.every = _every()
         self.total = 0
+        self.planned = False  # no count before the pipeline says one (`round 1: 0/0` misleads)
         self.done = 0
         self.lines = 0
         self.started = time.monotonic()
@@ -110,6 +111,7 @@ class ProgressLines:
     def on_plan(self, count: int) -> None:
         with self.lock:
             self.total += count
+            self.planned = True
 
     def on_done(self, _result: TargetResult) -> None:
         with self.lock:
@@ -117,9 +119,11 @@ class ProgressLines:
 
     def line(self, final: bool = False) -> str:
         with self.lock:
-            done, total = self.done, self.total
+            done, total, planned = self.done, self.total, self.planned
         elapsed = int(time.monotonic() - self.started)
         clock = f"{elapsed // 60}:{elapsed % 60:02d}"
+        if not planned:  # the count is not known yet (a Flux fixed point still running)
+            return f"{self.what}: done in {clock}" if final else f"{self.what}: {clock} elapsed"
         if final:
             return f"{self.what}: {done}/{total} targets done in {clock}"
         return f"{self.what}: {done}/{total} targets, {clock} elapsed"
@@ -172,7 +176,7 @@ def render_progress(
         console=stderr(),
         transient=True,
     )
-    task = progress.add_task("", total=0)
+    task = progress.add_task("", total=None)  # `0/?` until the pipeline plans a count
 
     def on_plan(count: int) -> None:
         total = progress.tasks[0].total or 0

@@ -14,9 +14,11 @@ from harness.compare.coverage import BlindSpots
 from harness.compare.docdiff import DocChange, FieldChange
 from harness.compare.gate import Expectation, Verdict
 from harness.compare.groups import ChangeGroup, group, verdict_reasons
+from harness.compare.images import changes as image_changes
 from harness.core import redaction
 from harness.core.model import RendererInfo, Snapshot
 from harness.hazards.engine import HazardReport
+from harness.report import image_summary as images
 from harness.report.diff_text import blind_suffix, verdict_line
 from harness.report.findings import finding_dict, suppressed_dict
 
@@ -196,6 +198,8 @@ def payload(
             for o in verdict.orchestration
         ],
         "notes": list(verdict.notes),
+        # image changes, first in the text and the comment (added in v1, additive)
+        "images": [images.change_dict(c) for c in image_changes(analysis.base, analysis.head)],
         "targets": [_target(t) for t in analysis.targets],
         "changes": change_groups(group(analysis, verdict_reasons(verdict))),
         "skipped": skipped_list(analysis.base, analysis.head),

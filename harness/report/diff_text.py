@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
+from harness.compare import chartmeta
 from harness.compare.analyze import Analysis, Origin, Repair, TargetChange
 from harness.compare.counts import count, objects_breakdown, objects_phrase, plural, targets_line
 from harness.compare.docdiff import DocChange, FieldChange, show_change
@@ -22,8 +23,12 @@ from harness.compare.groups import (
     target_order,
     verdict_reasons,
 )
+from harness.compare.images import ImageChange
+from harness.compare.images import changes as image_changes
 from harness.hazards.engine import HazardReport
+from harness.report import image_summary as images
 from harness.report.console import Exact, escape, stdout
+from harness.report.errors import error_lines, unreachable
 from harness.report.findings import print_findings
 
 if TYPE_CHECKING:  # annotations only: `check` prints field lines without the diff gate
@@ -288,8 +293,10 @@ def print_diff(
     hazards: HazardReport | None = None,
     blind: BlindSpots | None = None,
     verbose: bool = False,
+    chart_metadata: Sequence[str] = chartmeta.DEFAULT_KEYS,
 ) -> None:
-    """The verdict, each real change once (the object, its fields, where), the moves, the
+    """The verdict, each real change once (the object, its fields, where; a helm release's
+    chart metadata churn after them, one line per release: chartmeta.py), the moves, the
     targets' counts, then what breaks or surrounds the verdict; `verbose` adds every target's
     documents and the pre-existing facts one by one."""
     out = stdout()
@@ -306,11 +313,15 @@ def print_diff(
     for line in blind_lines(blind):
         out.print(f"[yellow]{escape(line)}[/yellow]")
     out.print(f"base: {escape(base.label)}  head: {escape(head.label)}", style="dim")
+    print_image_changes(out, image_changes(analysis.base, analysis.head), verbose)
     groups = group(analysis, verdict_reasons(verdict))
-    real = [g for g in groups if g.real]
-    if real:
+    real, churn = chartmeta.fold([g for g in groups if g.real], chart_metadata)
+    if real or churn:
         out.print()
         print_groups(out, real)
+        for c in churn:
+            out.print(f"[yellow]{escape(c.line())}[/yellow]")
+            out.print(Exact(f"    in: {c.where()}"))
     moved = [g for g in groups if g.moved and not g.real and g.op == "removed"]
     if moved:
         out.print()
@@ -346,8 +357,12 @@ def print_diff(
             out.print(f"  {escape(where + str(d.id))}: {escape(', '.join(d.targets))}{known}")
     if analysis.errors:
         out.print()
-        for e in analysis.errors:
-            out.print(f"[red]error: {escape(e.target)} ({e.side}): {escape(e.message)}[/red]")
+        unfetched = unreachable(analysis.base.results.values(), "base") | unreachable(
+            analysis.head.results.values(), "head"
+        )
+        failed = [(e.target, e.message, e.side) for e in analysis.errors]
+        for line in error_lines(failed, unfetched):
+            out.print(f"[red]{escape(line)}[/red]")
     if analysis.repairs:
         out.print()
         for repair in analysis.repairs:
@@ -379,6 +394,17 @@ def print_diff(
         print_findings(out, hazards, heading="[bold]hazards[/bold]", verbose=verbose)
     out.print()
     out.print(escape(targets_line(count(analysis, verdict))), style="dim")
+
+
+def print_image_changes(out: Console, changes: Sequence[ImageChange], verbose: bool) -> None:
+    """The "Images" summary, first after the verdict: what a reviewer of a bump reads first."""
+    if not changes:
+        return
+    out.print()
+    out.print(f"[bold]{escape(images.summary_title(changes))}[/bold]")
+    limit = None if verbose else images.PLACES_SHOWN
+    for change in changes:
+        out.print(f"  {escape(images.change_line(change, limit))}")
 
 
 def _sources(sources: tuple[str, ...]) -> str:

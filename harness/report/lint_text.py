@@ -53,6 +53,8 @@ def print_lint(
             f"[dim]note: {len(unchecked)} Flux targets' sources are unknown, substitution not "
             f"checked: {escape(shown)} and {len(unchecked) - 3} more (-v lists each)[/dim]"
         )
+    for line in report.not_judged:
+        out.print(f"[dim]note: {escape(line)}[/dim]")
     out.print(escape(summary_line(report, fail_on)))
     for gate in report.gates:
         out.print(escape(gate.line))
@@ -92,6 +94,7 @@ def lint_payload(
         "groups": entries_dict(report.findings),
         "preinstalled": [provision_dict(p) for p in report.preinstalled],
         "unchecked": list(report.unchecked),
+        "not_judged_schemas": list(report.not_judged),
         "errors": [{"target": r.name, "message": r.error} for r in snapshot.errors()],
         "skipped": [
             {"target": name, "reason": reason} for name, reason in sorted(snapshot.skipped.items())

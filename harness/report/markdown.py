@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from harness.compare import chartmeta
 from harness.compare.analyze import (
     Analysis,
     Repair,
@@ -32,7 +33,10 @@ from harness.compare.groups import (
     target_order,
     verdict_reasons,
 )
+from harness.compare.images import ImageChange, version_line
+from harness.compare.images import changes as image_changes
 from harness.hazards.engine import HazardReport
+from harness.report import image_summary as images
 from harness.report import markdown_budget as mb
 from harness.report.diff_text import blind_lines, field_lines, respecified_phrase
 from harness.report.findings import alert_blocks
@@ -46,6 +50,7 @@ DIFF_LINES = (None, 800, 200, 40)  # unified-diff lines per rendering level (Non
 LINE_CHARS = 300
 FIELD_LINE_CHARS = 2000  # a field line in the details fence is whole up to this
 REASONS_IN_HEAD = 10
+IMAGES_IN_HEAD = 30
 ERROR_CHARS = 600
 PATHS_GROUP = "paths"
 RESPECIFIED_TITLE = "Flux Kustomization spec changes with the same output"
@@ -72,6 +77,9 @@ class CommentInput:
     not_judged: tuple[str, ...] = ()  # report/diff_text.blind_lines: never left out
     # the analysis's changes grouped (compare/groups.py); None: group them when laid out
     groups: tuple[ChangeGroup, ...] | None = None
+    # a helm release's chart metadata, said once after its real changes (chartmeta.py)
+    chart_metadata: tuple[str, ...] = chartmeta.DEFAULT_KEYS
+    images: tuple[str, ...] = ()  # the "Images" block's bullets (image_bullet), first
 
 
 def headline(analysis: Analysis, verdict: Verdict) -> str:
@@ -133,6 +141,7 @@ def comment_input(
     command: str = "harness diff",
     hazards: HazardReport | None = None,
     blind: BlindSpots | None = None,
+    chart_metadata: tuple[str, ...] = chartmeta.DEFAULT_KEYS,
 ) -> CommentInput:
     """Everything the head says, taken from the verdict."""
     expectation = ""
@@ -159,7 +168,25 @@ def comment_input(
         respecified=tuple(str(r) for r in verdict.respecified),
         not_judged=tuple(blind_lines(blind)),
         groups=group(analysis, verdict_reasons(verdict)),
+        chart_metadata=chart_metadata,
+        images=tuple(image_bullet(c) for c in image_changes(analysis.base, analysis.head)),
     )
+
+
+def image_bullet(change: ImageChange) -> str:
+    """`` - `ghcr.io/org/app`: `1.0` -> `1.1` (apps/Deployment/ns/app in main) ``."""
+    places = mb.escape_text(shorten(images.places_phrase(change), LINE_CHARS))
+    return f"- {mb.code(change.repository)}: {_version_md(change)} ({places})"
+
+
+def _version_md(change: ImageChange) -> str:
+    """The version line with each side as code (`new`/`gone` and the arrow plain)."""
+    line = version_line(change)
+    if " -> " in line:
+        old, new = line.split(" -> ", 1)
+        return f"{mb.code(old)} -> {mb.code(new)}"
+    word, _, version = line.partition(" ")
+    return f"{word} {mb.code(version)}"
 
 
 def hazard_variants(hazards: HazardReport | None) -> tuple[str, ...]:
@@ -473,6 +500,11 @@ FULL, SHORT, MINIMAL = 0, 1, 2
 HeadBlock = Callable[[Analysis, CommentInput, int], str]
 
 
+def _images_head(analysis: Analysis, info: CommentInput, level: int) -> str:
+    """What a bump changes, first: every image change at full length, fewer after."""
+    return _list_block("Images", info.images, (IMAGES_IN_HEAD, 10, 3)[level])
+
+
 def _hazards_head(analysis: Analysis, info: CommentInput, level: int) -> str:
     return (info.hazards or ("", "", ""))[level]
 
@@ -504,17 +536,21 @@ def _repairs_head(analysis: Analysis, info: CommentInput, level: int) -> str:
 
 
 def _reasons_head(analysis: Analysis, info: CommentInput, level: int) -> str:
-    """Each changed object once, with its field changes and where; then duplicate owners."""
+    """Each changed object once, with its field changes and where; then each helm release's
+    chart metadata churn in one line (chartmeta.py); then duplicate owners."""
     if level == MINIMAL:
         return ""
+    real = [g for g in groups_of(analysis, info) if g.real]
+    shown, churn = chartmeta.fold(real, info.chart_metadata)
     lines = [
         change_bullet(first)
         + "".join(
             f"; and in: {places_md(g.places)}, {mb.escape_text(g.note or 'changed')}"
             for g in others
         )
-        for first, *others in by_change(g for g in groups_of(analysis, info) if g.real)
+        for first, *others in by_change(shown)
     ]
+    lines += [f"- {mb.escape_text(c.line())} in: {places_md(c.places)}" for c in churn]
     lines += [f"- {mb.escape_text(shorten(r, LINE_CHARS))}" for r in info.reasons]
     return _list_block("What changes", lines, (REASONS_IN_HEAD, 3)[level], " (see the details)")
 
@@ -549,6 +585,7 @@ def _hazard_notes_head(analysis: Analysis, info: CommentInput, level: int) -> st
 
 
 HEAD_BLOCKS: list[HeadBlock] = [
+    _images_head,
     _hazards_head,
     _errors_head,
     _not_judged_head,

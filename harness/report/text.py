@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from harness.core.config import Config
 from harness.core.model import Snapshot, TargetResult
 from harness.report.console import Exact, escape, escape_block, stderr, stdout
+from harness.report.errors import error_lines, unreachable
 from harness.report.visible import visible
 
 if TYPE_CHECKING:  # annotations only: `lint` prints errors without loading the comparison
@@ -43,15 +44,12 @@ def skipped_lines(skipped: Mapping[str, str], verbose: bool = False) -> list[str
     return [f"info: {len(names)} {noun} not rendered, {why}: {shown} (-v lists each)"]
 
 
-def error_line(name: str, message: str | None) -> str:
-    return f"error: {name}: {message}"
-
-
 def print_errors(results: Iterable[TargetResult]) -> None:
+    results = list(results)
     err = stderr()
-    for result in results:
-        if not result.ok:
-            err.print(f"[red]{escape(error_line(result.name, result.error))}[/red]")
+    failed = [(r.name, r.error, "") for r in results if not r.ok]
+    for line in error_lines(failed, unreachable(results)):
+        err.print(f"[red]{escape(line)}[/red]")
 
 
 def summary_line(comparison: Comparison, hidden: int = 0) -> str:
@@ -160,9 +158,11 @@ def print_check(
                 f"{escape(t.name)}: stale golden, target no longer exists; run harness update"
             )
     err = stderr()
-    for t in comparison.errors:
-        where = "goldens" if t.error_side == "base" else t.name
-        err.print(f"[red]{escape(error_line(where if where != t.name else t.name, t.error))}[/red]")
+    failed = [
+        ("goldens" if t.error_side == "base" else t.name, t.error, "") for t in comparison.errors
+    ]
+    for line in error_lines(failed, unreachable(comparison.head.results.values())):
+        err.print(f"[red]{escape(line)}[/red]")
     if hazards is not None and (hazards.findings or hazards.suppressed):
         print_findings(out, hazards, heading="[bold]hazards[/bold]", verbose=verbose)
     out.print(escape(summary_line(comparison, hidden)))

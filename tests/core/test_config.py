@@ -107,12 +107,27 @@ def test_helm_settings(
         ("helm: {kube: v1.30.0}\n", "unknown helm key(s): kube"),
         ("helm: {enabled: yes please}\n", "helm.enabled must be true or false"),
         ("helm: []\n", "helm must be true, false, a list of helm target globs or a mapping"),
+        ("helm: {chart_metadata: {a: b}}\n", "helm: chart_metadata must be a list of strings"),
     ],
 )
 def test_bad_helm_settings(tmp_path: Path, text: str, message: str) -> None:
     (tmp_path / "harness.yaml").write_text(text)
     with pytest.raises(ConfigError, match=re.escape(message)):
         config.load(tmp_path)
+
+
+def test_chart_metadata_keys_default_and_override(tmp_path: Path) -> None:
+    (tmp_path / "harness.yaml").write_text("helm: true\n")
+    assert config.load(tmp_path).helm_chart_metadata == (
+        "helm.sh/chart",
+        "app.kubernetes.io/version",
+        "chart",
+        "checksum/*",
+    )
+    (tmp_path / "harness.yaml").write_text("helm:\n  chart_metadata: [helm.sh/chart]\n")
+    assert config.load(tmp_path).helm_chart_metadata == ("helm.sh/chart",)
+    (tmp_path / "harness.yaml").write_text("helm:\n  chart_metadata: []\n")
+    assert config.load(tmp_path).helm_chart_metadata == ()
 
 
 def test_goldens_outside_the_checkout_or_not_a_directory_is_an_error(

@@ -103,3 +103,32 @@ def test_helm_releases_with_their_owners_and_depends_on() -> None:
     assert node.owners == (("flux-system", "apps"),)
     assert node.depends_on == (("db", "postgres"), ("media", "radarr"))
     assert node.display == "media/sonarr"
+
+
+def test_a_resourceset_is_a_node_with_its_depends_on() -> None:
+    rset = {
+        "apiVersion": "fluxcd.controlplane.io/v1",
+        "kind": "ResourceSet",
+        "metadata": {"name": "apps", "namespace": "flux-system"},
+        "spec": {
+            "dependsOn": [
+                {"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization"}
+                | {"name": "infra", "namespace": "monitoring"},
+                {"apiVersion": "fluxcd.controlplane.io/v1", "kind": "ResourceSet"}
+                | {"name": "policies"},
+                {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition"}
+                | {"name": "x.example.com"},
+            ]
+        },
+    }
+    snap = snapshot(
+        flux("dev", "flux-system", ks("tenants")),
+        flux("dev", "tenants", rset),
+        flux("dev", "apps@resourceset", ks("web", namespace="team-a")),
+    )
+    dev = graphs(snap)["dev"]
+    node = dev.nodes[("flux-system", "apps@resourceset")]
+    assert node.spec_known and node.prune
+    assert node.declared_by == "dev/flux-system/tenants"
+    assert node.depends_on == (("monitoring", "infra"), ("flux-system", "policies@resourceset"))
+    assert dev.nodes[("team-a", "web")].declared_by == "dev/flux-system/apps@resourceset"

@@ -163,6 +163,7 @@ def test_flux_instance_roots_a_cluster_on_an_oci_artifact_of_this_repo(make_repo
         "prod/flux-system/tenants",
         "staging/flux-system/flux-system",
         "staging/flux-system/tenants",
+        "update/flux-system/automation@resourceset",  # expanded: no resources, 0 objects
         "update/flux-system/flux-system",
     ]
     assert all(r.ok for r in results.values()), {n: r.error for n, r in results.items()}

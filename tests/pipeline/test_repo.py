@@ -73,6 +73,19 @@ def test_progress_hears_of_every_target_once(make_repo: Repo) -> None:
     assert sorted(done) == sorted(snapshot.results)
 
 
+def test_a_path_target_named_exactly_renders_alone(make_repo: Repo) -> None:
+    """`render apps`: that build and nothing else (no Flux fixed point, no other path), so
+    `render --no-cache DIR` costs one kustomize run; a glob still renders every Flux target,
+    since it may name one of them."""
+    cfg = config_mod.load(make_repo({**two_clusters(), "harness.yaml": "goldens: goldens\n"}))
+    renderer = render.resolve(flags=FLAGS)
+    snapshot = render_repo(cfg, renderer, RenderOptions(jobs=2, selection=("apps",)))
+    assert sorted(snapshot.results) == ["apps"]
+    assert renderer.runs == 1
+    globbed = render_repo(cfg, render.resolve(flags=FLAGS), RenderOptions(selection=("*apps",)))
+    assert sorted(globbed.results) == ["apps", "dev/flux-system/apps", "prod/flux-system/apps"]
+
+
 # -- Flux builds reuse restricted path builds when the configured flags restrict loads ----
 
 

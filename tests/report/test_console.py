@@ -45,3 +45,23 @@ def test_a_quick_run_and_quiet_print_nothing(capsys: pytest.CaptureFixture[str])
     with console.render_progress(quiet=True) as (on_plan, on_done):
         on_plan(1)
     assert capsys.readouterr().err == ""
+
+
+def test_no_count_is_shown_before_one_is_known(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Flux fixed point plans its targets when it ends: until then the line is the clock
+    alone, never `round 1: 0/0 targets`."""
+    monkeypatch.setenv(console.ENV_EVERY, "0.05")
+    monkeypatch.setenv("CI", "true")
+    err = ""
+    with console.render_progress(what="init: round 1"):
+        deadline = time.monotonic() + 300  # a hang guard: the wait ends on one ticker line
+        while not err:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+            err += capsys.readouterr().err
+    lines = (err + capsys.readouterr().err).splitlines()
+    assert all(re.fullmatch(r"init: round 1: \d+:\d\d elapsed", ln) for ln in lines[:-1])
+    assert re.fullmatch(r"init: round 1: done in \d+:\d\d", lines[-1])
+    assert "0/0" not in err

@@ -113,3 +113,32 @@ def test_print_diff_orders_sections(
         "(pure ownership)",
     ]
     assert out[-1] == "6 targets: 5 differ, 1 unchanged, 0 render errors"
+
+
+def test_unreachable_chart_errors_are_one_line_per_source(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 32: each release of an unreachable repository repeated its URL and Go error."""
+    from pathlib import Path
+
+    from harness.compare.analyze import Origin
+    from harness.core.model import HelmInfo, RendererInfo, Snapshot, Target, TargetResult
+    from tests.diffkit import result
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    message = 'HelmRepository/obs/grafana: Get "https://grafana.invalid/index.yaml": no such host'
+    info = HelmInfo(source="HelmRepository/obs/grafana", unreachable=True)
+    names = ("dev/obs/alloy", "dev/obs/loki", "prod/obs/loki")
+    base = {n: result(n, [cm(n.replace("/", "-"))]) for n in names}
+    head = {
+        n: TargetResult(Target(n, "helm", Path("/repo"), n.split("/")[0], info), error=message)
+        for n in names
+    }
+    renderer = RendererInfo("kubectl", "v1")
+    a = analyze(Snapshot(renderer, base), Snapshot(renderer, head))
+    diff_text.print_diff(a, gate.judge(a), Origin("git", "HEAD"), Origin("worktree", "tree"))
+    errors = [line for line in capsys.readouterr().out.splitlines() if line.startswith("error")]
+    assert errors == [
+        f"error: {message} (head; chart not fetched for 3 helm targets: dev/obs/alloy, "
+        "dev/obs/loki, prod/obs/loki)"
+    ]

@@ -237,3 +237,24 @@ def test_what_was_not_judged_is_one_box() -> None:
     # alone, the pre-existing facts keep their one-line form
     (alone,) = md.comment(analysis, INFO).bodies
     assert "> [!WARNING]\n> **Not judged**: 1 pre-existing render error (" in alone
+
+
+def test_image_changes_come_first_and_shrink_with_the_comment() -> None:
+    """Every image change in a full comment, 10 then 3 as it shrinks, each bullet whole."""
+    from tests.compare.test_images import deploy
+
+    names = [f"app{i:02d}" for i in range(12)]
+    base = snapshot({"c/flux-system/apps": [deploy(n, f"ghcr.io/o/{n}:1.0") for n in names]})
+    head = snapshot({"c/flux-system/apps": [deploy(n, f"ghcr.io/o/{n}:1.1") for n in names]})
+    analysis = analyze(base, head)
+    verdict = gate.judge(analysis)
+    info = md.comment_input(analysis, verdict, "HEAD", "working tree")
+    assert info.images[0] == (
+        "- `ghcr.io/o/app00`: `1.0` -> `1.1` (apps/Deployment/apps/app00 in c)"
+    )
+    full, short, minimal = md.head_variants(analysis, info)
+    for body, shown in ((full, 12), (short, 10), (minimal, 3)):
+        block = body.split("**Images** (12)\n\n")[1].split("\n\n")[0].splitlines()
+        assert len([line for line in block if "`ghcr.io/o/" in line]) == shown
+    assert short.split("**Images** (12)\n\n")[1].splitlines()[10] == "- ... and 2 more"
+    assert full.index("**Images**") < full.index("**What changes**")  # first of the blocks

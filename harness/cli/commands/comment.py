@@ -194,6 +194,7 @@ def publish(
         expect=diff_options.expect,
         hazards=result.hazards,
         blind=result.blind,
+        chart_metadata=cfg.helm_chart_metadata,
     )
     fitted = comment_graph.comment(
         result.analysis,

@@ -28,7 +28,7 @@ from harness.cli.context import (
 from harness.compare import gate, inputs
 from harness.compare.analyze import Analysis, Origin, analyze, ignore_patterns
 from harness.compare.coverage import BlindSpots, uncovered, under_failed
-from harness.core.config import Config
+from harness.core.config import DEFAULT_CHART_METADATA, Config
 from harness.core.errors import HarnessError
 from harness.core.model import Snapshot
 from harness.hazards import engine as hazard_engine
@@ -368,6 +368,11 @@ def run(common: Common, options: DiffOptions) -> int:
     return report(compute(common, options), options, common.verbose)
 
 
+def _chart_metadata(config: Config | None) -> tuple[str, ...]:
+    """The labels and annotations a chart bump is said once by (config helm.chart_metadata)."""
+    return DEFAULT_CHART_METADATA if config is None else config.helm_chart_metadata
+
+
 def report(result: DiffRun, options: DiffOptions, verbose: bool = False) -> int:
     """Print one diff in the chosen output; the exit code. A shard's block joins the JSON."""
     view = formats.DiffResult(
@@ -384,6 +389,7 @@ def report(result: DiffRun, options: DiffOptions, verbose: bool = False) -> int:
         extra=result.extra,
         blind=result.blind,
         verbose=verbose,
+        chart_metadata=_chart_metadata(result.config),
     )
     formats.report("diff", options.output, view, options.html)
     return result.code

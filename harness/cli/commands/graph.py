@@ -240,6 +240,7 @@ def compute(common: Common, options: GraphOptions) -> tuple[Graph, bool]:
                 sources=cfg.sources,
                 suppressions=cfg.suppress,
                 outside_git=cfg.outside_git,
+                kube_version=cfg.helm_kube_version,
             )
             if options.hazards
             else None

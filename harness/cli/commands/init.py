@@ -167,7 +167,8 @@ def run(common: Common, force: bool = False) -> int:
         new = [g for g in gaps if starter.add(g, provides)]
         if not new:
             break
-        err.print(f"init: round {round_}: {len(new)} missing object(s) or source(s) declared")
+        if not common.quiet:  # progress: the written harness.yaml lists what was declared
+            err.print(f"init: round {round_}: {len(new)} missing object(s) or source(s) declared")
         cfg = _config(repo, target, starter, common)
     snapshot = render_snapshot(common, cfg, renderer)
     starter.excluded = unbuilt_failures(snapshot)

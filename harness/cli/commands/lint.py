@@ -8,16 +8,19 @@ from typing import Annotated
 
 import typer
 
+from harness.cache import store as cache_mod
 from harness.cli import errors, flags, shared
 from harness.cli.context import (
     EXIT_DIFF,
     EXIT_ERROR,
     EXIT_OK,
     Common,
+    cache_settings,
     load_config,
     render_snapshot,
     renderer_for,
 )
+from harness.core.config import Config
 from harness.core.model import Snapshot
 from harness.hazards import engine
 from harness.hazards.engine import HazardReport
@@ -91,7 +94,20 @@ def run(
     cfg = load_config(common)
     renderer = renderer_for(common, cfg)
     snapshot = render_snapshot(common, cfg, renderer, label="working tree")
-    report = engine.lint(
+    cache = cache_mod.open_cache(cache_settings(common))
+    try:
+        report = _lint(cfg, snapshot, cache)
+    finally:
+        if cache is not None:
+            cache.close()
+    code = exit_code(snapshot, report, fail_on)
+    result = formats.LintResult(snapshot, report, fail_on, code, common.verbose)
+    formats.report("lint", output, result, html)
+    return code
+
+
+def _lint(cfg: Config, snapshot: Snapshot, cache: cache_mod.RenderCache | None) -> HazardReport:
+    return engine.lint(
         snapshot,
         repo=cfg.repo,
         goldens=cfg.goldens,
@@ -101,8 +117,6 @@ def run(
         config_file=cfg.source_file.name if cfg.source_file else "harness.yaml",
         strict=cfg.strict,
         outside_git=cfg.outside_git,
+        kube_version=cfg.helm_kube_version,
+        cache=cache,
     )
-    code = exit_code(snapshot, report, fail_on)
-    result = formats.LintResult(snapshot, report, fail_on, code, common.verbose)
-    formats.report("lint", output, result, html)
-    return code

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -71,6 +72,7 @@ def render(
 
 def run(common: Common, targets: tuple[str, ...] = (), output: str = "text") -> int:
     cfg = load_config(common)
+    targets = tuple(target_name(t, cfg.repo) for t in targets)
     renderer = renderer_for(common, cfg)
     snapshot = render_snapshot(common, cfg, renderer, selection=targets)
     if targets and not snapshot.results:
@@ -82,6 +84,22 @@ def run(common: Common, targets: tuple[str, ...] = (), output: str = "text") -> 
     else:
         return show(snapshot, targets, output)
     return EXIT_ERROR if snapshot.errors() else EXIT_OK
+
+
+def target_name(arg: str, repo: Path) -> str:
+    """A TARGET argument as a target name: a directory (`./platform/cilium/`, or a path from
+    the current directory) inside the repo is its repo-relative path, the name of its path
+    target; anything else (a name, a glob) stays as typed."""
+    if any(c in arg for c in "*?["):
+        return arg
+    here = Path(arg)
+    if here.is_dir():
+        try:
+            rel = here.resolve().relative_to(repo.resolve()).as_posix()
+        except ValueError:
+            return arg
+        return arg if rel == "." else rel
+    return arg
 
 
 def show(snapshot: Snapshot, targets: tuple[str, ...], output: str) -> int:

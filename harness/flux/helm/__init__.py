@@ -5,7 +5,8 @@ helm-controller derives them) -> ../source/charts.py (which chart: a directory, 
 repository, an OCI reference) -> ../source/fetch.py + chartcache.py (charts on disk,
 `--offline`) -> values.py (values +
 valuesFrom) -> engine.py (the in-process SDK or a `helm` binary; sdk.py is the only module
-importing the optional wheel) -> postrender.py (Flux's post-renderers) -> targets.py
-(documents of a `helm` target), through cached.py (a release's render in the render
-cache, keyed by everything it reads); stage.py is the pipeline's entry point.
+importing the optional wheel, native.py binds its library's render call) -> postrender.py
+(Flux's post-renderers) -> targets.py (documents of a `helm` target), through cached.py (a
+release's render in the render cache, keyed by everything it reads); stage.py is the
+pipeline's entry point.
 """

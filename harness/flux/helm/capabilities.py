@@ -72,6 +72,7 @@ _REVIEWS = (
 _RBAC = ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
 _FLOWCONTROL = ("FlowSchema", "PriorityLevelConfiguration")
 _NONE = 1000  # still served
+STILL_SERVED = _NONE  # the "no longer served from" minor of a version still served
 
 # (group/version, kinds, first minor served by default, first minor no longer served)
 BUILTIN: tuple[tuple[str, tuple[str, ...], int, int], ...] = (

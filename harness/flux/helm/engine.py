@@ -4,10 +4,10 @@
 Both produce what `helm template --include-crds` prints, as parts: the chart's `crds/` files,
 the release manifest in Helm's install order, then the hooks (test hooks only when the
 HelmRelease enables tests). Neither contacts a cluster (`lookup` returns nothing); both are
-given the cluster's `.Capabilities` (capabilities.py). A binary gets them as
-`--kube-version` and `--api-versions`; the SDK's public API cannot pass them yet
-(helm-python-sdk 0.2.2's `Chart.render` has no such option), so it renders with Helm's
-client-only defaults and says so in a note (sdk.py), until a release that takes them.
+given the cluster's `.Capabilities` (capabilities.py), the same on both: a binary as
+`--kube-version` and `--api-versions`, the SDK as helm_render's `kube_version` and
+`api_versions` options (native.py; helm-python-sdk's Python `Chart.render` cannot pass
+them), which its workers check with a probe chart at start (worker.py).
 
 The SDK renders each release once (`Chart.render`: every template's text, values validated
 against the chart's schema once) and the manifest rules of Helm's install are applied here,
@@ -22,14 +22,12 @@ stably, files visited in path order.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
 import shlex
 import shutil
 import subprocess
-import tarfile
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -37,7 +35,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from harness.cache import replay
-from harness.core import limits, process, safefile, scratch, yamlload
+from harness.core import limits, process, scratch, yamlload
 from harness.core.errors import RendererError
 from harness.flux.helm import sdk, worker
 from harness.flux.helm.capabilities import Capabilities, ConstraintError, satisfies
@@ -142,11 +140,6 @@ class Part:
 class Engine(Protocol):
     name: str
 
-    @property
-    def passes_capabilities(self) -> bool:
-        """Whether charts see the request's capabilities (else Helm's client-only defaults)."""
-        ...
-
     def version(self) -> str: ...
 
     def identity(self) -> str:
@@ -168,10 +161,6 @@ class SdkEngine:
     def __init__(self, timeout: float = 60.0) -> None:
         self.timeout = timeout
         self._pool = worker.Pool()
-
-    @property
-    def passes_capabilities(self) -> bool:
-        return sdk.passes_capabilities()
 
     def version(self) -> str:
         return sdk.version()
@@ -221,7 +210,6 @@ class BinaryEngine:
     """A real `helm` binary: one `helm template` process per release."""
 
     name = "helm-binary"
-    passes_capabilities = True
 
     def __init__(self, binary: Path, timeout: float, extra: tuple[str, ...] = ()) -> None:
         self.binary = binary
@@ -332,46 +320,6 @@ def _compatible(kube_version: str, constraint: str) -> bool:
         return satisfies(kube_version, constraint)
     except ConstraintError:
         return False
-
-
-def reads_capabilities(chart: Path) -> bool:
-    """Whether any template of the chart or of a subchart (a directory or an archive, nested
-    archives too) mentions `.Capabilities`: what the SDK's defaults can change."""
-    if chart.is_dir():
-        for path in sorted(chart.rglob("*")):
-            rel = path.relative_to(chart).parts
-            if not path.is_file():
-                continue
-            if path.suffix == ".tgz" and "charts" in rel[:-1]:
-                if _archive_reads_capabilities(safefile.read_bytes(path)):
-                    return True
-            elif "templates" in rel[:-1] and _NEEDLE in safefile.read_bytes(path):
-                return True
-        return False
-    return _archive_reads_capabilities(safefile.read_bytes(chart))
-
-
-_NEEDLE = b"Capabilities"
-
-
-def _archive_reads_capabilities(data: bytes) -> bool:
-    try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
-            for member in archive:
-                if not member.isfile():
-                    continue
-                parts = member.name.split("/")
-                handle = archive.extractfile(member)
-                if handle is None:
-                    continue
-                if member.name.endswith(".tgz") and "charts" in parts[:-1]:
-                    if _archive_reads_capabilities(handle.read()):
-                        return True
-                elif "templates" in parts[:-1] and _NEEDLE in handle.read():
-                    return True
-    except (tarfile.TarError, OSError, EOFError):
-        return False
-    return False
 
 
 def sort_manifests(files: Mapping[str, str]) -> tuple[list[Part], list[Part]]:

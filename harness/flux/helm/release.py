@@ -25,6 +25,7 @@ HELM_GROUP = "helm.toolkit.fluxcd.io"
 MAX_RELEASE_NAME = 53
 SHORT_HASH = 12
 CRD_POLICIES = ("Skip", "Create", "CreateReplace")
+CHART_REF_KINDS = ("OCIRepository", "HelmChart", "ExternalArtifact")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _RELEASE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 
@@ -190,8 +191,10 @@ def _chart(spec: Mapping[str, Any], namespace: str) -> tuple[ChartSpec | None, O
         if not isinstance(chart_ref, dict):
             raise SpecError("spec.chartRef must be a mapping")
         kind = spec_.string(chart_ref, "kind", "spec.chartRef.kind", required=True)
-        if kind not in ("OCIRepository", "HelmChart"):
-            raise SpecError(f"spec.chartRef.kind {kind!r} is not OCIRepository or HelmChart")
+        if kind not in CHART_REF_KINDS:
+            raise SpecError(
+                f"spec.chartRef.kind {kind!r} is not OCIRepository, HelmChart or ExternalArtifact"
+            )
         return None, ObjectRef(
             kind,
             spec_.string(chart_ref, "namespace", "spec.chartRef.namespace") or namespace,

@@ -1,13 +1,13 @@
 """The only module that imports `helm_python` (the helm-python-sdk wheel, Helm's Go SDK
-in-process). It is an optional extra (`pip install 'harness[helm]'`): without it, helm
-targets fail with one line saying how to get it, and `--helm-binary` still works for
-rendering (charts are still fetched through the SDK).
+in-process); renders go through the wheel's library by its C ABI (native.py), which takes
+the capabilities the wheel's Python API drops. It is an optional extra (`pip install
+'flux-harness[helm]'`): without it, helm targets fail with one line saying how to get it, and
+`--helm-binary` still works for rendering (charts are still fetched through the SDK).
 """
 
 from __future__ import annotations
 
 import functools
-import inspect
 import os
 import sys
 import tempfile
@@ -18,8 +18,9 @@ from typing import Any
 
 from harness.core import scratch
 from harness.core.errors import HarnessError
+from harness.flux.helm import native
 
-INSTALL_HINT = "install it with `pip install 'harness[helm]'` (the helm-python-sdk wheel)"
+INSTALL_HINT = "install it with `pip install 'flux-harness[helm]'` (the helm-python-sdk wheel)"
 
 
 class SdkError(Exception):
@@ -233,64 +234,41 @@ def render(
     kube_version: str | None = None,
     api_versions: tuple[str, ...] = (),
 ) -> Rendered:
-    """One render of every template of the chart (`Chart.render`: each file's
-    text, NOTES and partials' neighbours included, values validated against the chart's
-    schema once) and its `crds/` files, read after the render (which drops the CRDs of
-    subcharts a condition disables). A fresh chart handle per call: a render processes the
-    chart's dependencies on the handle itself. The capabilities go through only when the
-    installed wheel's public `Chart.render` takes them (`passes_capabilities`)."""
-    helm = module()
-    extra: dict[str, Any] = {}
-    if passes_capabilities():
-        if kube_version:
-            extra["kube_version"] = kube_version
-        if api_versions:
-            extra["api_versions"] = list(api_versions)
-    with _call(helm.Chart.load, str(chart_path)) as chart:
-        rendered: dict[str, str] = _call(
-            chart.render,
-            values,
-            name=release,
-            namespace=namespace,
-            revision=1,
-            is_install=True,
-            **extra,
-        )
-        crds: list[dict[str, str]] = _call(lambda: chart.crds)
-        metadata: dict[str, Any] = _call(lambda: chart.metadata)
-    return Rendered(rendered, crds, str(metadata.get("kubeVersion") or ""))
+    """One render of every template of the chart (each file's text, NOTES and partials'
+    neighbours included, values validated against the chart's schema once) with the
+    cluster's capabilities, and its `crds/` files, read after the render (which drops the
+    CRDs of subcharts a condition disables). Through the library's C ABI (native.py): the
+    wheel's `Chart.render` drops `kube_version` and `api_versions`. A fresh chart handle
+    per call: a render processes the chart's dependencies on the handle itself."""
+    options: dict[str, Any] = {
+        "name": release,
+        "namespace": namespace,
+        "revision": 1,
+        "is_install": True,
+    }
+    if kube_version:
+        options["kube_version"] = kube_version
+    if api_versions:
+        options["api_versions"] = list(api_versions)
+    try:
+        out = native.render(chart_path, values, options)
+    except native.NativeMissing as exc:
+        raise SdkMissing(f"helm targets need the Helm SDK: {exc}; {INSTALL_HINT}") from None
+    except native.NativeError as exc:
+        raise SdkError(str(exc)) from None
+    return Rendered(out.files, out.crds, str(out.metadata.get("kubeVersion") or ""))
 
 
-# process-wide: a fact of the loaded library's signature, the same for every run
-@functools.cache
-def passes_capabilities() -> bool:
-    """Whether the wheel's public `Chart.render` takes `kube_version` and `api_versions`
-    (helm-python-sdk 0.2.2's does not: its native call does, its Python wrapper drops them)."""
-    params = inspect.signature(module().Chart.render).parameters
-    return "kube_version" in params and "api_versions" in params
-
-
-_PROBE_TEMPLATE = (
-    "{{ .Capabilities.KubeVersion.Version }}\n"
-    "{{- range .Capabilities.APIVersions }}\n{{ . }}{{ end }}\n"
-)
-
-
-# process-wide: what the loaded library renders with by default, the same for every run
-@functools.cache
-def default_capabilities() -> tuple[str, tuple[str, ...]]:
-    """(KubeVersion, APIVersions) the SDK renders with when it cannot be told: asked of the
-    SDK itself, by rendering a one-template chart."""
-    helm = module()
-    with tempfile.TemporaryDirectory(prefix="harness-helm-probe-") as tmp:
-        chart = Path(tmp) / "probe"
-        (chart / "templates").mkdir(parents=True)
-        (chart / "Chart.yaml").write_text("apiVersion: v2\nname: probe\nversion: 0.0.0\n")
-        (chart / "templates" / "caps.txt").write_text(_PROBE_TEMPLATE)
-        with _call(helm.Chart.load, str(chart)) as loaded:
-            rendered: dict[str, str] = _call(loaded.render, {})
-    lines = rendered.get("probe/templates/caps.txt", "").splitlines()
-    return (lines[0] if lines else ""), tuple(sorted(x for x in lines[1:] if x))
+def probe() -> str:
+    """ "" when the library renders with the capabilities it is given (native.probe), else
+    the one line every helm target fails with."""
+    try:
+        native.probe()
+    except native.NativeMissing as exc:
+        return f"helm targets need the Helm SDK: {exc}; {INSTALL_HINT}"
+    except native.NativeError as exc:
+        return str(exc)
+    return ""
 
 
 def scratch_dir() -> tempfile.TemporaryDirectory[str]:

@@ -11,16 +11,18 @@ suffix, and one that matches no helm target at all is a warning (a typo selects 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.cache.store import RenderCache
+from harness.core import scratch
 from harness.core.config import Config
 from harness.core.model import TargetResult
 from harness.flux.helm import engine as engine_mod
 from harness.flux.helm.cached import ReleaseCache
-from harness.flux.helm.targets import CAPABILITIES_NOTE, ClusterObjects, HelmContext, render_helm
+from harness.flux.helm.targets import ClusterObjects, HelmContext, render_helm
 from harness.flux.source.chartcache import ChartCache, default_root
 from harness.flux.source.fetch import Fetcher
 from harness.render import discover
@@ -91,26 +93,16 @@ def render(
             return False
         return not selection or discover.matches(name, selection)
 
-    out = render_helm(clusters, ctx, jobs=jobs, taken=taken, keep=keep)
+    with tempfile.TemporaryDirectory(prefix=scratch.prefix("artifact")) as unpack:
+        ctx.unpack_dir = Path(unpack)
+        out = render_helm(clusters, ctx, jobs=jobs, taken=taken, keep=keep)
     if on_plan is not None:
         on_plan(len(out))
     if on_done is not None:
         for result in out.values():
             on_done(result)
     warnings = () if options.partial else unmatched(config.helm_targets, matched)
-    return Stage(out, (*warnings, *defaults_warning(out.values())))
-
-
-def defaults_warning(results: Iterable[TargetResult]) -> tuple[str, ...]:
-    """One line when charts that read `.Capabilities` got the SDK's defaults (targets.py)."""
-    hit = sorted(r.name for r in results if any(CAPABILITIES_NOTE in n for n in r.notes))
-    if not hit:
-        return ()
-    return (
-        f"{len(hit)} helm target(s) read .Capabilities but the in-process Helm SDK cannot "
-        "pass helm.kube_version and the cluster's API versions, so they rendered with Helm's "
-        f"defaults (e.g. {hit[0]}); --helm-binary renders them as the cluster would",
-    )
+    return Stage(out, warnings)
 
 
 def glob_matches(name: str, glob: str) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -25,9 +26,10 @@ from harness.flux.api import ObjectRef, object_ref, secure_join
 from harness.flux.helm import capabilities, dependencies, postrender, sdk, values
 from harness.flux.helm.cached import ReleaseCache
 from harness.flux.helm.capabilities import Capabilities
-from harness.flux.helm.engine import Engine, EngineError, RenderRequest, reads_capabilities
+from harness.flux.helm.engine import Engine, EngineError, RenderRequest
 from harness.flux.helm.release import HelmRelease, is_helm_release, parse_helm_release
-from harness.flux.source import charts
+from harness.flux.source import artifacts, charts
+from harness.flux.source.artifacts import EXTERNAL_ARTIFACT
 from harness.flux.source.fetch import Fetcher, FetchError
 from harness.flux.spec import SpecError
 from harness.render.kustomize import Renderer
@@ -71,6 +73,8 @@ class ClusterObjects:
     # the directory the bootstrap source holds (None: the repo; an OCI artifact pushed
     # from a subdirectory holds that subdirectory)
     bootstrap_root: Path | None = None
+    # the ExternalArtifacts its HelmReleases install (`chartRef`): files, or why not built
+    artifacts: Mapping[ObjectRef, artifacts.Files | str] = field(default_factory=dict)
 
 
 @dataclass
@@ -87,6 +91,20 @@ class HelmContext:
     api_versions: tuple[str, ...] = ()  # config helm.api_versions
     # cluster -> API versions of the CRDs harness recognises as preinstalled
     preinstalled: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    unpack_dir: Path | None = None  # where ExternalArtifact charts are written, for the stage
+    _written: dict[tuple[str, ObjectRef], Path] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def artifact_root(self, cluster: str, built: artifacts.Files) -> Path:
+        """The artifact's tree on disk, written once per cluster for the stage."""
+        with self._lock:
+            found = self._written.get((cluster, built.ref))
+            if found is None:
+                if self.unpack_dir is None:
+                    raise charts.SourceError(f"{built.ref}: no directory to unpack it in")
+                into = Path(tempfile.mkdtemp(prefix=f"{built.ref.name[:40]}-", dir=self.unpack_dir))
+                found = self._written[(cluster, built.ref)] = built.write(into)
+            return found
 
 
 @dataclass(frozen=True)
@@ -209,8 +227,6 @@ def _render(job: _Job, ctx: HelmContext) -> TargetResult:
             logs: list[str] = []
             parts = ctx.engine.render(chart_path, replace(render_request, values=vals), logs)
             notes.extend(f"helm: {line}" for line in logs)  # the library's, attributed here
-            if not ctx.engine.passes_capabilities and reads_capabilities(chart_path):
-                notes.append(_defaults_note())
             objs = postrender.apply(parts, release, ctx.renderer)
             crds = tuple(str(documents.identity(p.obj)) for p in parts if p.kind == "crd")
             if not version:
@@ -239,19 +255,6 @@ def _render(job: _Job, ctx: HelmContext) -> TargetResult:
         else:
             ctx.cache.put(digest, result)
     return result
-
-
-CAPABILITIES_NOTE = "rendered with the Helm SDK's built-in capabilities"
-
-
-def _defaults_note() -> str:
-    """Why a chart that reads `.Capabilities` may differ from the cluster's render."""
-    kube, apis = sdk.default_capabilities()
-    return (
-        f"{CAPABILITIES_NOTE} (Kubernetes {kube}, Helm's {len(apis)} default API versions), "
-        "not helm.kube_version / helm.api_versions: the installed helm-python-sdk cannot pass "
-        "them; --helm-binary renders with them"
-    )
 
 
 def _request(release: HelmRelease, vals: dict[str, Any], caps: Capabilities) -> RenderRequest:
@@ -310,6 +313,11 @@ def _local_version(chart_path: Path) -> str:
 
 
 def _source_root(ref: ObjectRef, job: _Job, ctx: HelmContext) -> Path | None:
+    built = job.cluster.artifacts.get(ref) if ref.kind == EXTERNAL_ARTIFACT else None
+    if isinstance(built, str):
+        raise charts.SourceError(built)
+    if built is not None:  # built by the Flux render (mapped or generated), written here
+        return ctx.artifact_root(job.cluster.cluster, built)
     for key in (str(ref), f"{ref.namespace}/{ref.name}", ref.name):
         mapped = ctx.source_map.get(key)
         if mapped is not None:

@@ -4,8 +4,11 @@ The SDK is Go code called in-process; a chart that never finishes templating (a 
 `include`, a huge `range`) cannot be interrupted inside the process that runs it. So
 `template` runs in a worker: a `python -m harness.flux.helm.worker` process (its own
 process group, core/process.py), kept for the run and reused by later releases, that
-loads the SDK once. A render that outlives the timeout kills its worker (the next render
-starts a fresh one); Ctrl-C and SIGTERM kill every worker with the other tools.
+loads the SDK once and, before its first answer, renders a probe chart (native.probe): a
+library that ignores the capabilities it is given fails every render of that worker with
+one line saying the SDK's ABI changed. A render that outlives the timeout kills its worker
+(the next render starts a fresh one); Ctrl-C and SIGTERM kill every worker with the other
+tools.
 
 The worker's stdout and stderr (file descriptors 1 and 2, where the Go library logs with
 timestamps) go to a file it reads back after each render: those lines come back with the
@@ -177,6 +180,7 @@ def serve() -> None:
 def _loop(requests: IO[bytes], answers: IO[bytes], log: IO[bytes]) -> None:
     from harness.flux.helm import sdk
 
+    broken = sdk.probe()  # a library that ignores capabilities renders nothing here
     while True:
         request = _receive(requests)
         if request is None:
@@ -185,6 +189,8 @@ def _loop(requests: IO[bytes], answers: IO[bytes], log: IO[bytes]) -> None:
         log.truncate()
         answer: dict[str, Any] = {}
         try:
+            if broken:
+                raise sdk.SdkError(broken)
             rendered = sdk.render(
                 Path(request["chart"]),
                 release=request["release"],

@@ -7,8 +7,9 @@ key, not of the closure), strict mode and the source's ignore rules.
 
 An entry stores the target's documents (already redacted) and the few raw objects the
 cluster's fixed point reads back (child Kustomizations, sources, ConfigMaps and Secrets
-that `substituteFrom` may name). A plaintext Secret value must never reach the disk, yet
-another Kustomization may substitute it: such a Secret is stored redacted, and on a hit it
+that `substituteFrom` may name, flux-operator ResourceSets and their input providers). A
+plaintext Secret value must never reach the disk, yet another Kustomization may substitute
+it: such a Secret is stored redacted, and on a hit it
 comes back as an `ElidedSecret` that re-runs its build (uncached, once) only when a
 `substituteFrom` actually reads it.
 
@@ -38,6 +39,7 @@ from typing import Any
 from harness.cache import store as cache_mod
 from harness.core import documents, redaction, secretflow, yamlload
 from harness.core.outside import DeclaredObject
+from harness.flux import resourceset
 from harness.flux.api import (
     FluxKustomization,
     ObjectRef,
@@ -384,6 +386,8 @@ def _rules_part(rules: Rules | None, root: Path) -> str:
 def _kept(obj: dict[str, Any]) -> bool:
     """Raw objects the fixed point reads back (targets._integrate)."""
     if is_flux_kustomization(obj) or is_source(obj) or artifacts.is_generator(obj):
+        return True
+    if resourceset.is_resourceset(obj) or resourceset.is_provider(obj):
         return True
     return obj.get("apiVersion") == "v1" and obj.get("kind") in ("ConfigMap", "Secret")
 

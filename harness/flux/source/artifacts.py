@@ -935,3 +935,39 @@ def _shown(artifact: Artifact, tail: str, repo: Path) -> str:
         except ValueError:
             return str(origin)
     return f"{artifact.ref}:{'' if rel == '.' else rel}"
+
+
+# -- an ExternalArtifact a HelmRelease installs (`spec.chartRef`) --------------------------------
+
+
+@dataclass(frozen=True)
+class Files:
+    """A built artifact's regular files (posix path -> bytes), kept past the Flux render's
+    workspace for the helm stage: a HelmRelease's `chartRef` to an ExternalArtifact installs
+    the chart source-watcher packed there."""
+
+    ref: ObjectRef
+    files: tuple[tuple[str, bytes], ...]
+
+    def write(self, into: Path) -> Path:
+        """The tree under `into` (created); returns it."""
+        for rel, data in self.files:
+            path = into / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        into.mkdir(parents=True, exist_ok=True)
+        return into
+
+
+def files_of(ref: ObjectRef, root: Path) -> Files:
+    """Every regular file under a built artifact's root, in path order (symlinks are not
+    archived: source-controller drops them too)."""
+    found: list[tuple[str, bytes]] = []
+    for directory, dirs, names in os.walk(root):
+        dirs.sort()
+        for name in sorted(names):
+            path = Path(directory) / name
+            if path.is_symlink() or not path.is_file():
+                continue
+            found.append((path.relative_to(root).as_posix(), safefile.read_bytes(path)))
+    return Files(ref, tuple(found))

@@ -4,7 +4,8 @@ repository, or an OCI reference.
 `spec.chart.spec.sourceRef` names a HelmRepository (HTTP, or `type: oci`), a GitRepository
 or a Bucket (a chart directory; the source maps to a directory through harness.yaml
 `sources:`, the cluster's bootstrap GitRepository is the repo itself); `spec.chartRef` names
-an OCIRepository (the chart is the artifact) or a HelmChart (whose spec is a chart spec).
+an OCIRepository (the chart is the artifact), a HelmChart (whose spec is a chart spec) or
+an ExternalArtifact (source-watcher's, built by the Flux render like a Kustomization's).
 Source objects come from the same cluster's rendered Flux output.
 """
 
@@ -79,6 +80,8 @@ def locate(
     """Where the release's chart comes from; SourceError names the missing piece."""
     if release.chart_ref is not None:
         ref = release.chart_ref
+        if ref.kind == "ExternalArtifact":  # source-watcher's object, no Kustomization's
+            return ChartRequest(_external_artifact(ref, source_root))
         obj = _get(objects, ref, "spec.chartRef")
         spec = _spec(obj, ref)
         if ref.kind == "OCIRepository":
@@ -124,6 +127,27 @@ def _from_chart_spec(
     return ChartRequest(
         RepoChart(url.rstrip("/"), chart.chart, chart.version, str(ref)), files, ignore
     )
+
+
+def _external_artifact(ref: ObjectRef, source_root: SourceRoot) -> LocalChart:
+    """The chart of an ExternalArtifact (source-watcher's): helm-controller loads the
+    artifact as a chart archive, whose one top directory is the chart (Helm's loader drops
+    each entry's first path segment); an artifact with Chart.yaml at its root is taken as
+    the chart itself."""
+    root = source_root(ref)
+    if root is None:
+        raise SourceError(f"spec.chartRef {ref}: no ArtifactGenerator of this cluster declares it")
+    if (root / "Chart.yaml").is_file():
+        return LocalChart(root, root, str(ref))
+    tops = sorted(p for p in root.iterdir()) if root.is_dir() else []
+    charts = [p for p in tops if p.is_dir() and (p / "Chart.yaml").is_file()]
+    if len(charts) != 1 or len(tops) != 1:
+        found = ", ".join(p.name for p in tops) or "nothing"
+        raise SourceError(
+            f"spec.chartRef {ref}: not a chart archive (one top directory holding Chart.yaml),"
+            f" the artifact holds {found}"
+        )
+    return LocalChart(charts[0], root, f"{ref} {charts[0].name}")
 
 
 def _oci_repository(ref: ObjectRef, spec: Mapping[str, Any]) -> OciChart:

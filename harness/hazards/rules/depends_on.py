@@ -24,7 +24,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 
 from harness.core.model import DocId, Document
-from harness.flux.ksgraph import ClusterGraph, Key, KsNode, ReleaseNode, display, parse
+from harness.flux.ksgraph import (
+    RSET_SUFFIX,
+    ClusterGraph,
+    Key,
+    KsNode,
+    ReleaseNode,
+    display,
+    parse,
+)
 from harness.hazards.context import DiffContext, LintContext
 from harness.hazards.finding import Finding, and_list
 from harness.hazards.rules.prune_delete import hidden_by_failure
@@ -212,7 +220,8 @@ class DependsOn:
                 found = graph.find(doc_id)
                 watched = any(_watched(doc) for _k, doc in found)
                 for writer in sorted({k for k, _d in found} - {key}):
-                    if graph.depends(key, writer):
+                    if graph.depends(key, writer) or writer[1].endswith(RSET_SUFFIX):
+                        # a Kustomization cannot dependsOn a ResourceSet: nothing to advise
                         continue
                     out.append(self._race(cluster, node, writer, doc_id, strict, watched))
         return out

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.core.config import DEFAULT_CHART_METADATA
+
 if TYPE_CHECKING:
     from harness.compare.analyze import Analysis, Origin
     from harness.compare.coverage import BlindSpots
@@ -67,6 +69,8 @@ class DiffResult:
     extra: dict[str, Any] = field(default_factory=dict)
     blind: BlindSpots | None = None  # skipped Kustomizations, changed files nothing reads
     verbose: bool = False
+    # labels and annotations of a chart bump, said once per release (compare/chartmeta.py)
+    chart_metadata: tuple[str, ...] = DEFAULT_CHART_METADATA
 
 
 @dataclass(frozen=True)

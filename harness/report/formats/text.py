@@ -39,6 +39,7 @@ def diff(result: DiffResult) -> None:
         hazards=result.hazards,
         blind=result.blind,
         verbose=result.verbose,
+        chart_metadata=result.chart_metadata,
     )
 
 

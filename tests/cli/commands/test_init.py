@@ -84,6 +84,18 @@ def test_init_then_check_exits_0_with_the_secret_outside_git(make_repo: Repo, cl
     assert "error" not in check.stderr
 
 
+def test_quiet_init_prints_no_rounds_and_no_info_lines(make_repo: Repo, cli: Cli) -> None:
+    """Issue 32: `-q` is errors and the verdict; what init declared is in the harness.yaml it
+    wrote, and the skipped Kustomization is in the file's `sources:`."""
+    res = cli("init", "--repo", make_repo(homelab()), "-q")
+    assert res.code == 0, res.stderr
+    # warnings stay (this one: the clusters were guessed); no round or info line
+    assert [line.split(":")[0] for line in res.stderr.splitlines()] == ["warning"]
+    assert "wrote harness.yaml with 1 placeholder object(s) and 1 external source(s)" in (
+        res.stdout
+    )
+
+
 def test_init_refuses_to_overwrite_unless_forced(make_repo: Repo, cli: Cli) -> None:
     repo = make_repo({**homelab(), "harness.yaml": "goldens: mine\n"})
     res = cli("init", "--repo", repo)

@@ -90,10 +90,11 @@ def test_an_edit_of_the_generator_changes_what_is_rendered(make_repo: Repo, cli:
 def test_a_flux_instance_fleet_gets_its_clusters(make_repo: Repo, cli: Cli) -> None:
     repo = make_repo(artifactrepo.fleet())
     init, check = init_and_check(cli, repo)
-    assert "5 flux targets (0 skipped), clusters: prod, staging, update" in init.stdout
+    # the update cluster's ResourceSet is a target of its own (automation@resourceset)
+    assert "6 flux targets (0 skipped), clusters: prod, staging, update" in init.stdout
     written = yaml.safe_load((repo / "harness.yaml").read_text())
     assert "outside_git" not in (written or {})
-    assert "5/5 flux targets match" in check.stdout
+    assert "6/6 flux targets match" in check.stdout
     lint_is_clean(cli, repo)
 
 

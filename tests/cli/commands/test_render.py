@@ -7,6 +7,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Result, configmap, kustomization
 
 Repo = Callable[[dict[str, str | bytes]], Path]
@@ -112,3 +114,55 @@ def test_one_targets_documents_print_as_the_bytes_kustomize_wrote(
     head, body = res.stdout.split("\n---\n", 1)
     assert head.startswith("# ConfigMap/default/awkward  sha256:")
     assert body == proc.stdout
+
+
+def _with_external(make_repo: Repo) -> Path:
+    """A cluster whose one Kustomization has an external source (skipped, an `info:` line)
+    beside a path target of its own."""
+    return make_repo(
+        {
+            "harness.yaml": (
+                "clusters: [clusters/dev]\noutside_git:\n  '*':\n    sources:\n"
+                "      GitRepository/flux-system/other: external\n"
+            ),
+            "clusters/dev/kustomization.yaml": kustomization("other.yaml"),
+            "clusters/dev/other.yaml": (
+                "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n"
+                "metadata:\n  name: other\n  namespace: flux-system\nspec:\n  interval: 1h\n"
+                "  path: ./\n  prune: true\n  sourceRef:\n    kind: GitRepository\n"
+                "    name: other\n"
+            ),
+            "apps/web/kustomization.yaml": kustomization("cm.yaml"),
+            "apps/web/cm.yaml": configmap("web"),
+        }
+    )
+
+
+def test_quiet_prints_errors_and_the_verdict_only(make_repo: Repo, cli: Cli) -> None:
+    """Issue 32: `-q` still said which Kustomizations were skipped; the table counts them."""
+    repo = _with_external(make_repo)
+    loud = cli("render", "--repo", repo)
+    assert loud.code == 0, loud.stderr
+    assert loud.stderr == (
+        "info: dev/flux-system/other: skipped, source GitRepository/flux-system/other is "
+        "external (harness.yaml outside_git)\n"
+    )
+    quiet = cli("render", "--repo", repo, "-q")
+    assert (quiet.code, quiet.stderr) == (0, "")
+    assert quiet.stdout == loud.stdout
+
+
+def test_a_directory_named_on_render_renders_that_target_alone(
+    make_repo: Repo, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 32: `render --no-cache DIR` rendered every target; a directory (as the shell
+    completes it, `./apps/web/`) is its path target's name, and that target renders alone:
+    no Flux fixed point, so no skipped-Kustomization line either."""
+    repo = _with_external(make_repo)
+    monkeypatch.chdir(repo)
+    res = cli("render", "--no-cache", "./apps/web/")
+    assert res.code == 0, res.stderr
+    assert res.stdout.startswith("# ConfigMap/default/web  sha256:")
+    assert res.stderr == ""
+    table = cli("render", "--no-cache", "apps/web", "-o", "json")
+    assert [t["name"] for t in json.loads(table.stdout)["targets"]] == ["apps/web"]

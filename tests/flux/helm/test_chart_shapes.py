@@ -239,36 +239,48 @@ def test_real_chart_shapes_equal_helm_template_with_the_clusters_capabilities(
 
 
 @pytest.mark.slow
-def test_in_process_sdk_renders_every_shape_and_says_what_it_cannot_pass(
+def test_in_process_sdk_renders_with_the_clusters_capabilities(
     tmp_path: Path, served: tuple[str, str], helm_binary: Path, cli: Cli
 ) -> None:
-    """The default engine: every chart renders (NOTES, partials, hooks, subcharts), equal to
-    `helm template` given the SDK's own capabilities; a chart that reads `.Capabilities`
-    carries a note and the run one warning, since the SDK cannot be given the cluster's."""
+    """The default engine: every chart renders (NOTES, partials, hooks, subcharts) equal to
+    `helm template --kube-version ... --api-versions ...` given the cluster's capabilities:
+    app-template's HTTPRoute is `v1` where the cluster renders the Gateway API v1 CRD and
+    `v1alpha2` where it does not, the ServiceMonitor follows the monitoring CRD; no note,
+    no capabilities warning."""
     url, registry = served
     repo = _git(tmp_path, gitops(url, registry), gitops(url, registry, watcher="1.1.0"))
     snapshot = _render(repo, None)
-    kube, _apis = sdk.default_capabilities()
-    defaults = capabilities.Capabilities(kube)
-    for name, namespace in RELEASES:
-        target = f"prod/{namespace}/{name}" + ("@helm" if name == "app" else "")
-        result = snapshot.results[target]
-        assert result.ok, result.error
-        ours = [yaml.safe_load(d.text) for d in result.documents]
-        version = "1.1.0" if name == "watcher" else "1.0.0"
-        chart = shapes.write_chart(tmp_path / "expected", name, version)
-        assert ours == _helm_template(helm_binary, chart, name, namespace, defaults), target
-        reads = name != "stack"
-        assert any("built-in capabilities" in n for n in result.notes) is (
-            reads and not sdk.passes_capabilities()
+    assert not [w for w in snapshot.warnings if "Capabilities" in w]
+    cluster_objects = {"prod": [HTTPROUTE_CRD, MONITOR], "dev": []}
+    for cluster in ("prod", "dev"):
+        caps = capabilities.for_cluster(
+            [*cluster_objects[cluster], *_flux_objects(snapshot, cluster)], KUBE
         )
-    if not sdk.passes_capabilities():
-        (warning,) = [w for w in snapshot.warnings if ".Capabilities" in w]
-        assert "6 helm target(s) read .Capabilities" in warning
+        for name, namespace in RELEASES:
+            target = f"{cluster}/{namespace}/{name}" + ("@helm" if name == "app" else "")
+            result = snapshot.results[target]
+            assert result.ok, result.error
+            assert not result.notes, result.notes
+            ours = [yaml.safe_load(d.text) for d in result.documents]
+            version = "1.1.0" if name == "watcher" else "1.0.0"
+            chart = shapes.write_chart(tmp_path / "expected" / cluster, name, version)
+            assert ours == _helm_template(helm_binary, chart, name, namespace, caps), target
+    route = {
+        c: [d.api_version for d in snapshot.results[f"{c}/media/app@helm"].documents]
+        for c in ("prod", "dev")
+    }
+    assert "gateway.networking.k8s.io/v1" in route["prod"]
+    assert "gateway.networking.k8s.io/v1alpha2" not in route["prod"]
+    assert "gateway.networking.k8s.io/v1alpha2" in route["dev"]
+    watcher = {
+        c: {d.id.kind for d in snapshot.results[f"{c}/tools/watcher"].documents}
+        for c in ("prod", "dev")
+    }
+    assert "ServiceMonitor" in watcher["prod"] and "ServiceMonitor" not in watcher["dev"]
 
     check = cli("update", "--repo", repo, "-q")
     assert check.code == 0
-    assert "warning: 6 helm target(s) read .Capabilities" in check.stderr
+    assert ".Capabilities" not in check.stderr
     assert cli("check", "--repo", repo, "-q").code == 0
     diff = cli("diff", "--repo", repo, "--base", "HEAD", "-q", "-o", "json")
     assert diff.code == 0, diff.stderr
@@ -320,13 +332,14 @@ def test_preinstalled_crds_are_capabilities_too(
     repo = write_tree(tmp_path / "gitops", files)
     shapes.write_chart(repo / "charts", "app")
 
-    def route() -> str:
-        res = cli("render", "--repo", repo, "-q", "-o", "json", "--helm-binary", helm_binary)
+    def route(*engine: str | Path) -> str:
+        res = cli("render", "--repo", repo, "-q", "-o", "json", *engine)
         assert res.code == 0, res.stdout + res.stderr
         target = next(t for t in json.loads(res.stdout)["targets"] if t["name"] == "prod/media/app")
         return next(d["apiVersion"] for d in target["docs"] if d["kind"] == "HTTPRoute")
 
-    assert route() == "gateway.networking.k8s.io/v1alpha2"
+    binary = ("--helm-binary", helm_binary)
+    assert route(*binary) == route() == "gateway.networking.k8s.io/v1alpha2"
     write_tree(
         repo,
         {
@@ -334,4 +347,4 @@ def test_preinstalled_crds_are_capabilities_too(
             "bootstrap/gateway/crds.yaml": dump(HTTPROUTE_CRD),
         },
     )
-    assert route() == "gateway.networking.k8s.io/v1"
+    assert route(*binary) == route() == "gateway.networking.k8s.io/v1"

@@ -32,7 +32,6 @@ from harness.flux.helm.engine import (
     EngineError,
     RenderRequest,
     SdkEngine,
-    reads_capabilities,
     resolve,
     sort_manifests,
     split_manifests,
@@ -242,19 +241,32 @@ def test_sdk_engine_template_error_is_one_line(tmp_path: Path) -> None:
     assert "\n" not in str(info.value)
 
 
-def test_sdk_capabilities_through_the_public_api_only(tmp_path: Path) -> None:
-    """helm-python-sdk's public `Chart.render` decides: its defaults are asked of the SDK
-    itself, and a chart that reads `.Capabilities` is spotted in directories and archives."""
-    kube, apis = sdk.default_capabilities()
-    assert kube.startswith("v1.") and "apps/v1" in apis
-    assert "apps/v1/Deployment" not in apis  # Helm's defaults hold no kinds
-    assert SdkEngine().passes_capabilities == sdk.passes_capabilities()
-    for name, reads in (("app", True), ("watcher", True), ("dns", True)):
-        chart = shapes.write_chart(tmp_path / "dirs", name)
-        assert reads_capabilities(chart) is reads
-        assert reads_capabilities(shapes.package(tmp_path / "tgz", name)) is reads
-    plain = write_tree(tmp_path, chart_files("1.0.0", prefix="plain/")) / "plain"
-    assert not reads_capabilities(plain)
+def test_sdk_engine_renders_with_the_capabilities_it_is_given(tmp_path: Path) -> None:
+    """In-process, the request's capabilities decide the branches (native.py): app-template's
+    HTTPRoute version, a ServiceMonitor gate, a PodDisruptionBudget version, a KubeVersion."""
+    gateway = for_cluster(
+        [], "v1.33.1", ("gateway.networking.k8s.io/v1/HTTPRoute", "monitoring.coreos.com/v1")
+    )
+    bare = Capabilities("v1.28.0")
+    engine = SdkEngine()  # one worker for every render
+
+    def kinds(name: str, caps: Capabilities) -> dict[str, str]:
+        chart = shapes.write_chart(tmp_path / caps.kube_version, name)
+        request = RenderRequest("rel", "ns", shapes.VALUES[name], capabilities=caps)
+        return {p.obj["kind"]: p.obj["apiVersion"] for p in engine.render(chart, request)}
+
+    assert kinds("app", gateway)["HTTPRoute"] == "gateway.networking.k8s.io/v1"
+    assert kinds("app", bare)["HTTPRoute"] == "gateway.networking.k8s.io/v1alpha2"
+    watcher = kinds("watcher", gateway)
+    assert watcher["ServiceMonitor"] == "monitoring.coreos.com/v1"
+    assert watcher["PodDisruptionBudget"] == "policy/v1"
+    assert "ServiceMonitor" not in kinds("watcher", bare)
+    chart = shapes.write_chart(tmp_path / "dns", "dns")
+    for kube, minor in (("v1.33.1", "33"), ("v1.29.0", "29")):
+        request = RenderRequest("rel", "ns", {}, capabilities=Capabilities(kube))
+        (deploy,) = [p.obj for p in engine.render(chart, request) if p.obj["kind"] == "Deployment"]
+        args = deploy["spec"]["template"]["spec"]["containers"][0]["args"]
+        assert f"--kube-minor={minor}" in args
 
 
 def _helm_binary_template(
@@ -287,7 +299,7 @@ def test_binary_engine_is_helm_template(tmp_path: Path, helm_binary: Path) -> No
     """The binary engine against the real `helm template`, with the cluster's capabilities
     (a gateway and a monitoring CRD): every part, in order, with its source."""
     engine = resolve(str(helm_binary), 60)
-    assert isinstance(engine, BinaryEngine) and engine.passes_capabilities
+    assert isinstance(engine, BinaryEngine)
     assert engine.version().startswith("helm v")
     cluster = for_cluster(
         [],
@@ -312,31 +324,36 @@ def test_binary_engine_is_helm_template(tmp_path: Path, helm_binary: Path) -> No
 
 
 @pytest.mark.slow
-def test_sdk_engine_equals_helm_template_with_the_sdks_capabilities(
+def test_sdk_engine_equals_helm_template_with_the_clusters_capabilities(
     tmp_path: Path, helm_binary: Path
 ) -> None:
     """The in-process SDK (one render, Helm's rules applied here) against the real `helm
-    template` given the capabilities the SDK renders with (its public API cannot take
-    others): each chart shape, CRDs, manifests and hooks, tests included, identical."""
-    kube, _apis = sdk.default_capabilities()
-    defaults = Capabilities(kube)
-    for name in shapes.CHARTS:
-        for archive in (False, True):
-            chart = (
-                shapes.package(tmp_path / "a", name)
-                if archive
-                else shapes.write_chart(tmp_path / "d", name)
-            )
-            values = shapes.VALUES[name]
-            request = RenderRequest("rel", "ns", values, tests=True, capabilities=defaults)
-            ours = [(p.kind, p.source, p.obj) for p in SdkEngine().render(chart, request)]
-            theirs = _helm_binary_template(helm_binary, chart, values, defaults)
-            assert ours == theirs, name
+    template --kube-version ... --api-versions ...` given the same capabilities: each chart
+    shape, as a directory and an archive, on a cluster serving the Gateway API and
+    monitoring CRDs and on a bare older one; CRDs, manifests and hooks, tests included."""
+    clusters = (
+        for_cluster(
+            [], "v1.33.1", ("gateway.networking.k8s.io/v1/HTTPRoute", "monitoring.coreos.com/v1")
+        ),
+        for_cluster([], "v1.28.0"),
+    )
+    engine = SdkEngine()
+    for caps in clusters:
+        for name in shapes.CHARTS:
+            for archive in (False, True):
+                root = tmp_path / caps.kube_version / ("a" if archive else "d")
+                chart = shapes.package(root, name) if archive else shapes.write_chart(root, name)
+                values = shapes.VALUES[name]
+                request = RenderRequest("rel", "ns", values, tests=True, capabilities=caps)
+                ours = [(p.kind, p.source, p.obj) for p in engine.render(chart, request)]
+                theirs = _helm_binary_template(helm_binary, chart, values, caps)
+                assert ours == theirs, (name, caps)
     # without tests: helm's --skip-tests drops `test` and `test-success` hooks alike
     chart = shapes.write_chart(tmp_path / "t", "stack")
-    request = RenderRequest("rel", "ns", {}, capabilities=defaults)
-    ours = [(p.kind, p.source, p.obj) for p in SdkEngine().render(chart, request)]
-    assert ours == _helm_binary_template(helm_binary, chart, {}, defaults, "--skip-tests")
+    request = RenderRequest("rel", "ns", {}, capabilities=clusters[0])
+    ours = [(p.kind, p.source, p.obj) for p in engine.render(chart, request)]
+    expected = _helm_binary_template(helm_binary, chart, {}, clusters[0], "--skip-tests")
+    assert ours == expected
 
 
 def test_binary_engine_errors_are_one_line(tmp_path: Path, helm_binary: Path) -> None:

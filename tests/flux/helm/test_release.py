@@ -77,7 +77,10 @@ def test_install_crds_skip_leaves_crds_out() -> None:
     [
         ({}, "spec.chart or spec.chartRef is required"),
         ({"chart": {"spec": {"chart": "x"}}}, "spec.chart.spec.sourceRef.kind is required"),
-        ({"chartRef": {"kind": "GitRepository", "name": "x"}}, "is not OCIRepository or HelmChart"),
+        (
+            {"chartRef": {"kind": "GitRepository", "name": "x"}},
+            "is not OCIRepository, HelmChart or ExternalArtifact",
+        ),
         ({"chart": {"spec": local_chart()}, "install": {"crds": "Yes"}}, "spec.install.crds"),
         ({"chart": {"spec": local_chart()}, "targetNamespace": "Bad_NS"}, "spec.targetNamespace"),
         ({"chart": {"spec": local_chart()}, "values": ["a"]}, "spec.values must be a mapping"),

@@ -255,7 +255,7 @@ def test_oci_sources_end_to_end(
 
 def test_missing_sdk_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "helm_python", None)
-    with pytest.raises(sdk.SdkMissing, match=r"pip install 'harness\[helm\]'"):
+    with pytest.raises(sdk.SdkMissing, match=r"pip install 'flux-harness\[helm\]'"):
         sdk.module()
 
 
@@ -320,3 +320,65 @@ def test_release_namespace_only_on_namespaced_objects(make_repo: Any) -> None:
     assert "demo.example.com/Fence/fence" in objs  # cluster-scoped by the cluster's CRD
     assert "demo.example.com/Gadget/apps/gadget" in objs  # namespaced by the chart's CRD
     assert "rbac.authorization.k8s.io/ClusterRole/cr" in objs
+
+
+def _chart_generator(*copies: tuple[str, str]) -> dict[str, Any]:
+    """source-watcher's ArtifactGenerator publishing `demo-chart` from the bootstrap repo."""
+    return {
+        "apiVersion": "source.extensions.fluxcd.io/v1beta1",
+        "kind": "ArtifactGenerator",
+        "metadata": {"name": "charts", "namespace": "flux-system"},
+        "spec": {
+            "sources": [{"alias": "repo", "kind": "GitRepository", "name": "flux-system"}],
+            "artifacts": [
+                {"name": "demo-chart", "copy": [{"from": f, "to": t} for f, t in copies]}
+            ],
+        },
+    }
+
+
+def test_chart_ref_to_an_external_artifact_renders_its_chart(make_repo: Any) -> None:
+    """helm-controller loads the ExternalArtifact as a chart archive: its one top directory
+    is the chart; what the generator did not copy is not there."""
+    release = helm_release(chart=None, values={"replicas": 3})
+    release["spec"]["chartRef"] = {
+        "kind": "ExternalArtifact",
+        "name": "demo-chart",
+        "namespace": "flux-system",
+    }
+    files = cluster_repo(
+        release, sources=[_chart_generator(("@repo/charts/demo/**", "@artifact/demo/"))]
+    )
+    results = _render(make_repo(files))
+    result = results["prod/apps/web"]
+    objs = _objects(result)
+    assert objs["apps/Deployment/apps/web-web"]["spec"]["replicas"] == 3
+    assert result.target.helm is not None
+    assert result.target.helm.chart == "demo" and result.target.helm.version == "1.0.0"
+    assert result.target.helm.source == "ExternalArtifact/flux-system/demo-chart demo"
+
+
+def test_chart_ref_to_an_artifact_that_is_no_chart_fails_with_one_line(make_repo: Any) -> None:
+    release = helm_release(chart=None)
+    release["spec"]["chartRef"] = {"kind": "ExternalArtifact", "name": "demo-chart"}
+    generated = _chart_generator(("@repo/charts/demo/templates/", "@artifact/"))
+    generated["metadata"]["namespace"] = "apps"  # its source: GitRepository/apps/flux-system
+    files = cluster_repo(release, sources=[generated])
+    result = _render(make_repo(files))["prod/apps/web"]
+    assert result.error == (
+        "ExternalArtifact/apps/demo-chart: unmapped source GitRepository/apps/flux-system "
+        "(map it in harness.yaml `sources:`)"
+    )
+    generated["spec"]["sources"][0]["namespace"] = "flux-system"
+    files = cluster_repo(release, sources=[generated])
+    result = _render(make_repo(files))["prod/apps/web"]
+    assert result.error == (
+        "spec.chartRef ExternalArtifact/apps/demo-chart: not a chart archive (one top "
+        "directory holding Chart.yaml), the artifact holds templates"
+    )
+    release["spec"]["chartRef"]["name"] = "nobody-makes-it"
+    files = cluster_repo(release, sources=[generated])
+    result = _render(make_repo(files))["prod/apps/web"]
+    assert result.error == (
+        "ExternalArtifact/apps/nobody-makes-it: no ArtifactGenerator of this cluster declares it"
+    )

@@ -161,3 +161,26 @@ def test_a_dependency_in_a_target_that_fails_in_head_is_unknown_not_removed() ->
         "head, so whether infra-extra still exists is unknown; what it renders in head is "
         "unknown, not removed; fix the render error and run the diff again."
     )
+
+
+def test_no_race_advice_against_a_resourceset_writer() -> None:
+    """A Kustomization cannot dependsOn a ResourceSet: a tenant Kustomization reading the
+    ConfigMap its ResourceSet copies in is not told to."""
+    rset = {
+        "apiVersion": "fluxcd.controlplane.io/v1",
+        "kind": "ResourceSet",
+        "metadata": {"name": "tenants", "namespace": "flux-system"},
+        "spec": {"inputs": [{"t": "a"}]},
+    }
+    snap = snapshot(
+        flux("dev", ROOT, ks("tenants-ks"), rset),
+        flux("dev", "tenants-ks", rset),
+        flux(
+            "dev",
+            "tenants@resourceset",
+            ks("apps", namespace="team-a", subst_from=["runtime"]),
+            cm("runtime", "team-a", A="1"),
+        ),
+        flux("dev", "apps", namespace="team-a"),
+    )
+    assert RULE.check_snapshot(lint_ctx(snap)) == []
