@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from harness.core.run import Run
     from harness.hazards.engine import HazardReport
     from harness.pipeline.shard import Sharder
+    from harness.pipeline.worktree import Keeper
     from harness.render.seam import Resident
 
 EXIT_OK = 0
@@ -106,11 +107,14 @@ def render_snapshot(
     skips: bool = True,
     resident: Resident | None = None,
     run: Run | None = None,
+    index: Keeper | None = None,
 ) -> Snapshot:
     """Render through the cache: `cache` when the verb shares one between renders (diff),
     else one opened (and pruned to its cap) for this render. `skips`: say which targets were
     skipped (a verb rendering two sides says it once, for both). `run`: the run the render
-    belongs to (watch's own); None: the current one, which the verb runner entered."""
+    belongs to (watch's own); None: the current one, which the verb runner entered.
+    `index`: the working tree's dependency index (pipeline/worktree.py), for a render of
+    the working tree that may reuse its last one."""
     own = cache is None
     if own:
         cache = cache_mod.open_cache(cache_settings(common))
@@ -128,6 +132,7 @@ def render_snapshot(
         preinstalled_apis=_preinstalled_apis(cfg) if cfg.helm else None,
         resident=resident,
         run=run,
+        index=index,
     )
     try:
         with render_progress(common.quiet) as (on_plan, on_done):

@@ -3,8 +3,9 @@
 The base side (a git ref, or the goldens) is rendered once and held. The head is the
 working tree: each save re-renders it through a render cache that lives as long as the
 process, with a `Resident` seam (render/seam.py) that keeps each closure walk and blob id
-and is told which files changed, so only the targets whose input closure holds a changed
-file are built or looked up again; everything else is answered from memory. The comparison,
+and is told which files changed, and the dependency index (pipeline/worktree.py) in memory,
+so only the targets whose input closure holds a changed file are built or looked up again;
+everything else is answered from memory. The comparison,
 hazards and verdict are those of `diff` (`diff.conclude`), so the answer is the one a fresh
 `harness diff` would print, with the same exit semantics.
 
@@ -48,7 +49,7 @@ from harness.core.model import Snapshot
 from harness.core.run import Run, current
 from harness.flux.source.ignore import IGNORE_FILE
 from harness.hazards import engine as hazard_engine
-from harness.pipeline import gitref
+from harness.pipeline import gitref, worktree
 from harness.render import discover
 from harness.render.kustomize import Renderer
 from harness.render.seam import Resident
@@ -81,6 +82,7 @@ class Watcher:
         self.renderer = renderer_for(common, self.cfg)
         self.base, self.base_origin, self.base_digests = self._base()
         self.resident = Resident()
+        self.index = worktree.Keeper()  # the tree's dependency index, kept in memory
         # its memos, kept between answers of one tree; new on a fresh start (the command's
         # run keeps the Secret values every answer's scrub needs)
         self.run = Run(parent=current())
@@ -168,6 +170,7 @@ class Watcher:
             cache=self.cache,
             resident=self.resident,
             run=self.run,
+            index=self.index,
         )
         digests = inputs.side_digests(cfg.repo, head)
         same = inputs.same_inputs(self.base_digests, digests)
@@ -181,6 +184,7 @@ class Watcher:
             started,
             same,
             base_memo=self.base_memo,
+            memo=hazard_engine.FindingsMemo(self.cache) if self.cache is not None else None,
         )
         now = {n: (r.sha256, r.error) for n, r in head.results.items()}
         changed_output = self.previous is None or now != self.previous

@@ -116,6 +116,19 @@ def learn(obj: Any) -> None:
             redaction.known().add(values, encoded=encoded)
 
 
+def holds_secret_values(obj: Any) -> bool:
+    """Whether `learn` would learn anything from `obj` (a Secret, a List, a Flux
+    Kustomization whose patches write a Secret)."""
+    if not isinstance(obj, dict):
+        return False
+    kind = str(obj.get("kind") or "")
+    if kind.endswith("List"):
+        return True
+    if _is_flux_kustomization(obj):
+        return bool(_secret_patches(obj))
+    return is_secret(obj)
+
+
 def _learn_value(value: Any) -> None:
     if isinstance(value, dict):
         for v in value.values():

@@ -15,10 +15,10 @@ objects, after following renames and moves), not their ids (see introduced.py).
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness.core.config import DEFAULT_KUBE_VERSION, Config, Preinstalled, Suppression
 from harness.core.errors import ConfigError, HarnessError
@@ -234,13 +234,15 @@ def diff(
     outside_git: Mapping[str, ClusterDecl] | None = None,
     base_memo: BaseMemo | None = None,
     kube_version: str = DEFAULT_KUBE_VERSION,
+    memo: FindingsMemo | None = None,
 ) -> HazardReport:
     """`diff`/`check`/`comment`: diff rules, plus lint findings the change introduces.
 
     What exists before Flux is read once, from the head's repo and config, for every side.
     `base_memo` keeps the base side's lint findings for a caller that diffs one base
     against many heads (`harness watch`): they depend only on the base render, the
-    inventory and the settings, which the memo's key holds."""
+    inventory and the settings, which the memo's key holds. `memo`: lint findings kept
+    by their inputs across runs (`FindingsMemo`)."""
     src = dict(sources or {})
     decls = dict(outside_git or {})
     head_ctx = LintContext(
@@ -272,6 +274,9 @@ def diff(
         if not names.documents and not names.namespaces:
             scoped = changed_clusters(base, head)
 
+        settings = repr((sorted(src.items()), sorted(decls.items()), strict, kube_version))
+        settings += repr(inventory.provisions)
+
         def side(snapshot: Snapshot, graphs_: Mapping[str, ClusterGraph]) -> list[Finding]:
             def ctx_for(keep: Mapping[str, ClusterGraph]) -> LintContext:
                 return LintContext(
@@ -284,6 +289,8 @@ def diff(
                     kube_version=kube_version,
                 )
 
+            if memo is not None:
+                return memo.side(snapshot, graphs_, rules, scoped, settings, ctx_for)
             if scoped is None:
                 return lint_findings(ctx_for(graphs_), rules)
             local = [r for r in rules if getattr(r, "scope", "") == "cluster"]
@@ -383,12 +390,14 @@ def diff_for(
     head: Snapshot,
     head_repo: Path | None,
     base_memo: BaseMemo | None = None,
+    memo: FindingsMemo | None = None,
 ) -> HazardReport:
     """`diff` for a command: the config's sources, goldens and suppressions."""
     return diff(
         base,
         head,
         base_memo=base_memo,
+        memo=memo,
         head_repo=head_repo,
         goldens=cfg.goldens,
         sources=cfg.sources,
@@ -399,3 +408,127 @@ def diff_for(
         outside_git=cfg.outside_git,
         kube_version=cfg.helm_kube_version,
     )
+
+
+class FindingsMemo:
+    """Lint findings kept by their inputs, in the render cache: a rule's findings over a
+    whole side by that side's digest, a cluster-scoped rule's (`scope = "cluster"`: its
+    findings in a cluster come from that cluster's graph alone) per cluster by the digest
+    of that cluster's targets. A diff then runs a rule only where its inputs are new: for
+    the base side a later diff has seen, nothing; for the head, the clusters it changed.
+    Any rule is covered as it is registered, keyed by its id; the keys hold harness's own
+    code (cache/store.py), so a changed rule never reuses an older one's findings. A
+    missing or malformed entry is computed again."""
+
+    KIND = "lint-findings"
+
+    def __init__(self, cache: Any) -> None:
+        self.cache = cache  # a cache_mod.RenderCache (hazards may not name the type here)
+        self.hits = 0
+        self.misses = 0
+
+    def side(
+        self,
+        snapshot: Snapshot,
+        graphs: Mapping[str, ClusterGraph],
+        rules: Sequence[Rule],
+        scoped: set[str] | None,
+        settings: str,
+        ctx_for: Callable[[Mapping[str, ClusterGraph]], LintContext],
+    ) -> list[Finding]:
+        """What `diff`'s lint pass of one side finds (the clusters in `scoped` for the
+        cluster-scoped rules; every cluster when None)."""
+        out: list[Finding] = []
+        whole: LintContext | None = None
+        side_digest = _digest(snapshot, None)
+        for rule in rules:
+            if getattr(rule, "scope", "") == "cluster":
+                continue
+            key = self._key(rule.id, settings, side_digest)
+            found = self._get(key)
+            if found is None:
+                whole = whole or ctx_for(graphs)
+                found = lint_findings(whole, [rule])
+                self._put(key, found)
+            out.extend(found)
+        local = [r for r in rules if getattr(r, "scope", "") == "cluster"]
+        for cluster, graph in graphs.items():
+            if scoped is not None and cluster not in scoped:
+                continue
+            one: LintContext | None = None
+            cluster_digest = _digest(snapshot, cluster)
+            for rule in local:
+                key = self._key(rule.id, settings, cluster_digest)
+                found = self._get(key)
+                if found is None:
+                    one = one or ctx_for({cluster: graph})
+                    found = lint_findings(one, [rule])
+                    self._put(key, found)
+                out.extend(found)
+        return out
+
+    def _key(self, rule: str, settings: str, digest: str) -> str:
+        from harness.cache.store import key
+
+        return key(self.KIND, rule, settings, digest)
+
+    def _get(self, key: str) -> list[Finding] | None:
+        payload = self.cache.get(key)
+        rows = payload.get("findings") if payload is not None else None
+        if not isinstance(rows, list):
+            self.misses += 1
+            return None
+        try:
+            found = [_finding(row) for row in rows]
+        except (TypeError, ValueError):
+            self.misses += 1
+            return None
+        self.hits += 1
+        return found
+
+    def _put(self, key: str, findings: list[Finding]) -> None:
+        rows = [
+            [f.id, f.rule, f.severity, f.cluster, [*f.kustomizations], [*f.documents], f.message]
+            for f in findings
+        ]
+        for row, f in zip(rows, findings, strict=True):
+            row.append(f.cause)
+        self.cache.put(key, {"findings": rows})
+
+
+def _finding(row: Any) -> Finding:
+    fid, rule, severity, cluster, kustomizations, documents, message, cause = row
+    texts = (fid, rule, message, cause)
+    if not all(isinstance(t, str) for t in texts) or severity not in SEVERITIES:
+        raise ValueError("not a finding")
+    if cluster is not None and not isinstance(cluster, str):
+        raise ValueError("not a finding")
+    return Finding(
+        fid,
+        rule,
+        severity,
+        cluster,
+        tuple(str(k) for k in kustomizations),
+        tuple(str(d) for d in documents),
+        message,
+        cause,
+    )
+
+
+def _digest(snapshot: Snapshot, cluster: str | None) -> str:
+    """What the lint rules read of `snapshot` (every target's `_lint_input` and the
+    skipped targets), of one cluster's targets when `cluster` is given."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for name, r in snapshot.results.items():
+        if cluster is not None and r.target.cluster != cluster:
+            continue
+        t = r.target
+        docs = [(d.id, d.api_version, d.sha256) for d in r.documents]
+        h.update(repr((name, t.kind, t.cluster, docs, r.error, r.duplicates, r.notes)).encode())
+        h.update(b"\0")
+    for name, reason in snapshot.skipped.items():
+        if cluster is None or name.split("/", 1)[0] == cluster:
+            h.update(repr((name, reason)).encode())
+    return h.hexdigest()

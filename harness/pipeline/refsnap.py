@@ -58,7 +58,7 @@ def ref_key(
     options: Mapping[str, object],
 ) -> RefKey | None:
     """The key of `sha`'s render with these settings, or None when it cannot be remembered."""
-    if not _config_in_tree(cfg):
+    if not config_in_tree(cfg):
         return None
     try:
         # every path, mode and blob id of the commit: what its tree id stands for
@@ -73,7 +73,7 @@ def ref_key(
         KIND,
         hashlib.sha256(listing.encode("utf-8", "surrogateescape")).hexdigest(),
         sub.as_posix(),
-        _config_part(cfg),
+        config_part(cfg),
         renderer_identity,
         repr(sorted(options.items())),
     )
@@ -81,7 +81,7 @@ def ref_key(
     return RefKey(digest, sha, Path(os.path.normpath(stand_in)))
 
 
-def _config_in_tree(cfg: Config) -> bool:
+def config_in_tree(cfg: Config) -> bool:
     """Every mapped source directory lies inside the repo (so inside the commit's tree)."""
     mapped = [*cfg.sources.values()]
     for decl in cfg.outside_git.values():
@@ -94,7 +94,7 @@ def _config_in_tree(cfg: Config) -> bool:
     return True
 
 
-def _config_part(cfg: Config) -> str:
+def config_part(cfg: Config) -> str:
     """The config as it decides a render: not where the repo, goldens or file live."""
     neutral = dataclasses.replace(
         cfg, repo=Path("."), goldens=Path("."), source_file=None, jobs=0, timeout=0.0
@@ -128,15 +128,33 @@ def remember(
     digests: Mapping[str, str],
 ) -> None:
     """Store a ref's render made from its checkout at `repo` (helm targets never are)."""
+    body = snapshot_payload(snapshot, repo)
+    if body is not None:
+        cache.put(key.digest, {**body, "digests": dict(digests)})
+
+
+def snapshot_payload(
+    snapshot: Snapshot,
+    repo: Path,
+    known: Mapping[str, tuple[TargetResult, Any]] | None = None,
+) -> dict[str, Any] | None:
+    """A render of the tree at `repo` as an entry holds it (targets relative to `repo`);
+    None when it is not a function of that tree (a helm target, a target outside it).
+    `known`: results read back from an earlier payload with their stored items, which a
+    result equal to one of them reuses (an error or note is scrubbed anew, never reused)."""
     if any(r.target.kind == "helm" or r.target.helm is not None for r in snapshot.results.values()):
-        return
+        return None
     results = []
     for result in snapshot.results.values():
         target = result.target
+        before = known.get(target.name) if known is not None else None
+        if before is not None and not result.error and not result.notes and before[0] == result:
+            results.append(before[1])
+            continue
         try:
             path = target.path.relative_to(repo).as_posix()
         except ValueError:
-            return  # a target outside the checkout: not a function of the tree
+            return None  # a target outside the checkout: not a function of the tree
         results.append(
             {
                 "name": target.name,
@@ -152,20 +170,32 @@ def remember(
             }
         )
     info = snapshot.renderer
-    cache.put(
-        key.digest,
-        {
-            "renderer": [info.name, info.version, list(info.argv)],
-            "results": results,
-            "skipped": dict(snapshot.skipped),
-            "digests": dict(digests),
-        },
-    )
+    return {
+        "renderer": [info.name, info.version, list(info.argv)],
+        "results": results,
+        "skipped": dict(snapshot.skipped),
+    }
 
 
 def _from_payload(
     payload: Mapping[str, Any], root: Path, label: str
 ) -> tuple[Snapshot, dict[str, str]] | None:
+    found = snapshot_from(payload, root, label)
+    if found is None:
+        return None
+    digests = {str(k): str(v) for k, v in dict(payload["digests"]).items()}
+    return found, digests
+
+
+def snapshot_from(
+    payload: Mapping[str, Any],
+    root: Path,
+    label: str,
+    items: dict[str, tuple[TargetResult, Any]] | None = None,
+) -> Snapshot | None:
+    """`snapshot_payload` read back, its targets under `root` (KeyError, TypeError or
+    ValueError when the payload is not of that shape); `items` gets each result with the
+    item it was read from (`snapshot_payload`'s `known`)."""
     name, version, argv = payload["renderer"]
     results: dict[str, TargetResult] = {}
     for item in payload["results"]:
@@ -182,12 +212,13 @@ def _from_payload(
             duplicates=tuple(DocId(*d) for d in item["duplicates"]),
             notes=tuple(str(n) for n in item["notes"]),
         )
+        if items is not None:
+            items[target.name] = (results[target.name], item)
     skipped = {str(k): str(v) for k, v in dict(payload["skipped"]).items()}
-    digests = {str(k): str(v) for k, v in dict(payload["digests"]).items()}
     snapshot = Snapshot(
         renderer=RendererInfo(str(name), str(version), tuple(str(a) for a in argv)),
         results=results,
         label=label,
         skipped=skipped,
     )
-    return snapshot, digests
+    return snapshot

@@ -13,11 +13,12 @@ from harness.cache.store import RenderCache, Store
 from harness.cache.store import key as cache_key
 from harness.core import limits, parallel, safefile
 from harness.core.config import Config, default_jobs
+from harness.core.errors import HarnessError
 from harness.core.filefacts import FileFacts
 from harness.core.model import Snapshot, Target, TargetResult
 from harness.core.run import Run, current
 from harness.flux.api import ObjectRef
-from harness.flux.targets import render_flux
+from harness.pipeline import refsnap, worktree
 from harness.render import discover
 from harness.render import seam as incremental
 from harness.render.kustomize import Renderer
@@ -54,6 +55,9 @@ class RenderOptions:
     # the run this render belongs to (its memos, interrupt flag and file facts: core/run.py);
     # None: the caller's current run, or outside any, a run of the render's own
     run: Run | None = field(default=None, compare=False)
+    # the dependency index of the working tree (pipeline/worktree.py): a render of the
+    # working tree with a cache keeps one and re-derives only what changed since
+    index: worktree.Keeper | None = field(default=None, compare=False)
 
 
 def path_targets(config: Config, selection: Sequence[str] = ()) -> list[Target]:
@@ -108,6 +112,18 @@ def _render_repo(
     on_done: OnDone | None,
 ) -> Snapshot:
     jobs = options.jobs or default_jobs(config)
+    seam = incremental.Seam.for_run(
+        renderer, options.cache, options.blob_index, resident=options.resident
+    )
+    indexed = _indexed(config, options, seam, label)  # the tree's stat, before any read
+    if isinstance(indexed, Snapshot):
+        facts = _file_facts(config, options.cache, run.files)
+        # the run's scrub learns what every build's files hold, as on every run
+        assert options.index is not None and options.index.memory is not None
+        worktree.teach(options.index.memory)
+        if facts is not None:
+            facts.save()
+        return indexed
     every = discover.path_targets(config)  # one walk of the repo serves all three uses
     targets = _selected(every, options.selection)
     if _paths_only(every, options.selection):
@@ -117,9 +133,6 @@ def _render_repo(
         targets = [t for t in targets if plan.owns(t)]
     if on_plan is not None:
         on_plan(len(targets))
-    seam = incremental.Seam.for_run(
-        renderer, options.cache, options.blob_index, resident=options.resident
-    )
     facts = _file_facts(config, options.cache, run.files)
     _start_version_check(renderer)  # after the seam: a version the cache knows is not asked
     with renderer.limited(jobs), parallel.pool(jobs) as pool:
@@ -147,6 +160,8 @@ def _render_repo(
         clusters: list[Any] = []
         flux_results: dict[str, TargetResult] | None = None
         if options.flux and (plan is None or plan.owns_flux()):
+            # imported here: a render the dependency index answers whole needs no Flux code
+            from harness.flux.targets import render_flux
 
             def collect(
                 cluster: str, bootstrap: ObjectRef, owners: Any, root: Path, charts: Any
@@ -190,7 +205,7 @@ def _render_repo(
         skipped = {n: r for n, r in skipped.items() if discover.matches(n, options.selection)}
     if facts is not None:
         facts.save()
-    return Snapshot(
+    snapshot = Snapshot(
         renderer=renderer.info(),
         results=dict(sorted(results.items())),
         label=label,
@@ -198,6 +213,65 @@ def _render_repo(
         # files refused by a scan (a device, a FIFO, over the cap): said, never silent
         warnings=tuple(dict.fromkeys([*notices, *warnings, *safefile.refusals(config.repo)])),
     )
+    if indexed is not None:
+        indexed.remember(seam, snapshot)
+    return snapshot
+
+
+@dataclass
+class _Indexed:
+    """A render kept in the dependency index (pipeline/worktree.py)."""
+
+    keeper: worktree.Keeper
+    cache: RenderCache
+    digest: str
+    stamps: dict[str, worktree.Stamp | None]
+    repo: Path
+    remote_before: int
+    previous: worktree.Index | None
+
+    def remember(self, seam: incremental.Seam, snapshot: Snapshot) -> None:
+        if seam.reads is None or self.cache.uncacheable != self.remote_before:
+            self.keeper.memory = None  # a remote input: not a function of the tree
+            return
+        self.keeper.memory = worktree.remember(
+            self.cache, self.digest, self.stamps, snapshot, seam.reads, self.repo, self.previous
+        )
+
+
+def _indexed(
+    config: Config, options: RenderOptions, seam: incremental.Seam, label: str
+) -> _Indexed | Snapshot | None:
+    """With a dependency index: the remembered render when the tree is as it saw it, else
+    what the render reuses (set on `seam`) and where it is kept after; None without one."""
+    keeper, cache = options.index, options.cache
+    if keeper is None or cache is None or cache.store is None or seam.cache is None:
+        return None
+    if options.selection or options.shard is not None or options.helm or not options.flux:
+        return None
+    if options.blob_index is not None or not refsnap.config_in_tree(config):
+        return None
+    keeper.used = "full"
+    try:
+        identity = seam.identity()
+    except HarnessError:
+        return None  # the render reports the renderer's failure
+    digest = worktree.key(config, identity, f"strict={options.strict}")
+    stamps = worktree.walk(config.repo)
+    index = keeper.memory
+    if index is None:
+        index = worktree.load(cache, digest, config.repo, label)
+    if index is not None:
+        ok = all(r.ok for r in index.snapshot.results.values())
+        if ok and worktree.unchanged(index, stamps):
+            keeper.used = "none-changed"
+            keeper.memory = index
+            return replace(index.snapshot, label=label)
+        seam.reuse = worktree.reuse_of(index, stamps, config.repo)
+        if seam.reuse is not None:
+            keeper.used = "incremental"
+    seam.reads = incremental.Reads()
+    return _Indexed(keeper, cache, digest, stamps, config.repo, cache.uncacheable, index)
 
 
 class _Facts:

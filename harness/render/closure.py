@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import os
 import re
 import stat
@@ -632,6 +633,13 @@ def _learn_file(path: str) -> None:
     if at is None or _LEARNED.get((path, at)):
         return
     _LEARNED.put((path, at), True)
+    facts = run.files()
+    fact = f"shown:{redaction.mode()}"
+    _, remembered = facts.get(path, fact)
+    if remembered is not None:  # a file with no Secret value: only the names it shows
+        for shown_text in json.loads(remembered):
+            redaction.known().shown(shown_text)
+        return
     try:
         data = safefile.read_bytes(path)
         text = data.decode("utf-8")
@@ -646,6 +654,7 @@ def _learn_file(path: str) -> None:
         docs = yamlload.load_all(text)
     except yamlload.YAMLError:
         return  # unreadable: its words may be a Secret's, so none is taken as a name
+    texts: list[str] = []
     for doc in docs:
         documents.learn(doc)
         if not isinstance(doc, dict):
@@ -653,7 +662,12 @@ def _learn_file(path: str) -> None:
         shown = documents.redact(doc) or doc
         if kfile:  # a secretGenerator's literals are values, not names
             shown = {k: v for k, v in shown.items() if k != "secretGenerator"}
-        redaction.known().shown(yamlload.dump(shown))
+        texts.append(yamlload.dump(shown))
+        redaction.known().shown(texts[-1])
+    if not kfile and not any(documents.holds_secret_values(d) for d in docs):
+        # what this file teaches the scrub is only these (redacted) texts: kept by its
+        # stat (core/filefacts.py), so a later run parses it only when it changes
+        facts.put(path, fact, at, json.dumps(texts))
 
 
 def _text(path: str) -> str | None:

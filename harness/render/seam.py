@@ -22,7 +22,7 @@ from typing import Any
 from harness.cache import store as cache_mod
 from harness.core import parallel, parsed
 from harness.core.model import DocId, Document, Target, TargetResult
-from harness.render.closure import Blobs, EscapeError, Walker, learn_secrets
+from harness.render.closure import Blobs, Closure, EscapeError, Walker, learn_secrets
 from harness.render.kustomize import Renderer, result_from_output
 
 RESIDENT_LIMIT = 20_000  # entries a resident process keeps before starting over
@@ -61,9 +61,73 @@ class Resident:
             self.builds.clear()
 
 
+@dataclass(frozen=True)
+class Read:
+    """What one cached build read: its closure's root, entries and secretGenerator sources
+    (enough to teach the run's scrub again without walking), and its cache key."""
+
+    root: str
+    entries: tuple[tuple[str, str], ...]
+    secrets: tuple[tuple[str, str], ...]
+    digest: str
+
+    def closure(self) -> Closure:
+        return Closure(Path(self.root), self.entries, secrets=self.secrets)
+
+    def files(self) -> list[str]:
+        return [os.path.join(self.root, rel) for kind, rel in self.entries if kind == "file"]
+
+
+def read_of(closure: Closure, digest: str, extra: Iterable[str] = ()) -> Read | None:
+    """`closure` as the dependency index keeps it; None when it cannot be kept (a literal
+    of a secretGenerator is a Secret value: it never goes to disk). `extra`: files the
+    build read beside its closure (relative to its root)."""
+    if any(how == "literal" for how, _ in closure.secrets):
+        return None
+    entries = closure.entries + tuple(("file", rel) for rel in extra)
+    return Read(str(closure.root), entries, closure.secrets, digest)
+
+
+@dataclass
+class Reads:
+    """What every cached build of one render read, by build: the raw data of the
+    dependency index (pipeline/worktree.py). Path targets by name, Flux builds by a key
+    of everything but their closure (`flux/kustomize/cached.py`)."""
+
+    paths: dict[str, Read] = field(default_factory=dict)
+    flux: dict[str, Read] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def path(self, name: str, read: Read | None) -> None:
+        if read is not None:
+            with self.lock:
+                self.paths[name] = read
+
+    def build(self, prekey: str, read: Read | None) -> None:
+        if read is not None:
+            with self.lock:
+                self.flux[prekey] = read
+
+
+@dataclass(frozen=True)
+class Reuse:
+    """A previous render of this tree and which files are as it read them (the index's
+    answer, pipeline/worktree.py): a build whose every input file is `stable` and whose
+    other inputs are the same is answered by that render without walking or digesting."""
+
+    stable: frozenset[str]  # absolute paths whose stat is what the previous render saw
+    results: Mapping[str, TargetResult]  # the previous render's path targets, by name
+    paths: Mapping[str, Read]
+    flux: Mapping[str, Read]
+
+    def unchanged(self, read: Read) -> bool:
+        return all(f in self.stable for f in read.files())
+
+
 @dataclass
 class Seam:
-    """What the builds of one render share: the cache, the closure walker, blob ids."""
+    """What the builds of one render share: the cache, the closure walker, blob ids; with
+    the dependency index, what each build read (`reads`) and a previous render (`reuse`)."""
 
     renderer: Renderer
     cache: cache_mod.RenderCache | None = None
@@ -72,6 +136,8 @@ class Seam:
     results: dict[str, TargetResult] | None = None  # a resident process's decoded results
     plans: dict[tuple[str, str, object], Any] | None = None  # and its generated kustomizations
     builds: dict[str, Any] | None = None  # and its decoded Flux builds
+    reads: Reads | None = None
+    reuse: Reuse | None = None
 
     @classmethod
     def for_run(
@@ -146,6 +212,9 @@ def probe_path(seam: Seam, target: Target, repo: Path) -> TargetResult | None:
     """`path_result` when it needs no kustomize run (a cache hit, or a build that escapes
     its root), else None: the pipeline takes these inline and sends only the rest to its
     pool."""
+    reused = _reused(seam, target)
+    if reused is not None:
+        return reused
     try:
         closure = seam.walker.closure(target.path, repo)
     except EscapeError as exc:
@@ -156,12 +225,37 @@ def probe_path(seam: Seam, target: Target, repo: Path) -> TargetResult | None:
     digest = cache_mod.key("path", seam.identity(), closure.digest(seam.blobs))
     known = seam.results.get(digest) if seam.results is not None else None
     if known is not None and known.target == target:
+        _record(seam, target, closure, digest)
         return known
     payload = seam.cache.get(digest)
     found = result_from_payload(target, payload) if payload is not None else None
-    if found is not None and seam.results is not None:
-        seam.results[digest] = found
+    if found is not None:
+        _record(seam, target, closure, digest)
+        if seam.results is not None:
+            seam.results[digest] = found
     return found
+
+
+def _reused(seam: Seam, target: Target) -> TargetResult | None:
+    """The previous render's result of `target` when none of its input files changed (the
+    dependency index): no walk, no digest, no entry to decode. The run's scrub still learns
+    what its files hold, as every run does (closure.learn_secrets)."""
+    reuse = seam.reuse
+    if reuse is None or seam.cache is None:
+        return None
+    read = reuse.paths.get(target.name)
+    known = reuse.results.get(target.name)
+    if read is None or known is None or known.target != target or not reuse.unchanged(read):
+        return None
+    learn_secrets(read.closure())
+    if seam.reads is not None:
+        seam.reads.path(target.name, read)
+    return known
+
+
+def _record(seam: Seam, target: Target, closure: Closure, digest: str) -> None:
+    if seam.reads is not None:
+        seam.reads.path(target.name, read_of(closure, digest))
 
 
 def path_result(seam: Seam, target: Target, repo: Path) -> TargetResult:
@@ -183,10 +277,12 @@ def path_result(seam: Seam, target: Target, repo: Path) -> TargetResult:
     if payload is not None:
         found = result_from_payload(target, payload)
         if found is not None:
+            _record(seam, target, closure, digest)
             return found
     result = result_from_output(target, seam.renderer.build(target.path), repo, flows)
     if result.ok:
         cache.put(digest, result_payload(result))
+        _record(seam, target, closure, digest)
     return result
 
 

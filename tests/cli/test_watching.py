@@ -225,3 +225,19 @@ def test_goldens_base_is_read_again_when_the_goldens_change(tmp_path: Path) -> N
     assert update.run(common) == 0  # new goldens: the tree matches them again
     goldens = [str(p) for p in (root / "goldens").rglob("*") if p.is_file()]
     assert watcher.answer(goldens).run.code == 0
+
+
+def test_a_save_is_answered_through_the_index_kept_in_memory(tmp_path: Path) -> None:
+    """Between saves the dependency index (pipeline/worktree.py) stays in the process: the
+    next answer re-derives the head from it, with the answer of a fresh diff."""
+    root = write_repo(init(tmp_path / "git"))
+    common = Common(repo=root, quiet=True, cache_dir=tmp_path / "cache")
+    watcher = watching.Watcher(common, diff_cmd.DiffOptions())
+    watcher.answer()
+    assert watcher.index.used == "full" and watcher.index.memory is not None
+    cm = root / "apps/web/cm.yaml"
+    cm.write_text(configmap("web", v="7", cluster="${CLUSTER}"))
+    answer = watcher.answer({str(cm)})
+    assert watcher.index.used == "incremental"
+    fresh = diff_cmd.compute(replace(common, cache_dir=tmp_path / "fresh"), diff_cmd.DiffOptions())
+    _same(answer.run, fresh)

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from harness.core.config import Suppression
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.model import Snapshot
 from harness.hazards import engine
 from harness.hazards.finding import Finding, and_list, at_least
+from tests import synthtree
 from tests.conftest import EXAMPLE, Result
 from tests.hazards.snap import cm, flux, ks, snapshot
 
@@ -193,3 +197,76 @@ def test_cluster_rules_rerun_only_for_changed_clusters_with_the_full_answer(
             everywhere = engine.diff(base, head)
         assert scoped == with_memo == everywhere
     assert any(f.rule == "duplicate-owner" for f in engine.diff(base, heads[2]).findings)
+
+
+# -- the findings memo: lint findings kept by their inputs across runs ----------------------
+
+
+def _synthetic_render(root: Path, cache_dir: Path) -> Snapshot:
+    from harness.cache import store as cache_mod
+    from harness.core import config as config_mod
+    from harness.pipeline.repo import RenderOptions, render_repo
+    from harness.render import kustomize as render
+
+    cfg = config_mod.load(root)
+    renderer = render.resolve(flags=cfg.kubectl_flags, timeout=cfg.timeout)
+    cache = cache_mod.open_cache(cache_mod.Settings(enabled=True, directory=cache_dir))
+    try:
+        return render_repo(cfg, renderer, RenderOptions(jobs=2, cache=cache))
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+@settings(
+    max_examples=int(os.environ.get("HARNESS_PROPERTY_EXAMPLES", "2")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(st.lists(st.tuples(st.sampled_from(synthtree.OPS), st.integers(0, 50)), max_size=4))
+@pytest.mark.slow
+def test_memoized_findings_are_the_full_runs(
+    tmp_path_factory: pytest.TempPathFactory, edits: list[tuple[str, int]]
+) -> None:
+    """Diffs of one base against heads after random saves: with the memo (cold, then warm
+    from an earlier diff's entries) the report is the one without it."""
+    from harness.cache import store as cache_mod
+    from harness.core import config as config_mod
+
+    root = tmp_path_factory.mktemp("synth") / "repo"
+    for rel, text in synthtree.tree().items():
+        synthtree.write(root, rel, text)
+    cache_dir = tmp_path_factory.mktemp("cache")
+    cfg = config_mod.load(root)
+    base = _synthetic_render(root, cache_dir)
+    done: list[str] = []
+    for op, seed in [*edits, ("spec", 1), ("vars", 2)]:
+        done.append(synthtree.edit(root, op, seed))
+        head = _synthetic_render(root, cache_dir)
+        full = engine.diff_for(cfg, base, head, root)
+        for _ in range(2):  # the first fills the memo, the second reads it
+            cache = cache_mod.open_cache(cache_mod.Settings(enabled=True, directory=cache_dir))
+            memo = engine.FindingsMemo(cache)
+            try:
+                assert engine.diff_for(cfg, base, head, root, memo=memo) == full, done
+            finally:
+                assert cache is not None
+                cache.close()
+        assert memo.misses == 0, done
+
+
+def test_a_malformed_memo_entry_is_computed_again(tmp_path: Path) -> None:
+    from harness.cache import store as cache_mod
+
+    cache = cache_mod.open_cache(cache_mod.Settings(enabled=True, directory=tmp_path))
+    assert cache is not None
+    memo = engine.FindingsMemo(cache)
+    cache.put("a" * 64, {"findings": [["id", "rule", "fatal", None, [], [], "m", ""]]})
+    cache.put("b" * 64, {"findings": "none"})
+    assert memo._get("a" * 64) is None
+    assert memo._get("b" * 64) is None
+    f = Finding("x/1", "crd-order", "error", "dev", ("a",), ("Kind/b",), "msg", "cause")
+    memo._put("c" * 64, [f])
+    assert memo._get("c" * 64) == [f]
+    assert (memo.hits, memo.misses) == (1, 2)
+    cache.close()

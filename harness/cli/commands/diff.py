@@ -33,7 +33,7 @@ from harness.core.errors import HarnessError
 from harness.core.model import Snapshot
 from harness.hazards import engine as hazard_engine
 from harness.hazards.engine import HazardReport
-from harness.pipeline import gitref, refsnap
+from harness.pipeline import gitref, refsnap, worktree
 from harness.render.kustomize import Renderer
 from harness.render.seam import known_version
 from harness.report import formats
@@ -188,7 +188,13 @@ def _side(
     if ref is None:
         origin = Origin("worktree", "working tree", path=str(cfg.repo))
         snapshot = render_snapshot(
-            common, cfg, renderer, label=origin.label, cache=cache, skips=False
+            common,
+            cfg,
+            renderer,
+            label=origin.label,
+            cache=cache,
+            skips=False,
+            index=worktree.Keeper(),
         )
         return _finish(cfg, snapshot, origin, changed)
     key = _ref_key(common, cfg, renderer, ref, cache, resolved)
@@ -330,12 +336,9 @@ def _sides(
         base = _side(common, cfg, renderer, base_ref, cache, resolved)
         return base, _side(common, cfg, renderer, head_ref, cache, resolved, changed)
     key = _ref_key(common, cfg, renderer, base_ref, cache, resolved)
-    if key is not None and cache is not None and refsnap.known(cache, key):
-        head = _side(common, cfg, renderer, None, cache, changed=changed)
-        remembered = _remembered(cache, key, base_ref)
-        if remembered is not None:
-            return remembered, head
-        return _side(common, cfg, renderer, base_ref, cache, resolved), head
+    remembered = _remembered(cache, key, base_ref)  # read once: it is the whole base side
+    if remembered is not None:
+        return remembered, _side(common, cfg, renderer, None, cache, changed=changed)
     co = stack.enter_context(
         gitref.checkout_ahead(cfg.repo, base_ref, blobs=cache is not None, resolved=resolved)
     )
@@ -459,7 +462,15 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
             sides = {"base": base, "head": head}
             extra = {"shard": shard.block(plan, "diff", sides, cfg.repo, recorded, same_inputs)}
         print_skipped(common, base, head)
-        result = conclude(cfg, options, base, head, base_origin, head_origin, started, same_inputs)
+        memo_cache = cache_mod.open_cache(cache_settings(common)) if cache is not None else None
+        try:
+            memo = hazard_engine.FindingsMemo(memo_cache) if memo_cache is not None else None
+            result = conclude(
+                cfg, options, base, head, base_origin, head_origin, started, same_inputs, memo=memo
+            )
+        finally:
+            if memo_cache is not None:
+                memo_cache.close()
         return replace(result, extra=extra, blind=blind)
 
 
@@ -473,6 +484,8 @@ def conclude(
     started: float,
     same_inputs: frozenset[str] = frozenset(),
     base_memo: hazard_engine.BaseMemo | None = None,
+    *,
+    memo: hazard_engine.FindingsMemo | None = None,
 ) -> DiffRun:
     """Analyse two rendered sides and judge them (shared with `harness merge`); `same_inputs`
     names the failed targets whose inputs did not change (their errors are pre-existing)."""
@@ -487,7 +500,7 @@ def conclude(
     )
     verdict = gate.judge(analysis)
     hazards = hazard_engine.diff_for(
-        cfg, base, head, cfg.repo if options.head is None else None, base_memo
+        cfg, base, head, cfg.repo if options.head is None else None, base_memo, memo
     )
     code = hazard_gate(
         gate.exit_code(

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -60,7 +61,9 @@ from harness.flux.kustomize.build import (
 )
 from harness.flux.source import artifacts
 from harness.flux.source.ignore import Rules
+from harness.render import seam as seam_mod
 from harness.render.closure import EscapeError, Walker, learn_secrets
+from harness.render.discover import KUSTOMIZATION_FILES
 from harness.render.seam import documents_from_payload, documents_payload
 
 
@@ -102,6 +105,13 @@ def build_flux(
     seam = ctx.seam
     if seam is None:
         return build(ks, directory, ctx, lookup, rules, _flows(ks, directory, ctx, rules, root))
+    prekey = None
+    if seam.cache is not None and (seam.reads is not None or seam.reuse is not None):
+        lookup = Snapshot(ks, lookup)  # looked up once, for the prekey and the key alike
+        prekey = _prekey(seam, ks, directory, ctx, lookup, rules, root)
+    reused = _reused(seam, prekey, ks, directory, ctx, lookup, rules, root)
+    if reused is not None:
+        return reused
     try:
         # what Flux would generate, without writing the mirror or decoding the listed files
         # yet: a cache hit needs neither (its key covers every listed file's content)
@@ -127,7 +137,8 @@ def build_flux(
             raise _Miss
         cache.skip()
         return build(ks, directory, ctx, lookup, rules, flows)
-    lookup = Snapshot(ks, lookup)
+    if not isinstance(lookup, Snapshot):
+        lookup = Snapshot(ks, lookup)
     digest = cache_mod.key(
         "flux",
         seam.identity(),
@@ -139,7 +150,12 @@ def build_flux(
     )
     builds = seam.builds
     known = builds.get(digest) if builds is not None else None
+    read = None
+    if seam.reads is not None and prekey is not None:
+        read = seam_mod.read_of(closure, digest, _kustomization_files(directory, root))
     if known is not None:
+        if read is not None and seam.reads is not None and prekey is not None:
+            seam.reads.build(prekey, read)
         return known  # type: ignore[no-any-return]
     payload = cache.get(digest)
     if payload is not None:
@@ -150,6 +166,8 @@ def build_flux(
         if found is not None:
             if builds is not None and not any(isinstance(o, ElidedSecret) for o in found.raw):
                 builds[digest] = found  # no tie to this run's build: kept by a resident seam
+            if read is not None and seam.reads is not None and prekey is not None:
+                seam.reads.build(prekey, read)
             return found
     missing_digest = _missing_key(digest, ks, lookup)
     if missing_digest is not None:
@@ -175,7 +193,89 @@ def build_flux(
     docs = documents.from_objects(built.objects)
     built = dataclasses.replace(built, documents=docs)
     cache.put(digest, _payload(built))
+    if read is not None and seam.reads is not None and prekey is not None:
+        seam.reads.build(prekey, read)
     return built
+
+
+def _prekey(
+    seam: seam_mod.Seam,
+    ks: FluxKustomization,
+    directory: Path,
+    ctx: Context,
+    lookup: Lookup,
+    rules: Rules | None,
+    root: Path,
+) -> str:
+    """Everything a build's cache key holds but its closure's digest: with the files the
+    closure read unchanged (and no file added or removed in the tree, which the index
+    checks first), the same prekey names the same key (pipeline/worktree.py)."""
+    return cache_mod.key(
+        "flux-inputs",
+        seam.identity(),
+        repr(ks),
+        str(directory),
+        str(root),
+        _variables_part(ks, lookup),
+        f"strict={ctx.strict}",
+        _rules_part(rules, root),
+    )
+
+
+def _kustomization_files(directory: Path, root: Path) -> list[str]:
+    """The kustomization file Flux's generator reads (and may replace) in `directory`,
+    relative to `root`: it decides the generated file, which the closure holds in its
+    place."""
+    out = []
+    for name in KUSTOMIZATION_FILES:
+        path = directory / name
+        if path.is_file():
+            out.append(os.path.relpath(path, root))
+    return out
+
+
+def _reused(
+    seam: seam_mod.Seam,
+    prekey: str | None,
+    ks: FluxKustomization,
+    directory: Path,
+    ctx: Context,
+    lookup: Lookup,
+    rules: Rules | None,
+    root: Path,
+) -> Built | None:
+    """The build as the previous render of this tree answered it, when its inputs other
+    than files are the same and none of its files changed: its key is the one recorded,
+    so no closure is walked or digested. The scrub learns its files as on every run."""
+    reuse = seam.reuse
+    if reuse is None or prekey is None or seam.cache is None:
+        return None
+    read = reuse.flux.get(prekey)
+    if read is None or not reuse.unchanged(read):
+        return None
+    builds = seam.builds
+    known = builds.get(read.digest) if builds is not None else None
+    if known is None:
+        payload = seam.cache.get(read.digest)
+        if payload is None:
+            return None
+        known = _from_payload(
+            payload,
+            _Rebuild(
+                lambda: build(
+                    ks, directory, ctx, lookup, rules, _flows(ks, directory, ctx, rules, root)
+                ),
+                _name(ks),
+            ),
+        )
+        if known is None:
+            return None
+        if builds is not None and not any(isinstance(o, ElidedSecret) for o in known.raw):
+            builds[read.digest] = known
+    learn_secrets(read.closure())
+    if seam.reads is not None:
+        seam.reads.build(prekey, read)
+    return known
 
 
 def _name(ks: FluxKustomization) -> str:

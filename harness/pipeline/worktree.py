@@ -1,0 +1,239 @@
+"""The dependency index: the working tree's last render, what each build read, and the tree's
+stat as that render saw it; a later render of the tree re-derives only what changed.
+
+Kept with the render cache (one entry per repo, config and renderer), and in memory by a
+resident `harness watch` (`Keeper`). It holds the render (documents already redacted, as
+every entry), for every path target the files its build read, for every Flux build the
+same by a key of everything else its cache key holds (its Kustomization, variables,
+strictness, ignore rules: `flux/kustomize/cached.py`), and the stat of every file and
+directory of the tree taken before that render read any (size, mtime, ctime, inode, mode).
+
+A new render walks the tree's stat (no file is read) and then:
+
+- nothing changed: the remembered render is the answer, with no build looked up;
+- a file or directory was added, removed, renamed or changed type, or a file changed that
+  no build read but discovery might (a YAML or JSON file, a kustomization or ignore file):
+  the index is not used, everything renders as without it (what exists may have changed);
+- else every target whose files are unchanged is the remembered result and every Flux
+  build whose files and other inputs are unchanged answers from its recorded key; the rest
+  (the changed files' readers, and what the Flux fixed point derives from them: a changed
+  Kustomization object gives another prekey, a changed `substituteFrom` source other
+  variables, a new or removed Kustomization another set of nodes) render through the cache.
+
+A missing, corrupt or foreign entry is no index: the render runs in full. A file modified
+within `filefacts.RACY_SECONDS` of the walk is never trusted (its stat may not move when it
+changes again). Not used with helm targets, a shard, a selection, a source mapped outside
+the repo, or a render that read a remote input: those are not functions of the tree alone.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from harness.cache import store as cache_mod
+from harness.core import redaction
+from harness.core.config import Config
+from harness.core.filefacts import RACY_SECONDS
+from harness.core.model import Snapshot, TargetResult
+from harness.flux.source.ignore import IGNORE_FILE
+from harness.pipeline import refsnap
+from harness.render.closure import learn_secrets
+from harness.render.discover import KUSTOMIZATION_FILES
+from harness.render.seam import Read, Reads, Reuse
+
+__all__ = ["Index", "Keeper", "Read", "Reuse", "key", "load", "remember", "walk"]
+
+KIND = "worktree-index"
+# a changed file no build read matters only if discovery or cluster detection may read it
+_STRUCTURAL_SUFFIXES = (".yaml", ".yml", ".json")
+_STRUCTURAL_NAMES = frozenset([*KUSTOMIZATION_FILES, IGNORE_FILE, ".gitignore"])
+Stamp = tuple[int, int, int, int, int]  # mode, size, mtime_ns, ctime_ns, inode
+
+
+@dataclass(frozen=True)
+class Index:
+    """One remembered render of the tree (see the module docstring)."""
+
+    stamps: dict[str, Stamp | None]  # path relative to the repo -> stat (None: racy)
+    snapshot: Snapshot
+    paths: dict[str, Read]
+    flux: dict[str, Read]
+    warnings: tuple[str, ...] = ()
+    # each result with the stored item it was read from: the next index reuses the items
+    # of results that did not change instead of encoding them again
+    items: dict[str, tuple[TargetResult, Any]] = field(default_factory=dict, compare=False)
+
+
+@dataclass
+class Keeper:
+    """Where an index lives between renders: on disk only (`diff`), or also in memory
+    (`harness watch` keeps one for its process). `used` says what the last render did
+    with it: "full", "none-changed" or "incremental" (for tests)."""
+
+    memory: Index | None = None
+    used: str = ""
+
+
+def key(cfg: Config, renderer_identity: str, options: str) -> str:
+    return cache_mod.key(
+        KIND, os.path.realpath(cfg.repo), refsnap.config_part(cfg), renderer_identity, options
+    )
+
+
+def walk(repo: Path) -> dict[str, Stamp | None]:
+    """The stat of every file and directory under `repo` (not `.git`), without reading
+    any; a file modified within RACY_SECONDS is None (never trusted)."""
+    out: dict[str, Stamp | None] = {}
+    racy = time.time_ns() - int(RACY_SECONDS * 1e9)
+    root = str(repo)
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        try:
+            with os.scandir(os.path.join(root, rel) if rel else root) as it:
+                entries = list(it)
+        except OSError:
+            out[rel or "."] = None
+            continue
+        for entry in entries:
+            if entry.name == ".git":
+                continue
+            path = f"{rel}/{entry.name}" if rel else entry.name
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                out[path] = None
+                continue
+            stamp: Stamp = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+            out[path] = None if max(st.st_mtime_ns, st.st_ctime_ns) >= racy else stamp
+            if stat.S_ISDIR(st.st_mode):
+                stack.append(path)
+    return out
+
+
+def reuse_of(index: Index, now: dict[str, Stamp | None], repo: Path) -> Reuse | None:
+    """What of `index` a render of the tree as it is `now` may reuse; None: render it all
+    (a path added or removed, a type changed, or a changed file discovery may read that no
+    build read)."""
+    if index.stamps.keys() != now.keys():
+        return None
+    read_by_builds: set[str] = set()
+    root = os.path.join(str(repo), "")
+    for r in [*index.paths.values(), *index.flux.values()]:
+        read_by_builds.update(f.removeprefix(root) for f in r.files())
+    stable: set[str] = set()
+    for rel, stamp in now.items():
+        before = index.stamps[rel]
+        if stamp is not None and stamp == before:
+            stable.add(root + rel)
+            continue
+        if before is not None and stamp is not None and (before[0] ^ stamp[0]) & 0o170000:
+            return None  # a type changed (a file became a symlink)
+        if stamp is not None and stat.S_ISDIR(stamp[0]):
+            continue  # a directory's own stat moves when a file in it is saved
+        name = rel.rsplit("/", 1)[-1]
+        if rel not in read_by_builds and (
+            name in _STRUCTURAL_NAMES or name.endswith(_STRUCTURAL_SUFFIXES)
+        ):
+            return None
+    results = {n: r for n, r in index.snapshot.results.items() if r.target.kind == "path"}
+    return Reuse(frozenset(stable), results, index.paths, index.flux)
+
+
+def unchanged(index: Index, now: dict[str, Stamp | None]) -> bool:
+    """Whether the tree is as the index saw it (no racy entry on either side)."""
+    return None not in now.values() and index.stamps == now
+
+
+def teach(index: Index) -> None:
+    """The run's scrub learns the Secret values of every file the remembered builds read
+    (closure.learn_secrets), as a render does: an answer from the index scrubs what a
+    render would."""
+    for read in [*index.paths.values(), *index.flux.values()]:
+        learn_secrets(read.closure())
+
+
+# -- on disk ---------------------------------------------------------------------------------
+
+
+def load(cache: cache_mod.RenderCache, digest: str, repo: Path, label: str) -> Index | None:
+    """The index stored under `digest`, or None when missing or not of our shape."""
+    payload = cache.get(digest)
+    if payload is None:
+        return None
+    try:
+        return _from_payload(payload, repo, label)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+
+
+def remember(
+    cache: cache_mod.RenderCache,
+    digest: str,
+    stamps: dict[str, Stamp | None],
+    snapshot: Snapshot,
+    reads: Reads,
+    repo: Path,
+    previous: Index | None = None,
+) -> Index | None:
+    """Store the render of the tree whose stat was `stamps` and what its builds read;
+    the index as stored (None when the render cannot be kept: refsnap's rule)."""
+    body = refsnap.snapshot_payload(snapshot, repo, previous.items if previous else None)
+    if body is None:
+        return None
+    with reads.lock:
+        paths, flux = dict(reads.paths), dict(reads.flux)
+    warnings = tuple(redaction.known().scrub(w) for w in snapshot.warnings)
+    cache.put(
+        digest,
+        {
+            "stamps": [[rel, list(s) if s is not None else None] for rel, s in stamps.items()],
+            "snapshot": body,
+            "warnings": list(warnings),
+            "paths": {n: _read_payload(r) for n, r in paths.items()},
+            "flux": {k: _read_payload(r) for k, r in flux.items()},
+        },
+    )
+    items = {item["name"]: (snapshot.results[item["name"]], item) for item in body["results"]}
+    kept = replace(snapshot, warnings=warnings)
+    return Index(dict(stamps), kept, paths, flux, warnings, items)
+
+
+def _read_payload(read: Read) -> list[Any]:
+    return [
+        read.root,
+        [list(e) for e in read.entries],
+        [list(s) for s in read.secrets],
+        read.digest,
+    ]
+
+
+def _read_from(item: Any) -> Read:
+    root, entries, secrets, digest = item
+    pairs = tuple((str(a), str(b)) for a, b in entries)
+    return Read(str(root), pairs, tuple((str(a), str(b)) for a, b in secrets), str(digest))
+
+
+def _stamp(s: Any) -> Stamp:
+    mode, size, mtime, ctime, ino = (int(x) for x in s)
+    return (mode, size, mtime, ctime, ino)
+
+
+def _from_payload(payload: dict[str, Any], repo: Path, label: str) -> Index | None:
+    stamps: dict[str, Stamp | None] = {}
+    for rel, s in payload["stamps"]:
+        stamps[str(rel)] = None if s is None else _stamp(s)
+    items: dict[str, tuple[TargetResult, Any]] = {}
+    found = refsnap.snapshot_from(payload["snapshot"], repo, label, items)
+    if found is None:
+        return None
+    warnings = tuple(str(w) for w in payload["warnings"])
+    snapshot = replace(found, warnings=warnings)
+    paths = {str(n): _read_from(r) for n, r in dict(payload["paths"]).items()}
+    flux = {str(k): _read_from(r) for k, r in dict(payload["flux"]).items()}
+    return Index(stamps, snapshot, paths, flux, warnings, items)

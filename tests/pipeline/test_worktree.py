@@ -1,0 +1,192 @@
+"""The dependency index never changes an answer: after any sequence of edits, the render it
+re-derives (only the changed files' readers and what the Flux fixed point derives from them)
+is the full render, target for target, byte for byte, error for error; and a missing,
+corrupt or foreign index is a full render.
+
+The tree is synthetic but shaped like public homelab repos: two clusters sharing app
+directories through `${CLUSTER}` substitution and a component, a cluster ConfigMap each
+that `substituteFrom` reads, `targetNamespace`, a shared base, a README no build reads.
+Every write sets a fresh mtime (a save a second later), so the index sees what a user's
+editor makes it see, and the racy window (filefacts.RACY_SECONDS) is closed for the test
+by backdating, not by waiting.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harness.cache import store as cache_mod
+from harness.core import config as config_mod
+from harness.core import redaction
+from harness.core.model import Snapshot
+from harness.core.run import Run
+from harness.pipeline import worktree
+from harness.pipeline.repo import RenderOptions, render_repo
+from harness.render import kustomize as render
+from tests.synthtree import OPS, edit, tree, write
+
+
+def _view(snapshot: Snapshot) -> dict[str, object]:
+    return {
+        name: (r.target, [d.text for d in r.documents], r.sha256, r.error, r.notes, r.duplicates)
+        for name, r in snapshot.results.items()
+    } | {"skipped": snapshot.skipped, "warnings": snapshot.warnings}
+
+
+@pytest.fixture(autouse=True)
+def _no_racy_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test's saves carry their own mtimes (a second apart), so none is racy."""
+    monkeypatch.setattr(worktree, "RACY_SECONDS", -1e12)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Iterator[Path]:
+    root = tmp_path / "repo"
+    for rel, text in tree().items():
+        write(root, rel, text)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def _render(root: Path, cache_dir: Path | None, keeper: worktree.Keeper | None) -> Snapshot:
+    cfg = config_mod.load(root)
+    renderer = render.resolve(flags=cfg.kubectl_flags, timeout=cfg.timeout)
+    cache = (
+        cache_mod.open_cache(cache_mod.Settings(enabled=True, directory=cache_dir))
+        if cache_dir is not None
+        else None
+    )
+    try:
+        return render_repo(cfg, renderer, RenderOptions(jobs=2, cache=cache, index=keeper))
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+@settings(
+    max_examples=int(os.environ.get("HARNESS_PROPERTY_EXAMPLES", "3")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    st.lists(st.tuples(st.sampled_from(OPS), st.integers(0, 50)), min_size=2, max_size=5),
+    st.booleans(),
+)
+@pytest.mark.slow
+def test_an_incremental_render_is_the_full_render(
+    repo: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    edits: list[tuple[str, int]],
+    resident: bool,
+) -> None:
+    """Both a fresh process (index from disk) and a resident one (index in memory)."""
+    cache_dir = tmp_path_factory.mktemp("cache")
+    keeper = worktree.Keeper()
+    _render(repo, cache_dir, keeper)
+    done: list[str] = []
+    for op, seed in edits:
+        done.append(edit(repo, op, seed))
+        incremental = _render(repo, cache_dir, keeper if resident else worktree.Keeper())
+        full = _render(repo, None, None)
+        assert _view(incremental) == _view(full), done
+
+
+def test_an_unchanged_tree_is_answered_by_the_index(repo: Path, tmp_path: Path) -> None:
+    first = worktree.Keeper()
+    before = _render(repo, tmp_path / "cache", first)
+    assert first.used == "full"
+    again = worktree.Keeper()
+    assert _view(_render(repo, tmp_path / "cache", again)) == _view(before)
+    assert again.used == "none-changed"
+
+
+def test_one_saved_file_rerenders_its_readers_only(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The image of one app: its path target and its two Flux builds run kustomize, and
+    no other target's closure is walked."""
+    _render(repo, tmp_path / "cache", worktree.Keeper())
+    edit(repo, "image", 0)  # apps/web/deployment.yaml
+    walked: set[str] = set()
+    real = worktree.Reuse.unchanged
+
+    def unchanged(self: worktree.Reuse, read: worktree.Read) -> bool:
+        answer = real(self, read)
+        if not answer:
+            walked.add(read.digest)
+        return answer
+
+    monkeypatch.setattr(worktree.Reuse, "unchanged", unchanged)
+    keeper = worktree.Keeper()
+    head = _render(repo, tmp_path / "cache", keeper)
+    assert keeper.used == "incremental"
+    assert len(walked) == 3  # apps/web as a path target, and in each cluster
+    texts = [d.text for d in head.results["apps/web"].documents]
+    assert "image: example/web:2.0.0" in texts[1]
+
+
+@pytest.mark.parametrize("damage", ["missing", "corrupt", "foreign"])
+def test_a_missing_or_corrupt_index_is_a_full_render(
+    repo: Path, tmp_path: Path, damage: str
+) -> None:
+    cache_dir = tmp_path / "cache"
+    _render(repo, cache_dir, worktree.Keeper())
+    edit(repo, "image", 1)
+    entries = [
+        p
+        for p in (cache_dir / cache_mod.ENTRIES).rglob("*")
+        if p.is_file() and b'"stamps"' in p.read_bytes()
+    ]
+    assert len(entries) == 1
+    if damage == "missing":
+        entries[0].unlink()
+    elif damage == "corrupt":
+        entries[0].write_bytes(entries[0].read_bytes()[:-40])
+    else:  # a well-formed entry of another shape: checksummed, but not an index
+        cache = cache_mod.open_cache(cache_mod.Settings(enabled=True, directory=cache_dir))
+        assert cache is not None
+        cache.put(entries[0].parent.name + entries[0].stem, {"stamps": [["x", "y"]]})
+        cache.close()
+    keeper = worktree.Keeper()
+    head = _render(repo, cache_dir, keeper)
+    assert keeper.used == "full"
+    assert _view(head) == _view(_render(repo, None, None))
+
+
+def test_a_new_file_is_a_full_render(repo: Path, tmp_path: Path) -> None:
+    _render(repo, tmp_path / "cache", worktree.Keeper())
+    edit(repo, "add", 0)
+    keeper = worktree.Keeper()
+    head = _render(repo, tmp_path / "cache", keeper)
+    assert keeper.used == "full"
+    assert "apps/extra0" in head.results
+
+
+def test_an_answer_from_the_index_teaches_the_scrub(repo: Path, tmp_path: Path) -> None:
+    """The run's scrub knows every Secret value of the tree however the render was made."""
+    write(
+        repo,
+        "apps/web/secret.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: web\n"
+        "stringData:\n  password: wobbly-lantern-4417\n",
+    )
+    edit(repo, "none", 0)
+    kfile = repo / "apps/web/kustomization.yaml"
+    write(repo, "apps/web/kustomization.yaml", kfile.read_text() + "  - secret.yaml\n")
+    _render(repo, tmp_path / "cache", worktree.Keeper())
+    run = Run()
+    keeper = worktree.Keeper()
+    with run.entered():
+        cfg = config_mod.load(repo)
+        renderer = render.resolve(flags=cfg.kubectl_flags, timeout=cfg.timeout)
+        cache = cache_mod.open_cache(cache_mod.Settings(enabled=True, directory=tmp_path / "cache"))
+        render_repo(cfg, renderer, RenderOptions(cache=cache, index=keeper, run=run))
+        assert keeper.used == "none-changed"
+        assert redaction.known().scrub("pw wobbly-lantern-4417") != "pw wobbly-lantern-4417"
