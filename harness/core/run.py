@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from harness.core.filefacts import FileFacts
@@ -56,6 +56,12 @@ class Run:
         self.root: Run = parent.root if parent is not None else self
         self._tables: dict[object, dict[Any, Any]] = {}
         self._stopped = threading.Event()
+        self._closers: list[Callable[[], None]] = []
+
+    def on_exit(self, closer: Callable[[], None]) -> None:
+        """Call `closer` when this run is left (`entered`), last registered first: what a
+        run started and must not outlive it (the Helm SDK's idle worker processes)."""
+        self._closers.append(closer)
 
     def table(self, owner: object) -> dict[Any, Any]:
         """The dict that holds `owner`'s data in this run, made on first use (a single
@@ -86,6 +92,9 @@ class Run:
             yield self
         finally:
             _CURRENT.reset(token)
+            closers, self._closers = self._closers, []
+            for closer in reversed(closers):
+                closer()
 
 
 _CURRENT: contextvars.ContextVar[Run | None] = contextvars.ContextVar("harness_run", default=None)

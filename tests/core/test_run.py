@@ -66,3 +66,17 @@ def test_each_command_of_one_process_is_a_run_of_its_own(
     assert first.code == second.code == 0
     assert first.stderr.count(warning) == second.stderr.count(warning) == 1
     assert run.current() is None
+
+
+def test_what_a_run_started_ends_with_it_last_first() -> None:
+    """`on_exit` closers run when the run is left, even on error, in reverse order."""
+    order: list[str] = []
+    owner = Run()
+    with pytest.raises(ValueError), owner.entered():
+        owner.on_exit(lambda: order.append("pool"))
+        owner.on_exit(lambda: order.append("scratch"))
+        raise ValueError("boom")
+    assert order == ["scratch", "pool"]
+    with owner.entered():
+        pass
+    assert order == ["scratch", "pool"]  # once: a closer is not kept for the next entry

@@ -36,6 +36,7 @@ from typing import Any, Literal, Protocol
 
 from harness.cache import replay
 from harness.core import limits, process, scratch, yamlload
+from harness.core import run as run_state
 from harness.core.errors import RendererError
 from harness.flux.helm import sdk, worker
 from harness.flux.helm.capabilities import Capabilities, ConstraintError, satisfies
@@ -161,6 +162,9 @@ class SdkEngine:
     def __init__(self, timeout: float = 60.0) -> None:
         self.timeout = timeout
         self._pool = worker.Pool()
+        owner = run_state.current()
+        if owner is not None:  # idle workers end with the run that started them
+            owner.on_exit(self._pool.close)
 
     def version(self) -> str:
         return sdk.version()

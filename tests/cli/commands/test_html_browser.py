@@ -114,7 +114,7 @@ def test_cilium_split_report(browser: Any, homelab: Path, cli: Cli, tmp_path: Pa
     res = cli("diff", "--repo", homelab, "-q", "--base", "HEAD", "--html", report)
     assert res.code == 0, res.stderr
     assert res.stdout.startswith(
-        "changed: 1 object changes in 2 clusters (3 targets): 1 changed, 0 added, 0 removed\n"
+        "changed: 1 object changes in 2 clusters (2 targets): 1 changed, 0 added, 0 removed\n"
     )
     text = report.read_text()
     assert "hunter2" not in text
