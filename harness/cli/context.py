@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from harness.cache import replay
 from harness.cache import store as cache_mod
 from harness.core import config as config_mod
-from harness.core import limits
+from harness.core import confine, limits
 from harness.core.config import Config
 from harness.core.errors import ConfigError
 from harness.core.memo import Memo
@@ -58,6 +58,14 @@ def hazard_gate(code: int, hazards: HazardReport | None, fail_on: str | None) ->
     if code == EXIT_OK and fail_on and hazards is not None and hazards.at_least(fail_on):
         return EXIT_DIFF
     return code
+
+
+def confined(common: Common, path: Path | None, flag: str) -> None:
+    """Fail before anything renders or is written when `flag PATH` would write outside the
+    repository (core/confine.py: relative paths stay inside, absolute ones are the user's)."""
+    if path is not None:
+        repo = common.repo if common.repo is not None else find_repo_root(Path.cwd())
+        confine.from_cli(path, flag, repo)
 
 
 def load_config(common: Common) -> Config:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.core import limits, outside, safefile, yamlload
+from harness.core import confine, limits, outside, safefile, yamlload
 from harness.core.errors import ConfigError
 
 CONFIG_NAMES = ("harness.yaml", "harness.yml", ".harness.yaml")
@@ -163,25 +163,19 @@ def default_jobs(config: Config) -> int:
 
 
 def checkout(repo: Path) -> Path:
-    """The checkout `repo` lies in: the nearest directory (itself or above) holding `.git`,
-    else `repo` itself. What a repo's config may name for harness to write stays in it."""
-    for candidate in (repo, *repo.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return repo
+    """The checkout `repo` lies in (confine.py): what a repo's config may name for harness
+    to write stays in it."""
+    return confine.checkout(repo)
 
 
 def _goldens(repo: Path, raw: Path, where: str) -> Path:
     """`goldens:` resolved; it must stay inside the checkout (symlinks resolved) and be a
     directory if it exists. The config comes with the tree, a pull request's too: a path
     it names must never let `update` create or write files elsewhere on the machine."""
-    path = (raw if raw.is_absolute() else repo / raw).resolve()
-    top = checkout(repo).resolve()
-    if not path.is_relative_to(top):
-        raise ConfigError(
-            f"{where}: goldens {str(raw)!r} resolves to {path}, outside the checkout ({top}); "
-            "goldens must be inside it"
-        )
+    try:
+        path = confine.from_config(raw, repo, "goldens", where)
+    except confine.OutsideError as exc:
+        raise ConfigError(str(exc)) from None
     if path.exists() and not path.is_dir():
         raise ConfigError(f"{where}: goldens {str(raw)!r} ({path}) is not a directory")
     return path

@@ -32,6 +32,7 @@ from harness.compare.groups import (
     target_order,
     verdict_reasons,
 )
+from harness.core import atomic, confine
 from harness.hazards.engine import HazardReport
 from harness.report import markdown_budget as mb
 from harness.report.diff_text import blind_lines, field_lines, respecified_phrase
@@ -839,11 +840,13 @@ def write_parts(directory: Path, bodies: Sequence[str]) -> list[Path]:
     poster never publishes them. Prints the paths written, one per line."""
     directory.mkdir(parents=True, exist_ok=True)
     for old in directory.glob(PART_GLOB):
-        old.unlink()
+        old.unlink()  # a planted symlink is removed itself, never followed
+    root = directory.resolve()
     written = []
     for n, body in enumerate(bodies, start=1):
         path = directory / part_name(n)
-        path.write_text(body, encoding="utf-8")
+        confine.inside(path, root)
+        atomic.write_text(path, body)  # a rename: never through a symlink
         written.append(path)
     sys.stdout.write("".join(f"{p}\n" for p in written))
     return written
