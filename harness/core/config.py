@@ -256,7 +256,7 @@ def _helm(value: Any, where: str) -> _Helm:
 
 
 def _limits(value: Any, where: str) -> limits.Limits:
-    """`limits: {file_bytes, output_bytes, memory_bytes}`: bytes, or sizes like `64MiB`."""
+    """`limits:` (limits.KEYS): bytes, or sizes like `64MiB`; `archive_entries` a count."""
     if value is None:
         return limits.DEFAULT
     if not isinstance(value, dict):
@@ -267,6 +267,8 @@ def _limits(value: Any, where: str) -> limits.Limits:
     sizes: dict[str, int] = {}
     for key, raw in value.items():
         size = limits.parse_size(raw)
+        if key == "archive_entries" and (isinstance(raw, str) or not size):
+            raise ConfigError(f"{where}: limits.{key} must be a positive integer")
         if size is None or (size == 0 and key != "memory_bytes"):
             raise ConfigError(
                 f"{where}: limits.{key} must be a size in bytes (an integer, or like 64MiB)"

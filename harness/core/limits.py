@@ -2,13 +2,16 @@
 
 A pull request's tree is untrusted input: a symlink to /dev/zero, a multi-GiB file, a
 kustomization that expands without end or a renderer that prints without end must fail
-its target with one line, never take the run (or the CI machine) down. Three bounds:
+its target with one line, never take the run (or the CI machine) down. The bounds:
 
 - `file_bytes`: the largest repo file harness reads itself (safefile.py), default 16 MiB;
 - `output_bytes`: the largest stdout or stderr of one renderer run (kubectl, kustomize,
   helm, the Helm SDK worker), and the largest render cache entry, default 256 MiB;
 - `memory_bytes`: the address space (RLIMIT_AS) of each renderer process, default 4 GiB;
-  0 turns it off.
+  0 turns it off;
+- `archive_bytes` and `archive_entries`: what one tarball harness opens itself (an
+  ArtifactGenerator's Extract, a chart archive) may unpack to, default 100 MiB (the
+  default of Flux's own untar) and 10,000 entries.
 
 They come from `limits:` in harness.yaml (config.py); `apply` makes one run's bounds the
 ones every reader and renderer sees. Standard library only.
@@ -23,7 +26,7 @@ from harness.core import run
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB
-KEYS = ("file_bytes", "output_bytes", "memory_bytes")
+KEYS = ("file_bytes", "output_bytes", "memory_bytes", "archive_bytes", "archive_entries")
 _SIZE = re.compile(r"^\s*(\d+)\s*(|k|ki|kib|m|mi|mib|g|gi|gib)\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1024, "m": MiB, "g": GiB}
 
@@ -35,6 +38,8 @@ class Limits:
     file_bytes: int = 16 * MiB
     output_bytes: int = 256 * MiB
     memory_bytes: int = 4 * GiB
+    archive_bytes: int = 100 * MiB
+    archive_entries: int = 10_000
 
 
 DEFAULT = Limits()

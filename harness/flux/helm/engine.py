@@ -22,14 +22,12 @@ stably, files visited in path order.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
 import shlex
 import shutil
 import subprocess
-import tarfile
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -41,6 +39,7 @@ from harness.core import limits, process, safefile, scratch, yamlload
 from harness.core.errors import RendererError
 from harness.flux.helm import sdk, worker
 from harness.flux.helm.capabilities import Capabilities, ConstraintError, satisfies
+from harness.flux.source import tarball
 
 PartKind = Literal["crd", "manifest", "hook"]
 HOOK = "helm.sh/hook"
@@ -354,22 +353,20 @@ def reads_capabilities(chart: Path) -> bool:
 _NEEDLE = b"Capabilities"
 
 
-def _archive_reads_capabilities(data: bytes) -> bool:
+def _archive_reads_capabilities(data: bytes, depth: int = 0) -> bool:
+    """Bounded as every archive harness opens itself (flux/source/tarball.py): one that is
+    too big, too deep or holds what may not be extracted is read as far as it went."""
     try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
-            for member in archive:
-                if not member.isfile():
-                    continue
-                parts = member.name.split("/")
-                handle = archive.extractfile(member)
-                if handle is None:
-                    continue
-                if member.name.endswith(".tgz") and "charts" in parts[:-1]:
-                    if _archive_reads_capabilities(handle.read()):
-                        return True
-                elif "templates" in parts[:-1] and _NEEDLE in handle.read():
+        for member, handle in tarball.members(data, depth=depth):
+            if handle is None:
+                continue
+            parts = member.name.split("/")
+            if member.name.endswith(".tgz") and "charts" in parts[:-1]:
+                if _archive_reads_capabilities(handle.read(), depth + 1):
                     return True
-    except (tarfile.TarError, OSError, EOFError):
+            elif "templates" in parts[:-1] and _NEEDLE in handle.read():
+                return True
+    except tarball.TarballError:
         return False
     return False
 
