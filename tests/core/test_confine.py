@@ -22,7 +22,8 @@ def test_a_relative_cli_path_inside_the_repo_is_taken(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(repo / "apps")
-    assert confine.from_cli(Path("out/report.html"), "--html", repo) == repo / "apps/out/report.html"
+    found = confine.from_cli(Path("out/report.html"), "--html", repo)
+    assert found == repo / "apps/out/report.html"
 
 
 def test_a_relative_cli_path_outside_the_repo_says_pass_an_absolute_one(
