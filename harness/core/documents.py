@@ -103,6 +103,7 @@ def learn(obj: Any) -> None:
                     learn(doc)
                     if _is_json_op(doc):
                         _learn_value(doc.get("value"))
+        _substitute(obj)  # teaches the scrub the inline values the tree's Secrets take
         return
     if not is_secret(obj):
         return
@@ -203,6 +204,53 @@ def _redact_patches(obj: dict[str, Any]) -> dict[str, Any] | None:
     return {**obj, "spec": spec}
 
 
+def secrets_written(obj: Any) -> list[dict[str, Any]]:
+    """The Secrets an object of the tree writes values into: itself, the Secrets a `List`
+    holds, and a Flux Kustomization's strategic-merge patches that are Secrets."""
+    if not isinstance(obj, dict):
+        return []
+    if obj.get("kind") == "List" or str(obj.get("kind") or "").endswith("List"):
+        items = obj.get("items")
+        return [
+            s for item in (items if isinstance(items, list) else ()) for s in secrets_written(item)
+        ]
+    if is_secret(obj):
+        return [obj]
+    if _is_flux_kustomization(obj):
+        return [
+            d
+            for _index, patch in _secret_patches(obj)
+            for item in patch
+            for d in (item if isinstance(item, list) else [item])
+            if isinstance(d, dict) and is_secret(d)
+        ]
+    return []
+
+
+def _substitute(obj: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A Flux Kustomization's `spec.postBuild.substitute` with the values the tree's Secrets
+    take (redaction.secret_variables) as markers, or None when none is. Each value hidden is
+    also taught to the run's scrub."""
+    names = redaction.secret_variables()
+    spec = obj.get("spec")
+    post = spec.get("postBuild") if isinstance(spec, dict) else None
+    given = post.get("substitute") if isinstance(post, dict) else None
+    if not names or not isinstance(given, dict):
+        return None
+    hide = [k for k, v in given.items() if k in names and not redaction.kept(str(v))]
+    if not hide:
+        return None
+    doc_id = identity(obj)
+    for key in hide:
+        redaction.known().add(given[key])
+    hidden = {
+        k: redaction_marker(doc_id, f"spec.postBuild.substitute.{k}", v) if k in hide else v
+        for k, v in given.items()
+    }
+    assert isinstance(spec, dict) and isinstance(post, dict)
+    return {**obj, "spec": {**spec, "postBuild": {**post, "substitute": hidden}}}
+
+
 def _redact_op(op: Any, doc_id: DocId, index: int) -> Any:
     if not isinstance(op, dict) or not _is_json_op(op) or not _writes_secret(op):
         return op
@@ -229,7 +277,8 @@ def redact(obj: dict[str, Any]) -> dict[str, Any] | None:
     """A copy with every Secret-derived value a marker, or None if nothing to hide.
 
     A Secret's `data`/`stringData` values, SOPS-marked or not (ciphertext and masks stay);
-    the values a Flux Kustomization's `spec.patches` writes into a Secret; a
+    the values a Flux Kustomization's `spec.patches` writes into a Secret, and its inline
+    `postBuild.substitute` values for the variables the tree's Secrets take; a
     last-applied-configuration annotation, redacted like the object it holds."""
     out: dict[str, Any] | None = None
     if is_secret(obj):
@@ -250,9 +299,13 @@ def redact(obj: dict[str, Any]) -> dict[str, Any] | None:
                 hidden = redaction_marker(doc_id, field, values)
             out = dict(obj) if out is None else out
             out[field] = hidden
-    patched = _redact_patches(obj) if _is_flux_kustomization(obj) else None
-    if patched is not None:
-        out = patched
+    if _is_flux_kustomization(obj):
+        patched = _redact_patches(obj)
+        if patched is not None:
+            out = patched
+        substituted = _substitute(out if out is not None else obj)
+        if substituted is not None:
+            out = substituted
     applied = _last_applied(obj)
     if applied is not None:
         out = dict(obj) if out is None else out

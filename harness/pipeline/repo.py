@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.cache.store import RenderCache, Store
 from harness.cache.store import key as cache_key
-from harness.core import limits, parallel, safefile
+from harness.core import limits, parallel, redaction, safefile
 from harness.core.config import Config, default_jobs
 from harness.core.filefacts import FileFacts
 from harness.core.model import Snapshot, Target, TargetResult
@@ -85,7 +85,9 @@ def render_repo(
     run = options.run or current() or Run()
     with run.entered():
         limits.apply(config.limits)
-        return _render_repo(config, renderer, options, run, label, on_plan, on_done)
+        # decided from the tree before any build: what a Kustomization's substitute masks
+        with redaction.substituted(discover.secret_variables(config)):
+            return _render_repo(config, renderer, options, run, label, on_plan, on_done)
 
 
 def _render_repo(
