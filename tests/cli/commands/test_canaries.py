@@ -371,6 +371,7 @@ LATE = {
     "into-name": "canary-intoname-r1-77ab31",
     "upper-v1": "canary-upperv1-r1-1c9e42",
     "flux-json-patch": "canary-jsonpatch-r1-4b8e10",
+    "flux-patch-any-kind": "canary-anykind-r1-90c4e2",
     "inline-substitute": "canary-inlinesub-r1-d03f5a",
     "inline-substitute-data": "canary-inlinedata-r1-6e2b97",
 }
@@ -379,8 +380,8 @@ LATE = {
 def late_files(c: dict[str, str]) -> dict[str, str]:
     """A path target whose build fails with kustomize quoting a Secret value (a replacement
     into an integer field); a Flux Kustomization whose `spec.patches` writes a Secret (a
-    strategic-merge patch and a JSON 6902 one), one whose inline `postBuild.substitute`
-    puts values into a Secret's `stringData` and `data`; a
+    strategic-merge patch, one naming another kind, and a JSON 6902 one), one whose inline
+    `postBuild.substitute` puts values into a Secret's `stringData` and `data`; a
     replacement into `metadata.name`; a Secret written `apiVersion: V1`; and a Namespace
     equal to a username, which stays readable."""
     patch = dump(
@@ -389,6 +390,15 @@ def late_files(c: dict[str, str]) -> dict[str, str]:
             "kind": "Secret",
             "metadata": {"name": "db"},
             "stringData": {"password": c["flux-patch"]},
+        }
+    )
+    # kustomize applies a targeted strategic-merge patch whatever kind the patch names
+    any_kind = dump(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "any"},
+            "stringData": {"other": c["flux-patch-any-kind"]},
         }
     )
     json_patch = dump([{"op": "add", "path": "/stringData/token", "value": c["flux-json-patch"]}])
@@ -408,6 +418,7 @@ def late_files(c: dict[str, str]) -> dict[str, str]:
                 patches=[
                     {"target": {"kind": "Secret"}, "patch": patch},
                     {"target": {"kind": "Secret", "name": "db"}, "patch": json_patch},
+                    {"target": {"kind": "Secret"}, "patch": any_kind},
                 ],
             ),
             flux_ks(
