@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -82,6 +83,8 @@ def load_config(common: Common) -> Config:
     if common.helm is not None:
         cfg = replace(cfg, helm=common.helm)
     limits.apply(cfg.limits)  # the run's bounds (its refusals are its own: core/run.py)
+    for note in cfg.notes:
+        print(f"warning: {note}", file=sys.stderr)
     replay.note_config(cfg)
     return cfg
 

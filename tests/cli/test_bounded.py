@@ -142,8 +142,19 @@ def test_a_file_over_the_cap_is_skipped_or_fails_its_target(repo: Path) -> None:
         "render-golden: 2/3 path targets, 2/2 flux targets match (1 error: apps/bad)"
     ]
     (repo / "harness.yaml").write_text("clusters: [clusters/dev]\nlimits: {file_bytes: 32MiB}\n")
-    res = harness("check", "--repo", repo, "--no-cache")  # the cap is configurable
-    assert lines(res.stderr, "warning: skipped") == []
+    res = harness("check", "--repo", repo, "--no-cache")  # the tree cannot raise its cap
+    assert lines(res.stderr, "warning: skipped") == [
+        f"warning: skipped apps/bad/big.yaml: {cap}",
+        f"warning: skipped apps/good/huge.yaml: {cap}",
+    ]
+    assert lines(res.stderr, "warning: " + str(repo)) == [
+        f"warning: {repo / 'harness.yaml'}: limits.file_bytes 32MiB is looser than 16 MiB, "
+        "which applies: a tree cannot loosen its own bounds (set HARNESS_LIMITS=file_bytes=... "
+        "where harness runs to allow it)"
+    ]
+    env = {"HARNESS_LIMITS": "file_bytes=32MiB"}  # whoever runs harness can
+    res = harness("check", "--repo", repo, "--no-cache", env=env)
+    assert lines(res.stderr, "warning:") == []
     assert lines(res.stderr, "error:") == [], res.stderr
 
 
