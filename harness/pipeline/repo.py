@@ -85,9 +85,10 @@ def render_repo(
     run = options.run or current() or Run()
     with run.entered():
         limits.apply(config.limits)
+        facts = _file_facts(config, options.cache, run.files)  # what the scan below asks
         # decided from the tree before any build: what a Kustomization's substitute masks
         with redaction.substituted(discover.secret_variables(config)):
-            return _render_repo(config, renderer, options, run, label, on_plan, on_done)
+            return _render_repo(config, renderer, options, run, label, on_plan, on_done, facts)
 
 
 def _render_repo(
@@ -98,6 +99,7 @@ def _render_repo(
     label: str,
     on_plan: OnPlan | None,
     on_done: OnDone | None,
+    facts: _Facts | None,
 ) -> Snapshot:
     jobs = options.jobs or default_jobs(config)
     every = discover.path_targets(config)  # one walk of the repo serves all three uses
@@ -110,7 +112,6 @@ def _render_repo(
     seam = incremental.Seam.for_run(
         renderer, options.cache, options.blob_index, resident=options.resident
     )
-    facts = _file_facts(config, options.cache, run.files)
     _start_version_check(renderer)  # after the seam: a version the cache knows is not asked
     with renderer.limited(jobs), parallel.pool(jobs) as pool:
 
