@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING
 from harness.cache import replay
 from harness.cache import store as cache_mod
 from harness.core import config as config_mod
-from harness.core import limits
+from harness.core import confine, limits
 from harness.core.config import Config
 from harness.core.errors import ConfigError
 from harness.core.memo import Memo
@@ -61,6 +62,14 @@ def hazard_gate(code: int, hazards: HazardReport | None, fail_on: str | None) ->
     return code
 
 
+def confined(common: Common, path: Path | None, flag: str) -> None:
+    """Fail before anything renders or is written when `flag PATH` would write outside the
+    repository (core/confine.py: relative paths stay inside, absolute ones are the user's)."""
+    if path is not None:
+        repo = common.repo if common.repo is not None else find_repo_root(Path.cwd())
+        confine.from_cli(path, flag, repo)
+
+
 def load_config(common: Common) -> Config:
     repo = common.repo if common.repo is not None else find_repo_root(Path.cwd())
     if not repo.is_dir():
@@ -75,6 +84,8 @@ def load_config(common: Common) -> Config:
     if common.helm is not None:
         cfg = replace(cfg, helm=common.helm)
     limits.apply(cfg.limits)  # the run's bounds (its refusals are its own: core/run.py)
+    for note in cfg.notes:
+        print(f"warning: {note}", file=sys.stderr)
     replay.note_config(cfg)
     return cfg
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.core import limits, outside, safefile, yamlload
+from harness.core import confine, limits, outside, safefile, yamlload
 from harness.core.errors import ConfigError
 
 CONFIG_NAMES = ("harness.yaml", "harness.yml", ".harness.yaml")
@@ -74,6 +74,8 @@ class Config:
     preinstalled: tuple[Preinstalled, ...] = ()
     # what one run may use: file and output sizes, renderer memory (core/limits.py)
     limits: limits.Limits = limits.DEFAULT
+    # one line each, for a warning: what the config said and was not taken (a limit held)
+    notes: tuple[str, ...] = ()
 
 
 _KNOWN = {
@@ -136,6 +138,7 @@ def load(repo: Path, path: Path | None = None) -> Config:
     if not isinstance(comment.get("id", ""), str):
         raise ConfigError(f"{where}: comment.id must be a string")
     helm = _helm(raw.get("helm", False), where)
+    bounds, notes = _limits(raw.get("limits"), where)
     return Config(
         repo=repo,
         goldens=_goldens(repo, goldens, where),
@@ -159,7 +162,8 @@ def load(repo: Path, path: Path | None = None) -> Config:
         helm_api_versions=helm.api_versions,
         helm_chart_metadata=helm.chart_metadata,
         preinstalled=_preinstalled(raw, where),
-        limits=_limits(raw.get("limits"), where),
+        limits=bounds,
+        notes=notes,
     )
 
 
@@ -168,25 +172,19 @@ def default_jobs(config: Config) -> int:
 
 
 def checkout(repo: Path) -> Path:
-    """The checkout `repo` lies in: the nearest directory (itself or above) holding `.git`,
-    else `repo` itself. What a repo's config may name for harness to write stays in it."""
-    for candidate in (repo, *repo.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return repo
+    """The checkout `repo` lies in (confine.py): what a repo's config may name for harness
+    to write stays in it."""
+    return confine.checkout(repo)
 
 
 def _goldens(repo: Path, raw: Path, where: str) -> Path:
     """`goldens:` resolved; it must stay inside the checkout (symlinks resolved) and be a
     directory if it exists. The config comes with the tree, a pull request's too: a path
     it names must never let `update` create or write files elsewhere on the machine."""
-    path = (raw if raw.is_absolute() else repo / raw).resolve()
-    top = checkout(repo).resolve()
-    if not path.is_relative_to(top):
-        raise ConfigError(
-            f"{where}: goldens {str(raw)!r} resolves to {path}, outside the checkout ({top}); "
-            "goldens must be inside it"
-        )
+    try:
+        path = confine.from_config(raw, repo, "goldens", where)
+    except confine.OutsideError as exc:
+        raise ConfigError(str(exc)) from None
     if path.exists() and not path.is_dir():
         raise ConfigError(f"{where}: goldens {str(raw)!r} ({path}) is not a directory")
     return path
@@ -269,25 +267,47 @@ def _helm(value: Any, where: str) -> _Helm:
     )
 
 
-def _limits(value: Any, where: str) -> limits.Limits:
-    """`limits: {file_bytes, output_bytes, memory_bytes}`: bytes, or sizes like `64MiB`."""
+def _limits(value: Any, where: str) -> tuple[limits.Limits, tuple[str, ...]]:
+    """`limits:` (limits.KEYS): bytes, or sizes like `64MiB`; `archive_entries` a count.
+    Held to the ceiling (limits.ceiling: the defaults, or `$HARNESS_LIMITS`): the tree may
+    tighten its bounds, never loosen them; each value held is one warning."""
+    try:
+        top = limits.ceiling()
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     if value is None:
-        return limits.DEFAULT
+        return top, ()
     if not isinstance(value, dict):
         raise ConfigError(f"{where}: limits must be a mapping")
     unknown = sorted(set(value) - set(limits.KEYS))
     if unknown:
         raise ConfigError(f"{where}: unknown limits key(s): {', '.join(map(str, unknown))}")
     sizes: dict[str, int] = {}
+    notes: list[str] = []
     for key, raw in value.items():
+        if key == "archive_entries" and (isinstance(raw, str) or not limits.parse_size(raw)):
+            raise ConfigError(f"{where}: limits.{key} must be a positive integer")
         size = limits.parse_size(raw)
         if size is None or (size == 0 and key != "memory_bytes"):
             raise ConfigError(
                 f"{where}: limits.{key} must be a size in bytes (an integer, or like 64MiB)"
                 + (", or 0 for none" if key == "memory_bytes" else "")
             )
+        bound = getattr(top, key)
+        if limits.looser(key, size, bound):
+            shown = "0 (none)" if size == 0 else str(raw)
+            notes.append(
+                f"{where}: limits.{key} {shown} is looser than {_bound(key, bound)}, which "
+                f"applies: a tree cannot loosen its own bounds (set {limits.ENV}={key}=... "
+                "where harness runs to allow it)"
+            )
+            size = bound
         sizes[key] = size
-    return limits.Limits(**{**vars(limits.DEFAULT), **sizes})
+    return limits.Limits(**{**vars(top), **sizes}), tuple(notes)
+
+
+def _bound(key: str, bound: int) -> str:
+    return f"{bound:,}" if key == "archive_entries" else limits.human(bound)
 
 
 def _globs(value: Any, where: str) -> tuple[str, ...]:

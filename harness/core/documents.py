@@ -97,12 +97,13 @@ def learn(obj: Any) -> None:
             learn(item)
         return
     if _is_flux_kustomization(obj):
-        for _index, patch in _secret_patches(obj):
+        for _index, patch, targeted in _secret_patches(obj):
             for doc in patch:
                 if isinstance(doc, dict):
-                    learn(doc)
+                    learn(_as_secret(doc, targeted))
                     if _is_json_op(doc):
                         _learn_value(doc.get("value"))
+        _substitute(obj)  # teaches the scrub the inline values the tree's Secrets take
         return
     if not is_secret(obj):
         return
@@ -154,15 +155,17 @@ def _is_json_op(doc: Mapping[str, Any]) -> bool:
     return isinstance(doc.get("op"), str) and isinstance(doc.get("path"), str)
 
 
-def _secret_patches(obj: Mapping[str, Any]) -> list[tuple[int, list[Any]]]:
-    """(index, parsed patch) of each `spec.patches` entry that may write a Secret's values:
-    a strategic-merge patch that is a Secret, or JSON 6902 operations on `/data` or
-    `/stringData` (or the whole object) of a target that may be a Secret."""
+def _secret_patches(obj: Mapping[str, Any]) -> list[tuple[int, list[Any], bool]]:
+    """(index, parsed patch, targeted) of each `spec.patches` entry that may write a
+    Secret's values: a strategic-merge patch that is a Secret, or one of any kind with
+    `data`/`stringData` whose `target` may select a Secret (kustomize applies it to what
+    the target selects, whatever kind the patch names: `targeted`), or JSON 6902 operations
+    on `/data` or `/stringData` (or the whole object) of a target that may be a Secret."""
     spec = obj.get("spec")
     patches = spec.get("patches") if isinstance(spec, dict) else None
     if not isinstance(patches, list):
         return []
-    out: list[tuple[int, list[Any]]] = []
+    out: list[tuple[int, list[Any], bool]] = []
     for index, entry in enumerate(patches):
         if not isinstance(entry, dict) or not isinstance(entry.get("patch"), str):
             continue
@@ -177,13 +180,30 @@ def _secret_patches(obj: Mapping[str, Any]) -> list[tuple[int, list[Any]]]:
             target.get("kind") in (None, "", "Secret")
             and str(target.get("group") or "") in CORE_GROUPS
         )
+        targeted = may_be_secret and bool(target)
         if any(
             isinstance(d, dict)
-            and (is_secret(d) or (may_be_secret and _is_json_op(d) and _writes_secret(d)))
+            and (
+                is_secret(d)
+                or (may_be_secret and _is_json_op(d) and _writes_secret(d))
+                or (targeted and not _is_json_op(d) and _holds_values(d))
+            )
             for d in docs
         ):
-            out.append((index, loaded))
+            out.append((index, loaded, targeted))
     return out
+
+
+def _holds_values(doc: Mapping[str, Any]) -> bool:
+    return any(doc.get(field) is not None for field in _SECRET_FIELDS)
+
+
+def _as_secret(doc: dict[str, Any], targeted: bool) -> dict[str, Any]:
+    """A strategic-merge patch as the Secret whose values it writes: itself, or, when its
+    target may select a Secret, its fields read as a Secret's (whatever kind it names)."""
+    if is_secret(doc) or not targeted or _is_json_op(doc) or not _holds_values(doc):
+        return doc
+    return {**doc, "apiVersion": "v1", "kind": "Secret"}
 
 
 def _writes_secret(op: Mapping[str, Any]) -> bool:
@@ -201,19 +221,72 @@ def _redact_patches(obj: dict[str, Any]) -> dict[str, Any] | None:
     doc_id = identity(obj)
     spec = dict(obj["spec"])
     patches = list(spec["patches"])
-    for index, loaded in found:
+    for index, loaded, targeted in found:
         hidden: list[Any] = []
         for item in loaded:
             if isinstance(item, list):
                 hidden.append([_redact_op(o, doc_id, index) for o in item])
-            elif isinstance(item, dict) and is_secret(item):
-                hidden.append(redact(item) or item)
+            elif isinstance(item, dict) and is_secret(_as_secret(item, targeted)):
+                masked = redact(_as_secret(item, targeted))
+                if masked is None:
+                    hidden.append(item)
+                else:  # the values masked, the kind and version the patch gave kept
+                    hidden.append(
+                        {**masked, **{k: item[k] for k in ("apiVersion", "kind") if k in item}}
+                    )
             else:
                 hidden.append(_redact_op(item, doc_id, index))
         text = "---\n".join(yamlload.dump(h) for h in hidden)
         patches[index] = {**patches[index], "patch": text}
     spec["patches"] = patches
     return {**obj, "spec": spec}
+
+
+def secrets_written(obj: Any) -> list[dict[str, Any]]:
+    """The Secrets an object of the tree writes values into: itself, the Secrets a `List`
+    holds, and a Flux Kustomization's strategic-merge patches that are Secrets."""
+    if not isinstance(obj, dict):
+        return []
+    if obj.get("kind") == "List" or str(obj.get("kind") or "").endswith("List"):
+        items = obj.get("items")
+        return [
+            s for item in (items if isinstance(items, list) else ()) for s in secrets_written(item)
+        ]
+    if is_secret(obj):
+        return [obj]
+    if _is_flux_kustomization(obj):
+        return [
+            d
+            for _index, patch, targeted in _secret_patches(obj)
+            for item in patch
+            for d in (item if isinstance(item, list) else [item])
+            if isinstance(d, dict) and is_secret(_as_secret(d, targeted))
+        ]
+    return []
+
+
+def _substitute(obj: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A Flux Kustomization's `spec.postBuild.substitute` with the values the tree's Secrets
+    take (redaction.secret_variables) as markers, or None when none is. Each value hidden is
+    also taught to the run's scrub."""
+    names = redaction.secret_variables()
+    spec = obj.get("spec")
+    post = spec.get("postBuild") if isinstance(spec, dict) else None
+    given = post.get("substitute") if isinstance(post, dict) else None
+    if not names or not isinstance(given, dict):
+        return None
+    hide = [k for k, v in given.items() if k in names and not redaction.kept(str(v))]
+    if not hide:
+        return None
+    doc_id = identity(obj)
+    for key in hide:
+        redaction.known().add(given[key])
+    hidden = {
+        k: redaction_marker(doc_id, f"spec.postBuild.substitute.{k}", v) if k in hide else v
+        for k, v in given.items()
+    }
+    assert isinstance(spec, dict) and isinstance(post, dict)
+    return {**obj, "spec": {**spec, "postBuild": {**post, "substitute": hidden}}}
 
 
 def _redact_op(op: Any, doc_id: DocId, index: int) -> Any:
@@ -242,7 +315,8 @@ def redact(obj: dict[str, Any]) -> dict[str, Any] | None:
     """A copy with every Secret-derived value a marker, or None if nothing to hide.
 
     A Secret's `data`/`stringData` values, SOPS-marked or not (ciphertext and masks stay);
-    the values a Flux Kustomization's `spec.patches` writes into a Secret; a
+    the values a Flux Kustomization's `spec.patches` writes into a Secret, and its inline
+    `postBuild.substitute` values for the variables the tree's Secrets take; a
     last-applied-configuration annotation, redacted like the object it holds."""
     out: dict[str, Any] | None = None
     if is_secret(obj):
@@ -263,9 +337,13 @@ def redact(obj: dict[str, Any]) -> dict[str, Any] | None:
                 hidden = redaction_marker(doc_id, field, values)
             out = dict(obj) if out is None else out
             out[field] = hidden
-    patched = _redact_patches(obj) if _is_flux_kustomization(obj) else None
-    if patched is not None:
-        out = patched
+    if _is_flux_kustomization(obj):
+        patched = _redact_patches(obj)
+        if patched is not None:
+            out = patched
+        substituted = _substitute(out if out is not None else obj)
+        if substituted is not None:
+            out = substituted
     applied = _last_applied(obj)
     if applied is not None:
         out = dict(obj) if out is None else out

@@ -33,12 +33,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
+import contextvars
 import hashlib
 import hmac
 import os
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from harness.core import run
@@ -83,12 +85,42 @@ def marker(owner: object, key: str, value: Any) -> str:
 
 def mode() -> str:
     """Which markers this process writes, for cache keys: entries made under another key
-    (or none) hold other markers. The key itself never appears, only an HMAC of a constant."""
+    (or none) hold other markers. The key itself never appears, only an HMAC of a constant.
+    The variables a tree's Secrets take (`substituted`) decide what a Kustomization masks,
+    so they key entries apart too."""
     secret = os.environ.get(ENV_KEY)
+    names = _SUBSTITUTED.get()
+    extra = ""
+    if names:
+        extra = "+" + hashlib.sha256("\0".join(sorted(names)).encode()).hexdigest()[:16]
     if not secret:
-        return "sha256"
+        return "sha256" + extra
     tag = hmac.new(secret.encode(), b"harness marker key identity", hashlib.sha256)
-    return f"hmac-sha256:{tag.hexdigest()[:16]}"
+    return f"hmac-sha256:{tag.hexdigest()[:16]}{extra}"
+
+
+# The names of the Flux variables the tree being rendered puts into a Secret
+# (render/discover.py `secret_variables`): a Flux Kustomization's inline
+# `postBuild.substitute` value for one of them is a Secret's value. A context variable, set
+# for one render of one tree (a diff renders two), copied into the threads it starts.
+_SUBSTITUTED: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
+    "harness_secret_variables", default=frozenset()
+)
+
+
+@contextlib.contextmanager
+def substituted(names: frozenset[str]) -> Iterator[None]:
+    """Inside, `names` are the variables the tree's Secrets take (one render of one tree)."""
+    token = _SUBSTITUTED.set(names)
+    try:
+        yield
+    finally:
+        _SUBSTITUTED.reset(token)
+
+
+def secret_variables() -> frozenset[str]:
+    """The variables the tree being rendered puts into a Secret (`substituted`)."""
+    return _SUBSTITUTED.get()
 
 
 def is_marker(value: Any) -> bool:

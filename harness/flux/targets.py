@@ -339,7 +339,7 @@ def _start(run: _Run, ctx: Context) -> None:
             ref = object_ref(obj, "default")
             names.append(f"{ref.namespace}/{ref.name}")
             try:
-                ks = parse_kustomization(obj)
+                ks = parse_kustomization(documents.redact(obj) or obj)  # as _add_child
             except SpecError:
                 continue
             found = _root_of(ks, run.path, ctx.repo)
@@ -872,6 +872,9 @@ def _add_child(run: _Run, node: _Node, obj: dict[str, Any]) -> None:
         first = f"{known.parent[0]}/{known.parent[1]}" if known.parent else "the cluster entry"
         node.notes.append(f"Kustomization {ref} is also rendered by {first}; that one is used")
         return
+    # built as a cache hit holds it (cached.py `_payload`): a value its patches or its
+    # substitute put into a Secret is a marker, so the build is the same cold or warm
+    obj = documents.redact(obj) or obj
     try:
         ks: FluxKustomization | None = parse_kustomization(obj)
         error = None

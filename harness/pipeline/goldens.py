@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.core import atomic, documents, limits, safefile
+from harness.core import atomic, confine, documents, limits, safefile
 from harness.core.errors import GoldensError
 from harness.core.model import DocId, Document, RendererInfo, Snapshot, Target, TargetResult
 
@@ -121,6 +121,7 @@ def write(
 
 
 def _write(directory: Path, snapshot: Snapshot) -> WriteReport:
+    root = directory.resolve()
     previous = load(directory) if (directory / INDEX).exists() else None
     old = previous.entries if previous else {}
     names = file_names((r.name, r.target.kind) for r in snapshot.results.values())
@@ -143,6 +144,7 @@ def _write(directory: Path, snapshot: Snapshot) -> WriteReport:
         )
         entries[name] = entry
         path = directory / entry.file
+        confine.inside(path.parent, root)  # a symlinked directory planted among the goldens
         text = golden_text(result).encode()
         if (
             old.get(name) == entry
@@ -164,8 +166,8 @@ def _remove_unreferenced(directory: Path, keep: set[str]) -> None:
     too), and temp files a killed writer left; a live writer's temp file stays."""
     for sub in ("path", "flux", "helm"):
         root = directory / sub
-        if not root.is_dir():
-            continue
+        if not root.is_dir() or not root.resolve().is_relative_to(directory.resolve()):
+            continue  # a symlink out of the goldens: nothing there is ours to delete
         for path in sorted(root.rglob("*"), reverse=True):
             rel = path.relative_to(directory).as_posix()
             if path.name.endswith(atomic.TMP_SUFFIX):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.cache.store import RenderCache, Store
 from harness.cache.store import key as cache_key
-from harness.core import limits, parallel, safefile
+from harness.core import limits, parallel, redaction, safefile
 from harness.core.config import Config, default_jobs
 from harness.core.errors import HarnessError
 from harness.core.filefacts import FileFacts
@@ -99,7 +99,10 @@ def render_repo(
     run = options.run or current() or Run()
     with run.entered():
         limits.apply(config.limits)
-        return _render_repo(config, renderer, options, run, label, on_plan, on_done)
+        facts = _file_facts(config, options.cache, run.files)  # what the scan below asks
+        # decided from the tree before any build: what a Kustomization's substitute masks
+        with redaction.substituted(discover.secret_variables(config)):
+            return _render_repo(config, renderer, options, run, label, on_plan, on_done, facts)
 
 
 def _render_repo(
@@ -110,6 +113,7 @@ def _render_repo(
     label: str,
     on_plan: OnPlan | None,
     on_done: OnDone | None,
+    facts: _Facts | None,
 ) -> Snapshot:
     jobs = options.jobs or default_jobs(config)
     seam = incremental.Seam.for_run(
@@ -117,7 +121,6 @@ def _render_repo(
     )
     indexed = _indexed(config, options, seam, label)  # the tree's stat, before any read
     if isinstance(indexed, Snapshot):
-        facts = _file_facts(config, options.cache, run.files)
         # the run's scrub learns what every build's files hold, as on every run
         assert options.index is not None and options.index.memory is not None
         worktree.teach(options.index.memory)
@@ -133,7 +136,6 @@ def _render_repo(
         targets = [t for t in targets if plan.owns(t)]
     if on_plan is not None:
         on_plan(len(targets))
-    facts = _file_facts(config, options.cache, run.files)
     _start_version_check(renderer)  # after the seam: a version the cache knows is not asked
     with renderer.limited(jobs), parallel.pool(jobs) as pool:
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Container, Iterable, Iterator
 from pathlib import Path
 
-from harness.core import parsed, run, safefile, yamlload
+from harness.core import documents, parsed, run, safefile, yamlload
 from harness.core.config import Config, find_config
 from harness.core.model import Target
 
@@ -114,3 +115,53 @@ def find_repo_root(start: Path) -> Path:
         if (candidate / ".git").exists():
             return candidate
     return start
+
+
+# -- the Flux variables a Secret of the tree takes (core/redaction.py `substituted`) ----------
+
+_VARIABLE = re.compile(r"\$\{([_a-zA-Z][_a-zA-Z0-9]*)")
+_YAML = (".yaml", ".yml", ".json")
+
+
+def secret_variables(config: Config) -> frozenset[str]:
+    """The names of the Flux post-build variables (`${NAME}`) that a Secret of the tree
+    takes into its `data` or `stringData` (a Secret manifest, or a Flux Kustomization's
+    patch writing one): a Kustomization's inline `postBuild.substitute` value for such a
+    name lands in a Secret, so the Kustomization shows it masked (documents.py).
+
+    Decided from the tree alone, before any build, so the Kustomization's document is the
+    same whichever target renders it first and whether the cache answered. A file is read
+    only when its stat changed (the run's file facts)."""
+    names: set[str] = set()
+    files = run.files()
+    for dirpath, _dirnames, filenames in walk(config.repo, [config.goldens]):
+        for name in filenames:
+            if not name.endswith(_YAML):
+                continue
+            path = os.path.join(dirpath, name)
+            at, known = files.get(path, "secret-variables")
+            if known is None:
+                known = ",".join(sorted(_file_variables(path)))
+                if at is not None:
+                    files.put(path, "secret-variables", at, known)
+            names.update(n for n in known.split(",") if n)
+    return frozenset(names)
+
+
+def _file_variables(path: str) -> set[str]:
+    try:
+        data = safefile.read_bytes(path)
+    except OSError:
+        return set()  # refused files are warned about by the readers that need them
+    if b"${" not in data or b"Secret" not in data:
+        return set()
+    try:
+        docs = yamlload.load_all(data.decode("utf-8"))
+    except (UnicodeDecodeError, yamlload.YAMLError):
+        return set(_VARIABLE.findall(data.decode("utf-8", "replace")))  # unreadable: all
+    out: set[str] = set()
+    for doc in docs:
+        for secret in documents.secrets_written(doc):
+            for field in ("data", "stringData"):
+                out.update(_VARIABLE.findall(yamlload.dump({field: secret.get(field)})))
+    return out

@@ -35,6 +35,7 @@ from harness.compare.groups import (
 )
 from harness.compare.images import ImageChange, version_line
 from harness.compare.images import changes as image_changes
+from harness.core import atomic, confine
 from harness.hazards.engine import HazardReport
 from harness.report import image_summary as images
 from harness.report import markdown_budget as mb
@@ -873,11 +874,13 @@ def write_parts(directory: Path, bodies: Sequence[str]) -> list[Path]:
     poster never publishes them. Prints the paths written, one per line."""
     directory.mkdir(parents=True, exist_ok=True)
     for old in directory.glob(PART_GLOB):
-        old.unlink()
+        old.unlink()  # a planted symlink is removed itself, never followed
+    root = directory.resolve()
     written = []
     for n, body in enumerate(bodies, start=1):
         path = directory / part_name(n)
-        path.write_text(body, encoding="utf-8")
+        confine.inside(path, root)
+        atomic.write_text(path, body)  # a rename: never through a symlink
         written.append(path)
     sys.stdout.write("".join(f"{p}\n" for p in written))
     return written

@@ -158,13 +158,52 @@ def test_goldens_outside_the_checkout_or_not_a_directory_is_an_error(
 def test_limits_default_and_configured(tmp_path: Path) -> None:
     assert config.load(tmp_path).limits == limits.DEFAULT
     (tmp_path / "harness.yaml").write_text(
-        "limits: {file_bytes: 1MiB, output_bytes: 1048576000, memory_bytes: 0}\n"
+        "limits: {file_bytes: 1MiB, output_bytes: 1000000, memory_bytes: 2GiB,"
+        " archive_bytes: 1MiB, archive_entries: 50}\n"
     )
-    assert config.load(tmp_path).limits == limits.Limits(
-        file_bytes=1024 * 1024, output_bytes=1048576000, memory_bytes=0
+    loaded = config.load(tmp_path)
+    assert loaded.limits == limits.Limits(
+        file_bytes=1024 * 1024,
+        output_bytes=1000000,
+        memory_bytes=2 * 1024**3,
+        archive_bytes=1024 * 1024,
+        archive_entries=50,
     )
-    (tmp_path / "harness.yaml").write_text("limits: {memory_bytes: 2GiB}\n")
-    assert config.load(tmp_path).limits == limits.Limits(memory_bytes=2 * 1024**3)
+    assert loaded.notes == ()
+
+
+def test_a_tree_cannot_loosen_its_own_limits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: a pull request's `limits: {memory_bytes: 0}` lifted the bound its own billion
+    laughs would hit. A looser value is held to the ceiling, with one note each."""
+    monkeypatch.delenv(limits.ENV, raising=False)
+    (tmp_path / "harness.yaml").write_text(
+        "limits: {memory_bytes: 0, file_bytes: 32MiB, output_bytes: 1MiB}\n"
+    )
+    loaded = config.load(tmp_path)
+    assert loaded.limits == limits.Limits(output_bytes=1024 * 1024)
+    where = tmp_path / "harness.yaml"
+    assert loaded.notes == (
+        f"{where}: limits.memory_bytes 0 (none) is looser than 4 GiB, which applies: a tree "
+        "cannot loosen its own bounds (set HARNESS_LIMITS=memory_bytes=... where harness "
+        "runs to allow it)",
+        f"{where}: limits.file_bytes 32MiB is looser than 16 MiB, which applies: a tree "
+        "cannot loosen its own bounds (set HARNESS_LIMITS=file_bytes=... where harness runs "
+        "to allow it)",
+    )
+    monkeypatch.setenv(limits.ENV, "memory_bytes=0, file_bytes=64MiB")  # the runner's word
+    loaded = config.load(tmp_path)
+    assert loaded.limits == limits.Limits(
+        memory_bytes=0, file_bytes=32 * 1024 * 1024, output_bytes=1024 * 1024
+    )
+    assert loaded.notes == ()
+    monkeypatch.setenv(limits.ENV, "memory=1G")
+    with pytest.raises(ConfigError, match=r"^\$HARNESS_LIMITS: unknown limit 'memory'"):
+        config.load(tmp_path)
+    monkeypatch.setenv(limits.ENV, "file_bytes=lots")
+    with pytest.raises(ConfigError, match=r"^\$HARNESS_LIMITS: 'file_bytes=lots' is not"):
+        config.load(tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -175,6 +214,7 @@ def test_limits_default_and_configured(tmp_path: Path) -> None:
         ("limits: {file_bytes: 0}\n", "limits.file_bytes must be a size in bytes"),
         ("limits: {output_bytes: lots}\n", "limits.output_bytes must be a size in bytes"),
         ("limits: {memory_bytes: -1}\n", "limits.memory_bytes must be a size in bytes (an "),
+        ("limits: {archive_entries: 10k}\n", "limits.archive_entries must be a positive integer"),
     ],
 )
 def test_bad_limits(tmp_path: Path, text: str, message: str) -> None:

@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from harness.core import documents
+from harness.core import documents, redaction
 from harness.core.model import DocId
 
 DEPLOY_V1 = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: a\n"
@@ -115,3 +115,23 @@ def test_a_flux_kustomization_patch_that_writes_a_secret_is_masked_in_the_kustom
     assert "plain-3" not in patches[1]["patch"]
     assert patches[2] == {"patch": other}  # no Secret: as it was
     assert patches[3]["patch"] == ops  # a ConfigMap's data is not a Secret's
+
+
+def test_inline_substitute_values_a_secret_takes_are_masked_in_the_kustomization() -> None:
+    """The Secret a `${DB_PASS}` lands in is masked; the Kustomization giving it must be too
+    (issue 28); a variable no Secret takes stays readable."""
+    ks = {
+        "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+        "kind": "Kustomization",
+        "metadata": {"name": "apps", "namespace": "flux-system"},
+        "spec": {"postBuild": {"substitute": {"DB_PASS": "hunter2-hunter2", "REGION": "eu"}}},
+    }
+    assert documents.redact(ks) is None  # outside a render that knows the tree's variables
+    with redaction.substituted(frozenset({"DB_PASS"})):
+        hidden = documents.redact(ks)
+        assert redaction.known().scrub("hunter2-hunter2") != "hunter2-hunter2"
+    assert hidden is not None
+    substitute = hidden["spec"]["postBuild"]["substitute"]
+    assert substitute["REGION"] == "eu"
+    assert redaction.MARKER.fullmatch(substitute["DB_PASS"])
+    assert ks["spec"]["postBuild"]["substitute"]["DB_PASS"] == "hunter2-hunter2"  # a copy

@@ -110,3 +110,29 @@ def test_walk_prunes_by_real_path_even_from_a_symlinked_root(tmp_path: Path) -> 
         for dirpath, _dirs, _files in discover.walk(link, [real / "goldens"], {"node_modules"})
     ]
     assert walked == [".", "apps", "apps/a", "b"]
+
+
+def test_secret_variables_are_those_a_secret_of_the_tree_takes(
+    make_repo: Callable[[dict[str, str | bytes]], Path],
+) -> None:
+    """What a Kustomization's inline substitute masks (issue 28): a `${NAME}` in a Secret's
+    data or stringData, in a List, or in a Flux patch that is a Secret; not elsewhere."""
+    patch = (
+        "apiVersion: v1\\nkind: Secret\\nmetadata: {name: s}\\nstringData: {k: '${IN_PATCH}'}\\n"
+    )
+    repo = make_repo(
+        {
+            "a/s.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n"
+            "stringData: {password: 'x-${DB_PASS}'}\ndata: {blob: '${BLOB}'}\n",
+            "a/list.yaml": "apiVersion: v1\nkind: List\nitems:\n- apiVersion: V1\n  kind: Secret\n"
+            "  metadata: {name: t}\n  stringData: {t: '${IN_LIST:=x}'}\n",
+            "a/ks.yaml": "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\n"
+            "metadata: {name: k}\nspec:\n  patches:\n  - target: {kind: Secret}\n"
+            f'    patch: "{patch}"\n',
+            "a/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Secret}\n"
+            "data: {region: '${REGION}'}\n",
+            "goldens/s.yaml": "kind: Secret\nstringData: {k: '${IN_GOLDENS}'}\n",
+        }
+    )
+    names = discover.secret_variables(config.load(repo))
+    assert names == {"DB_PASS", "BLOB", "IN_LIST", "IN_PATCH"}

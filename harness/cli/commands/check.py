@@ -14,6 +14,7 @@ from harness.cli.context import (
     EXIT_ERROR,
     EXIT_OK,
     Common,
+    confined,
     hazard_gate,
     load_config,
     render_snapshot,
@@ -90,6 +91,7 @@ def run(
     html: Path | None = None,
 ) -> int:
     started = time.monotonic()
+    confined(common, html, "--html")
     cfg = load_config(common)
     renderer = renderer_for(common, cfg)
     golden_set = goldens.load(cfg.goldens)

@@ -14,7 +14,7 @@ import typer
 
 from harness.cli import errors, shared
 from harness.cli.commands import diff as diff_cmd
-from harness.cli.context import Common, load_config
+from harness.cli.context import Common, confined, load_config
 from harness.core.config import Config
 from harness.core.errors import HarnessError
 from harness.report import comment_graph, github, markdown
@@ -170,6 +170,8 @@ def run(common: Common, options: CommentOptions) -> int:
     diff_options = options.diff
     if diff_options.unified is None:
         diff_options = replace(diff_options, unified=DEFAULT_UNIFIED)
+    confined(common, options.html, "--html")
+    confined(common, options.output_dir, "--output-dir")
     cfg = load_config(common)  # the comment settings are checked before anything renders
     marker_id = options.marker_id or cfg.comment_id
     if not mb.valid_marker_id(marker_id):

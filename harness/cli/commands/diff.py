@@ -18,6 +18,7 @@ from harness.cli import errors, shared
 from harness.cli.context import (
     Common,
     cache_settings,
+    confined,
     hazard_gate,
     load_config,
     print_skipped,
@@ -398,6 +399,7 @@ def report(result: DiffRun, options: DiffOptions, verbose: bool = False) -> int:
 def compute(common: Common, options: DiffOptions) -> DiffRun:
     """Render both sides, analyse, judge; no output."""
     started = time.monotonic()
+    confined(common, options.html, "--html")
     cfg = load_config(common)
     ignore_patterns(cfg)  # a bad pattern fails before anything renders
     if options.goldens and (options.base or options.head):

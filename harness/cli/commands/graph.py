@@ -21,6 +21,7 @@ from harness.cli.context import (
     EXIT_ERROR,
     EXIT_OK,
     Common,
+    confined,
     load_config,
     print_skipped,
     render_snapshot,
@@ -332,6 +333,7 @@ def run(common: Common, options: GraphOptions) -> int:
             file=sys.stderr,
         )
     if options.out is not None:  # a bad path fails before anything renders
+        confined(common, options.out, "--out")
         try:
             options.out.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

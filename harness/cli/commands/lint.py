@@ -16,6 +16,7 @@ from harness.cli.context import (
     EXIT_OK,
     Common,
     cache_settings,
+    confined,
     load_config,
     render_snapshot,
     renderer_for,
@@ -91,6 +92,7 @@ def exit_code(snapshot: Snapshot, report: HazardReport, fail_on: str) -> int:
 def run(
     common: Common, output: str = "text", fail_on: str = "error", html: Path | None = None
 ) -> int:
+    confined(common, html, "--html")
     cfg = load_config(common)
     renderer = renderer_for(common, cfg)
     snapshot = render_snapshot(common, cfg, renderer, label="working tree")

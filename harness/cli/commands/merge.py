@@ -22,7 +22,7 @@ from harness.cli.commands import comment as comment_cmd
 from harness.cli.commands import diff as diff_cmd
 from harness.cli.commands import render as render_cmd
 from harness.cli.commands import update as update_cmd
-from harness.cli.context import Common, load_config
+from harness.cli.context import Common, confined, load_config
 from harness.compare.analyze import Origin
 from harness.compare.coverage import BlindSpots
 from harness.core.config import Config
@@ -146,6 +146,9 @@ def run(
     comment: comment_cmd.CommentOptions | None = None,
 ) -> int:
     started = time.monotonic()
+    if comment is not None:
+        confined(common, comment.html, "--html")
+        confined(common, comment.output_dir, "--output-dir")
     cfg = load_config(common)
     merged = shard.merge_blocks(read_blocks(files), cfg.repo)
     if comment is not None and merged.verb != "diff":

@@ -37,7 +37,6 @@ import posixpath
 import re
 import shutil
 import stat
-import tarfile
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -49,7 +48,7 @@ import yaml
 
 from harness.core import safefile
 from harness.flux.api import ObjectRef, api_group, object_ref
-from harness.flux.source import globs
+from harness.flux.source import globs, tarball
 from harness.flux.source.globs import PatternError
 from harness.flux.source.ignore import DEFAULT_PATTERNS, VCS_PATTERNS, Rules, read_patterns
 
@@ -637,37 +636,31 @@ def _is_tarball(path: str) -> bool:
 
 def _extract(tree: Tree, src: str, staged: Staged, dest: str) -> None:
     """Untar a gzip tarball into `dest`, keeping its internal paths; later files win.
-    Links are skipped (the published artifact holds none), paths may not escape."""
+    Bounded and confined (tarball.py): links are skipped (the published artifact holds
+    none), paths may not escape, and past the archive caps the artifact fails."""
     target = staged.at(dest)
     target.mkdir(parents=True, exist_ok=True)
     source = tree.path(src)
     try:
-        with tarfile.open(source, mode="r:gz") as archive:
-            for member in archive:
-                name = _clean(member.name.lstrip("/"))
-                if name == ".." or name.startswith("../"):
-                    raise GeneratorError(
-                        f"failed to extract tarball '{src}': path '{member.name}' escapes"
-                    )
-                rel = _join(dest, name)
-                if member.isdir():
-                    _mkdir(staged, rel)
-                    continue
-                if not member.isfile():
-                    continue
-                handle = archive.extractfile(member)
-                if handle is None:
-                    continue
-                out = staged.at(rel)
-                if out.is_dir():
-                    raise GeneratorError(f"failed to extract tarball '{src}': {rel} is a directory")
-                out.parent.mkdir(parents=True, exist_ok=True)
-                with handle, open(out, "wb") as fh:
-                    shutil.copyfileobj(handle, fh)
-                os.chmod(out, member.mode & 0o777)
-                staged.origins[rel] = source
-    except (tarfile.TarError, EOFError, OSError) as exc:
+        for member, handle in tarball.members(tarball.read(source)):
+            rel = _join(dest, member.name)
+            if member.is_dir:
+                _mkdir(staged, rel)
+                continue
+            if handle is None:
+                continue
+            out = staged.at(rel)
+            if out.is_dir():
+                raise GeneratorError(f"failed to extract tarball '{src}': {rel} is a directory")
+            out.parent.mkdir(parents=True, exist_ok=True)
+            with handle, open(out, "wb") as fh:
+                shutil.copyfileobj(handle, fh)
+            os.chmod(out, member.mode & 0o777)
+            staged.origins[rel] = source
+    except tarball.TarballError as exc:
         raise GeneratorError(f"failed to extract tarball '{src}': {exc}") from None
+    except OSError as exc:
+        raise GeneratorError(f"failed to extract tarball '{src}': {exc.strerror or exc}") from None
 
 
 def _merge(tree: Tree, src: str, target: Path) -> None:

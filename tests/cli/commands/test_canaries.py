@@ -370,12 +370,18 @@ LATE = {
     "flux-patch": "canary-fluxpatch-r1-9f3a71",
     "into-name": "canary-intoname-r1-77ab31",
     "upper-v1": "canary-upperv1-r1-1c9e42",
+    "flux-json-patch": "canary-jsonpatch-r1-4b8e10",
+    "flux-patch-any-kind": "canary-anykind-r1-90c4e2",
+    "inline-substitute": "canary-inlinesub-r1-d03f5a",
+    "inline-substitute-data": "canary-inlinedata-r1-6e2b97",
 }
 
 
 def late_files(c: dict[str, str]) -> dict[str, str]:
     """A path target whose build fails with kustomize quoting a Secret value (a replacement
-    into an integer field); a Flux Kustomization whose `spec.patches` writes a Secret; a
+    into an integer field); a Flux Kustomization whose `spec.patches` writes a Secret (a
+    strategic-merge patch, one naming another kind, and a JSON 6902 one), one whose inline
+    `postBuild.substitute` puts values into a Secret's `stringData` and `data`; a
     replacement into `metadata.name`; a Secret written `apiVersion: V1`; and a Namespace
     equal to a username, which stays readable."""
     patch = dump(
@@ -386,6 +392,16 @@ def late_files(c: dict[str, str]) -> dict[str, str]:
             "stringData": {"password": c["flux-patch"]},
         }
     )
+    # kustomize applies a targeted strategic-merge patch whatever kind the patch names
+    any_kind = dump(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "any"},
+            "stringData": {"other": c["flux-patch-any-kind"]},
+        }
+    )
+    json_patch = dump([{"op": "add", "path": "/stringData/token", "value": c["flux-json-patch"]}])
     deploy = {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -396,7 +412,34 @@ def late_files(c: dict[str, str]) -> dict[str, str]:
         "harness.yaml": "clusters: [clusters/prod]\n",
         "clusters/prod/kustomization.yaml": kustomization("ks.yaml"),
         "clusters/prod/ks.yaml": dump(
-            flux_ks("patched", "./b", patches=[{"target": {"kind": "Secret"}, "patch": patch}])
+            flux_ks(
+                "patched",
+                "./b",
+                patches=[
+                    {"target": {"kind": "Secret"}, "patch": patch},
+                    {"target": {"kind": "Secret", "name": "db"}, "patch": json_patch},
+                    {"target": {"kind": "Secret"}, "patch": any_kind},
+                ],
+            ),
+            flux_ks(
+                "substituted",
+                "./f",
+                postBuild={
+                    "substitute": {
+                        "DB_PASS": c["inline-substitute"],
+                        "DB_DATA": base64.b64encode(c["inline-substitute-data"].encode()).decode(),
+                        "REGION": "eu-west-1",
+                    }
+                },
+            ),
+        ),
+        "f/kustomization.yaml": kustomization("s.yaml"),
+        "f/s.yaml": dump(
+            {
+                **secret("inline", "f", stringData={"password": "${DB_PASS}"}),
+                "data": {"blob": "${DB_DATA}"},
+                "metadata": {"name": "inline", "namespace": "f", "labels": {"region": "${REGION}"}},
+            }
         ),
         "a/kustomization.yaml": dump(
             {
@@ -478,7 +521,16 @@ def test_no_secret_value_reaches_an_output_by_an_error_line_a_patch_a_name_or_a_
     record("comment stdout", run_harness("comment", "--repo", repo))
     render = record("render", run_harness("render", "--repo", repo))
     record("render -o json", run_harness("render", "--repo", repo, "-o", "json"))
-    for target in ("a", "c", "d", "e", "clusters/prod", "prod/flux-system/patched"):
+    for target in (
+        "a",
+        "c",
+        "d",
+        "e",
+        "f",
+        "clusters/prod",
+        "prod/flux-system/patched",
+        "prod/flux-system/substituted",
+    ):
         record(f"render {target}", run_harness("render", target, "--repo", repo))
     for fmt in ("text", "json"):
         record(f"lint -o {fmt}", run_harness("lint", "--repo", repo, "-o", fmt))
@@ -492,5 +544,7 @@ def test_no_secret_value_reaches_an_output_by_an_error_line_a_patch_a_name_or_a_
     # a name that merely equals a username stays readable everywhere
     shown = blobs["render e stdout"].decode()
     assert "# Namespace/grafana-admin  sha256:" in shown and "namespace: grafana-admin" in shown
-    assert "7/8 targets rendered" in render.stdout  # only `a` fails
+    assert "9/10 targets rendered" in render.stdout  # only `a` fails
+    # a variable no Secret takes stays readable in the Kustomization
+    assert "REGION: eu-west-1" in blobs["render clusters/prod stdout"].decode()
     assert "# ConfigMap/c/<redacted sha256:" in blobs["render c stdout"].decode()
