@@ -119,11 +119,12 @@ def test_canary_secret_value_never_reaches_the_cache(tmp_path: Path) -> None:
     files = [p for p in cache_dir.rglob("*") if p.is_file()]
     records = [p for p in files if b"harness-run-v1" in p.read_bytes()]
     assert len(records) == 3
-    # two path targets, three Flux builds, kubectl's version, three run records; and the
-    # facts about unchanged files (paths, blob ids, flags: no content), once any is old enough
+    # two path targets, three Flux builds, kubectl's version, three run records, three
+    # api-reject verdict entries (one per validated target); and the facts about unchanged
+    # files (paths, blob ids, flags: no content), once any is old enough
     facts = [p for p in files if p.parent.name == "meta" and b'"rows"' in p.read_bytes()]
     assert len(facts) <= 1
-    assert len(files) - len(facts) == 9
+    assert len(files) - len(facts) == 12
     for path in files:
         data = path.read_bytes()
         assert not any(needle in data for needle in needles), path
