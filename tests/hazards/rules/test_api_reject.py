@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from harness.cache.store import RenderCache
 from harness.core.config import Preinstalled
+from harness.core.model import Target
 from harness.hazards.context import LintContext
 from harness.hazards.rules.api_reject import NOT_JUDGED, RULE
 from tests.conftest import Result, kustomization
@@ -173,6 +175,20 @@ def test_preinstalled_crds_give_no_schema_their_objects_are_counted() -> None:
         "have CRDs installed before Flux, which carry no schema harness reads: "
         "cert-manager.io/Issuer",
     )
+
+
+def test_a_crd_a_helm_target_renders_judges_the_clusters_custom_resources() -> None:
+    """`--helm`: a chart's CRD (its crds/ or templates) is read in full, in its cluster."""
+    helm = replace(
+        flux("dev", "cilium", widget_crd()),
+        target=Target(
+            name="dev/kube-system/cilium", kind="helm", path=Path("/repo"), cluster="dev"
+        ),
+    )
+    snap = snapshot(flux("dev", "apps", widget(size="big")), helm)
+    ctx = LintContext(snap)
+    assert [f.id for f in judged(ctx)] == ["api-reject:dev:example.io/Widget/media/w:spec.size"]
+    assert not any("example.io/Widget" in line for line in ctx.memo[NOT_JUDGED])
 
 
 def test_each_cluster_is_judged_by_its_own_kube_version() -> None:
