@@ -69,6 +69,8 @@ class Config:
     helm_targets: tuple[str, ...] = ()  # `helm: [globs]`: only these helm targets
     # `.Capabilities` of every chart (flux/helm/capabilities.py)
     helm_kube_version: str = DEFAULT_KUBE_VERSION
+    # `helm.kube_version: {cluster: version}`: per cluster, over helm_kube_version ("*")
+    helm_kube_versions: dict[str, str] = field(default_factory=dict)
     helm_api_versions: tuple[str, ...] = ()
     helm_chart_metadata: tuple[str, ...] = DEFAULT_CHART_METADATA
     preinstalled: tuple[Preinstalled, ...] = ()
@@ -76,6 +78,10 @@ class Config:
     limits: limits.Limits = limits.DEFAULT
     # one line each, for a warning: what the config said and was not taken (a limit held)
     notes: tuple[str, ...] = ()
+
+    def kube_version_of(self, cluster: str) -> str:
+        """The Kubernetes version of `cluster`: its Helm capabilities and api-reject's schemas."""
+        return self.helm_kube_versions.get(cluster, self.helm_kube_version)
 
 
 _KNOWN = {
@@ -159,6 +165,7 @@ def load(repo: Path, path: Path | None = None) -> Config:
         helm=helm.enabled,
         helm_targets=helm.targets,
         helm_kube_version=helm.kube_version,
+        helm_kube_versions=dict(helm.kube_versions),
         helm_api_versions=helm.api_versions,
         helm_chart_metadata=helm.chart_metadata,
         preinstalled=_preinstalled(raw, where),
@@ -218,6 +225,7 @@ class _Helm:
     enabled: bool = False
     targets: tuple[str, ...] = ()
     kube_version: str = DEFAULT_KUBE_VERSION
+    kube_versions: tuple[tuple[str, str], ...] = ()  # (cluster, version), "*" not among them
     api_versions: tuple[str, ...] = ()
     chart_metadata: tuple[str, ...] = DEFAULT_CHART_METADATA
 
@@ -241,15 +249,16 @@ def _helm(value: Any, where: str) -> _Helm:
         raise ConfigError(f"{where}: helm.enabled must be true or false")
     targets = value.get("targets") or []
     kube_version = value.get("kube_version", DEFAULT_KUBE_VERSION)
-    if isinstance(kube_version, int | float) and not isinstance(kube_version, bool):
-        raise ConfigError(  # YAML reads 1.30 as the number 1.3
-            f"{where}: helm.kube_version must be a string: quote it ('{kube_version}')"
-        )
-    if not isinstance(kube_version, str) or not _KUBE_VERSION.match(kube_version.strip()):
-        raise ConfigError(
-            f"{where}: helm.kube_version {kube_version!r} is not a Kubernetes version like "
-            "v1.33.0 (or 1.33, v1.33.4+k3s1)"
-        )
+    per_cluster: dict[str, str] = {}
+    if isinstance(kube_version, dict):
+        # per cluster: {staging: v1.33.4+k3s1, "*": v1.36.0}; "*" (else the default) for others
+        for cluster, version in kube_version.items():
+            if not isinstance(cluster, str) or not cluster:
+                raise ConfigError(f'{where}: helm.kube_version keys must be cluster names or "*"')
+            per_cluster[cluster] = _kube_version(version, f"helm.kube_version.{cluster}", where)
+        kube_version = per_cluster.pop("*", DEFAULT_KUBE_VERSION)
+    else:
+        kube_version = _kube_version(kube_version, "helm.kube_version", where)
     apis = _strs(value, "api_versions", (), f"{where}: helm")
     for api in apis:
         if not _API_VERSION.match(api):
@@ -261,10 +270,24 @@ def _helm(value: Any, where: str) -> _Helm:
     return _Helm(
         enabled=enabled,
         targets=_globs(targets, f"{where}: helm.targets") if targets else (),
-        kube_version=kube_version.strip(),
+        kube_version=kube_version,
+        kube_versions=tuple(sorted(per_cluster.items())),
         api_versions=apis,
         chart_metadata=chart_metadata,
     )
+
+
+def _kube_version(value: Any, key: str, where: str) -> str:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        raise ConfigError(  # YAML reads 1.30 as the number 1.3
+            f"{where}: {key} must be a string: quote it ('{value}')"
+        )
+    if not isinstance(value, str) or not _KUBE_VERSION.match(value.strip()):
+        raise ConfigError(
+            f"{where}: {key} {value!r} is not a Kubernetes version like "
+            "v1.33.0 (or 1.33, v1.33.4+k3s1)"
+        )
+    return value.strip()
 
 
 def _limits(value: Any, where: str) -> tuple[limits.Limits, tuple[str, ...]]:

@@ -40,12 +40,17 @@ class LintContext:
     config_file: str = "harness.yaml"
     inventory: Inventory | None = None
     strict: bool = True  # StrictPostBuildSubstitutions: an unset variable fails the build
-    # the cluster's Kubernetes version (`helm.kube_version`): the schemas api-reject uses
+    # the clusters' Kubernetes version (`helm.kube_version`): the schemas api-reject uses;
+    # `kube_versions` per cluster, over it
     kube_version: str = DEFAULT_KUBE_VERSION
+    kube_versions: Mapping[str, str] = field(default_factory=dict)
     # where api-reject keeps its verdicts across runs (None: this run's memo only)
     cache: RenderCache | None = field(default=None, compare=False, repr=False)
     # the graphs of this very snapshot when another context already derived them
     known_graphs: Mapping[str, ClusterGraph] | None = field(default=None, compare=False, repr=False)
+
+    def kube_version_of(self, cluster: str) -> str:
+        return self.kube_versions.get(cluster, self.kube_version)
 
     @cached_property
     def graphs(self) -> dict[str, ClusterGraph]:

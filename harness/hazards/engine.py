@@ -199,6 +199,7 @@ def lint(
     strict: bool = True,
     outside_git: Mapping[str, ClusterDecl] | None = None,
     kube_version: str = DEFAULT_KUBE_VERSION,
+    kube_versions: Mapping[str, str] | None = None,
     cache: RenderCache | None = None,
 ) -> HazardReport:
     """`harness lint`: the lint rules over one render."""
@@ -212,6 +213,7 @@ def lint(
         config_file=config_file,
         strict=strict,
         kube_version=kube_version,
+        kube_versions=dict(kube_versions or {}),
         cache=cache,
     )
     return _report(lint_findings(ctx, rules), suppressions, ctx)
@@ -235,6 +237,7 @@ def diff(
     base_memo: BaseMemo | None = None,
     kube_version: str = DEFAULT_KUBE_VERSION,
     memo: FindingsMemo | None = None,
+    kube_versions: Mapping[str, str] | None = None,
 ) -> HazardReport:
     """`diff`/`check`/`comment`: diff rules, plus lint findings the change introduces.
 
@@ -245,6 +248,7 @@ def diff(
     by their inputs across runs (`FindingsMemo`)."""
     src = dict(sources or {})
     decls = dict(outside_git or {})
+    kubes = dict(kube_versions or {})
     head_ctx = LintContext(
         head,
         repo=head_repo,
@@ -255,6 +259,7 @@ def diff(
         config_file=config_file,
         strict=strict,
         kube_version=kube_version,
+        kube_versions=kubes,
     )
     ctx = DiffContext(base=base, head=head, head_lint=head_ctx, comparison=comparison)
     findings: list[Finding] = []
@@ -274,7 +279,15 @@ def diff(
         if not names.documents and not names.namespaces:
             scoped = changed_clusters(base, head)
 
-        settings = repr((sorted(src.items()), sorted(decls.items()), strict, kube_version))
+        settings = repr(
+            (
+                sorted(src.items()),
+                sorted(decls.items()),
+                strict,
+                kube_version,
+                sorted(kubes.items()),
+            )
+        )
         settings += repr(inventory.provisions)
 
         def side(snapshot: Snapshot, graphs_: Mapping[str, ClusterGraph]) -> list[Finding]:
@@ -287,6 +300,7 @@ def diff(
                     strict=strict,
                     known_graphs=keep,
                     kube_version=kube_version,
+                    kube_versions=kubes,
                 )
 
             if memo is not None:
@@ -312,6 +326,7 @@ def diff(
                     strict=strict,
                     known_graphs=base_graphs,
                     kube_version=kube_version,
+                    kube_versions=kubes,
                 ),
                 rules,
             )
@@ -407,6 +422,7 @@ def diff_for(
         config_file=cfg.source_file.name if cfg.source_file else "harness.yaml",
         outside_git=cfg.outside_git,
         kube_version=cfg.helm_kube_version,
+        kube_versions=cfg.helm_kube_versions,
     )
 
 

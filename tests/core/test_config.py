@@ -98,6 +98,18 @@ def test_helm_settings(
     )
 
 
+def test_kube_version_per_cluster(tmp_path: Path) -> None:
+    """A mapping names clusters; "*" (else the default) is every other cluster's."""
+    (tmp_path / "harness.yaml").write_text(
+        "helm:\n  enabled: false\n  kube_version: {staging: v1.33.4+k3s1, '*': '1.35'}\n"
+    )
+    cfg = config.load(tmp_path)
+    assert (cfg.helm_kube_version, cfg.helm_kube_versions) == ("1.35", {"staging": "v1.33.4+k3s1"})
+    assert [cfg.kube_version_of(c) for c in ("staging", "prod")] == ["v1.33.4+k3s1", "1.35"]
+    (tmp_path / "harness.yaml").write_text("helm: {kube_version: {staging: v1.30.0}}\n")
+    assert config.load(tmp_path).kube_version_of("prod") == "v1.36.0"
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -108,6 +120,8 @@ def test_helm_settings(
         ("helm: {enabled: yes please}\n", "helm.enabled must be true or false"),
         ("helm: []\n", "helm must be true, false, a list of helm target globs or a mapping"),
         ("helm: {chart_metadata: {a: b}}\n", "helm: chart_metadata must be a list of strings"),
+        ("helm: {kube_version: {dev: 1.30}}\n", "helm.kube_version.dev must be a string: quote"),
+        ("helm: {kube_version: {dev: v2}}\n", "helm.kube_version.dev 'v2' is not a Kubernetes"),
     ],
 )
 def test_bad_helm_settings(tmp_path: Path, text: str, message: str) -> None:

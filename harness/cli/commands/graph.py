@@ -242,6 +242,7 @@ def compute(common: Common, options: GraphOptions) -> tuple[Graph, bool]:
                 suppressions=cfg.suppress,
                 outside_git=cfg.outside_git,
                 kube_version=cfg.helm_kube_version,
+                kube_versions=cfg.helm_kube_versions,
             )
             if options.hazards
             else None

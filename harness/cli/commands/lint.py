@@ -120,5 +120,6 @@ def _lint(cfg: Config, snapshot: Snapshot, cache: cache_mod.RenderCache | None) 
         strict=cfg.strict,
         outside_git=cfg.outside_git,
         kube_version=cfg.helm_kube_version,
+        kube_versions=cfg.helm_kube_versions,
         cache=cache,
     )

@@ -78,6 +78,7 @@ def render(
         source_map=config.sources,
         cache=None if cache is None else ReleaseCache(cache, engine, renderer, blobs),
         kube_version=config.helm_kube_version,
+        kube_versions=config.helm_kube_versions,
         api_versions=config.helm_api_versions,
         preinstalled=options.preinstalled,
     )

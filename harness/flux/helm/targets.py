@@ -88,6 +88,7 @@ class HelmContext:
     source_map: Mapping[str, str] = field(default_factory=dict)
     cache: ReleaseCache | None = None  # the render cache; None: `--no-cache`
     kube_version: str = capabilities.DEFAULT_KUBE_VERSION  # config helm.kube_version
+    kube_versions: Mapping[str, str] = field(default_factory=dict)  # per cluster, over it
     api_versions: tuple[str, ...] = ()  # config helm.api_versions
     # cluster -> API versions of the CRDs harness recognises as preinstalled
     preinstalled: Mapping[str, frozenset[str]] = field(default_factory=dict)
@@ -156,7 +157,7 @@ def render_helm(
                     scoped = cluster_scoped(objects.values())
                     caps = capabilities.for_cluster(
                         (o for _owner, objs in cluster.owners for o in objs),
-                        ctx.kube_version,
+                        ctx.kube_versions.get(cluster.cluster, ctx.kube_version),
                         ctx.api_versions,
                         ctx.preinstalled.get(cluster.cluster, ()),
                     )

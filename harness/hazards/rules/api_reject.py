@@ -4,9 +4,10 @@ kustomize-controller applies a Kustomization's whole render as one server-side a
 dry-run first: one object the API server refuses fails the entire Kustomization, and
 everything that dependsOn it stalls. Each object a Flux target renders is checked offline
 (hazards/schemas.py): a built-in kind against the OpenAPI schema of the cluster's Kubernetes
-version (`helm.kube_version`, which the Helm capabilities use too), a custom resource
-against its CRD version's `openAPIV3Schema` from the CRDs the same cluster renders (Flux
-targets and Helm targets, Flux's own CRDs when the repo renders gotk-components.yaml).
+version (`helm.kube_version`, per cluster when it maps clusters; the Helm capabilities use
+it too), a custom resource against its CRD version's `openAPIV3Schema` from the CRDs the
+same cluster renders (Flux targets and Helm targets, Flux's own CRDs when the repo renders
+gotk-components.yaml).
 Errors: an unknown field, a wrong type, a missing required field, a value its CRD's schema
 refuses, an API version the cluster no longer serves (with the replacement), a CRD version
 that is not served or not defined. Warnings: a deprecated version. A SOPS-encrypted Secret
@@ -16,7 +17,9 @@ its ciphertext.
 
 A kind whose schema is unknown is not judged: one note per cluster counts them (the
 report's `not_judged`, not a finding: no schema is not a hazard). Flux's own kinds are
-judged when the cluster renders Flux's CRDs, else skipped without a note.
+judged when the cluster renders Flux's CRDs; else they have a note of their own per cluster
+(a Flux Operator install renders no Flux CRDs), naming the Flux version its FluxInstance
+would install when the cluster renders one.
 One finding per cause: the same problem at the same place, from the same file (a typo in a
 shared component), lists every Kustomization and object it fails. Results are kept per
 target in the render cache, keyed by its documents' sha256s and the schemas' digests.
@@ -26,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.cache import store as cache_mod
 from harness.core.documents import is_sops_encrypted
@@ -39,9 +42,11 @@ from harness.hazards.context import DiffContext, LintContext
 from harness.hazards.finding import Finding, Severity, and_list
 from harness.hazards.schemas import BuiltinSchemas, Crd, Problem
 
+if TYPE_CHECKING:
+    from harness.hazards.preinstalled import Inventory
+
 KUSTOMIZATION = ("kustomize.toolkit.fluxcd.io", "Kustomization")
-# Flux's own kinds: judged when the cluster renders Flux's CRDs (gotk-components.yaml), else
-# not judged and not counted (every flux-operator repo would carry the same info finding)
+FLUX_INSTANCE = ("fluxcd.controlplane.io", "FluxInstance")
 SOPS_PATH = "sops"
 
 NOT_JUDGED = "api-reject:not-judged"  # LintContext.memo: one line per cluster (engine)
@@ -200,18 +205,21 @@ class ApiReject:
     scope = "cluster"  # a cluster's findings come from its graph alone (engine.diff)
 
     def check_snapshot(self, ctx: LintContext) -> list[Finding]:
-        builtin = schemas.builtin(ctx.kube_version)
         out: list[Finding] = []
         notes: list[str] = []
         for cluster, graph in ctx.graphs.items():
+            builtin = schemas.builtin(ctx.kube_version_of(cluster))
             crds = crd_index(ctx.snapshot, cluster, graph)
             causes: dict[tuple[str, ...], _Cause] = {}
             unjudged: dict[str, set[DocId]] = {}
+            flux_kinds: set[DocId] = set()
             for key, result in graph.ok_results():
                 dec = decrypts(graph, key)
                 verdicts = _verdicts(ctx, result.documents, builtin, crds, dec)
                 for doc, verdict in zip(result.documents, verdicts, strict=True):
-                    if verdict.unjudged and not _flux(verdict.unjudged):
+                    if verdict.unjudged and _flux(verdict.unjudged):
+                        flux_kinds.add(doc.id)
+                    elif verdict.unjudged:
                         unjudged.setdefault(verdict.unjudged, set()).add(doc.id)
                     for problem in verdict.problems:
                         file = _file(ctx, graph, key, doc)
@@ -222,8 +230,10 @@ class ApiReject:
                         slot.kustomizations.add(key)
                         slot.documents.add(doc.id)
             out.extend(self._finding(cluster, c) for c in causes.values())
+            if flux_kinds:
+                notes.append(_flux_unjudged(cluster, len(flux_kinds), ctx.snapshot, graph))
             if unjudged:
-                notes.append(_unjudged(cluster, unjudged))
+                notes.append(_unjudged(cluster, unjudged, ctx.preinstalled))
         ctx.memo[NOT_JUDGED] = tuple(notes)
         return out
 
@@ -267,13 +277,60 @@ class ApiReject:
         )
 
 
-def _unjudged(cluster: str, unjudged: dict[str, set[DocId]]) -> str:
+def _unjudged(cluster: str, unjudged: dict[str, set[DocId]], inventory: Inventory) -> str:
+    """The cluster's note: every kind without a schema, then those whose CRDs exist before
+    Flux (`preinstalled:`, a bootstrap helmfile, Talos manifests), which give none."""
     kinds = sorted(unjudged)
     count = sum(len(v) for v in unjudged.values())
-    return (
+    line = (
         f"api-reject did not judge {count} object(s) of {len(kinds)} kind(s) in cluster "
         f"{cluster} (no schema: the cluster renders no CRD for them): {and_list(kinds, 6)}"
     )
+    before = [k for k in kinds if inventory.crd(cluster, *k.rpartition("/")[::2]) is not None]
+    if before:
+        objects = sum(len(unjudged[k]) for k in before)
+        line += (
+            f"; {objects} object(s) of {len(before)} kind(s) have CRDs installed before Flux, "
+            f"which carry no schema harness reads: {and_list(before, 6)}"
+        )
+    return line
+
+
+def _flux_unjudged(cluster: str, count: int, snapshot: Snapshot, graph: ClusterGraph) -> str:
+    """The note for Flux's own kinds in a cluster that renders no Flux CRDs."""
+    line = (
+        f"api-reject did not judge Flux's own kinds ({count} object(s)) in cluster {cluster}: "
+        "no Flux CRDs rendered in this cluster (gotk-components.yaml)"
+    )
+    versions = flux_versions(snapshot, cluster, graph)
+    if versions:
+        line += (
+            f"; its FluxInstance installs Flux {and_list(versions)}, "
+            "whose CRDs harness does not ship"
+        )
+    return line
+
+
+def flux_versions(snapshot: Snapshot, cluster: str, graph: ClusterGraph) -> list[str]:
+    """`spec.distribution.version` of each FluxInstance the cluster renders (its Flux
+    targets' and its Helm targets', a flux-instance chart's): the Flux it would install."""
+    docs: list[Document] = [
+        doc
+        for doc_id, owners in graph.index.items()
+        if (doc_id.group, doc_id.kind) == FLUX_INSTANCE
+        for _k, doc in owners
+    ]
+    for name in sorted(snapshot.results):
+        result = snapshot.results[name]
+        if result.ok and result.target.kind == "helm" and result.target.cluster == cluster:
+            docs.extend(d for d in result.documents if (d.id.group, d.id.kind) == FLUX_INSTANCE)
+    found: set[str] = set()
+    for doc in docs:
+        spec = parse(doc).get("spec")
+        dist = spec.get("distribution") if isinstance(spec, dict) else None
+        version = dist.get("version") if isinstance(dist, dict) else None
+        found.add(str(version) if isinstance(version, str | int | float) else "(no version)")
+    return sorted(found)
 
 
 def _flux(group_kind: str) -> bool:

@@ -382,3 +382,23 @@ def test_chart_ref_to_an_artifact_that_is_no_chart_fails_with_one_line(make_repo
     assert result.error == (
         "ExternalArtifact/apps/nobody-makes-it: no ArtifactGenerator of this cluster declares it"
     )
+
+
+def test_kube_version_per_cluster_sets_each_clusters_capabilities(make_repo: Any) -> None:
+    """`helm.kube_version: {cluster: version, "*": version}`: a chart sees its own cluster's."""
+    files = cluster_repo(
+        helm_release(chart=local_chart()),
+        harness_yaml="helm:\n  kube_version: {prod: v1.31.2, '*': v1.34.0}\n",
+    )
+    for name in ("kustomization.yaml", "infra.yaml", "apps.yaml"):
+        files[f"clusters/dev/{name}"] = files[f"clusters/prod/{name}"]
+    files["charts/demo/templates/kube.yaml"] = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kube}\n"
+        "data: {version: '{{ .Capabilities.KubeVersion.Version }}'}\n"
+    )
+    results = _render(write_tree(make_repo({}), files))
+    seen = {
+        name: _objects(results[name])["ConfigMap/apps/kube"]["data"]["version"]
+        for name in ("prod/apps/web", "dev/apps/web")
+    }
+    assert seen == {"prod/apps/web": "v1.31.2", "dev/apps/web": "v1.34.0"}

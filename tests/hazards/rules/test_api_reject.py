@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from harness.cache.store import RenderCache
+from harness.core.config import Preinstalled
+from harness.core.model import Target
 from harness.hazards.context import LintContext
 from harness.hazards.rules.api_reject import NOT_JUDGED, RULE
 from tests.conftest import Result, kustomization
@@ -121,11 +124,111 @@ def test_custom_resources_against_the_crds_the_cluster_renders() -> None:
     assert found["api-reject:dev:example.io/Widget/media/w:spec.size"].message == (
         "Kustomization apps would fail its dry-run: Widget/media/w spec.size: wrong type: expected integer, got string"
     )
-    # counted once per cluster, a note of the report, never a finding (Flux's kinds: skipped)
+    # counted once per cluster, a note of the report, never a finding; Flux's own kinds
+    # (no gotk-components.yaml here) have their own line
     assert ctx.memo[NOT_JUDGED] == (
+        "api-reject did not judge Flux's own kinds (2 object(s)) in cluster dev: no Flux CRDs "
+        "rendered in this cluster (gotk-components.yaml)",
+        "api-reject did not judge Flux's own kinds (1 object(s)) in cluster prod: no Flux CRDs "
+        "rendered in this cluster (gotk-components.yaml)",
         "api-reject did not judge 1 object(s) of 1 kind(s) in cluster prod (no schema: the "
         "cluster renders no CRD for them): example.io/Widget",
     )
+
+
+def test_flux_kinds_without_flux_crds_name_the_flux_instance_version() -> None:
+    """A Flux Operator install renders no Flux CRDs: its Kustomizations and sources are
+    counted once per cluster, with the Flux version its FluxInstance would install."""
+    instance = obj(
+        "FluxInstance",
+        "flux",
+        "flux-system",
+        "fluxcd.controlplane.io/v1",
+        spec={"distribution": {"version": "2.6.x", "registry": "ghcr.io/fluxcd"}},
+    )
+    repo = obj("GitRepository", "apps", "flux-system", "source.toolkit.fluxcd.io/v1")
+    snap = snapshot(flux("dev", "flux-system", ks("a"), ks("b"), repo, instance))
+    ctx = LintContext(snap)
+    assert judged(ctx) == []
+    assert ctx.memo[NOT_JUDGED] == (
+        "api-reject did not judge Flux's own kinds (3 object(s)) in cluster dev: no Flux CRDs "
+        "rendered in this cluster (gotk-components.yaml); its FluxInstance installs Flux "
+        "2.6.x, whose CRDs harness does not ship",
+        "api-reject did not judge 1 object(s) of 1 kind(s) in cluster dev (no schema: the "
+        "cluster renders no CRD for them): fluxcd.controlplane.io/FluxInstance",
+    )
+
+
+def test_preinstalled_crds_give_no_schema_their_objects_are_counted() -> None:
+    """A `preinstalled:` CRD has no schema harness reads: its custom resources are counted
+    as not judged (and said to be preinstalled), never skipped silently nor an error."""
+    snap = snapshot(
+        flux("dev", "flux-system", widget_crd()),
+        flux("dev", "apps", widget(size="big"), obj("Issuer", "i", "media", "cert-manager.io/v1")),
+    )
+    entry = Preinstalled(reason="talos", crds=("cert-manager.io",))
+    ctx = LintContext(snap, preinstalled_entries=(entry,))
+    assert [f.id for f in judged(ctx)] == ["api-reject:dev:example.io/Widget/media/w:spec.size"]
+    assert ctx.memo[NOT_JUDGED] == (
+        "api-reject did not judge 1 object(s) of 1 kind(s) in cluster dev (no schema: the "
+        "cluster renders no CRD for them): cert-manager.io/Issuer; 1 object(s) of 1 kind(s) "
+        "have CRDs installed before Flux, which carry no schema harness reads: "
+        "cert-manager.io/Issuer",
+    )
+
+
+def test_a_crd_a_helm_target_renders_judges_the_clusters_custom_resources() -> None:
+    """`--helm`: a chart's CRD (its crds/ or templates) is read in full, in its cluster."""
+    instance = obj(
+        "FluxInstance",
+        "flux",
+        "flux-system",
+        "fluxcd.controlplane.io/v1",
+        spec={"distribution": {"version": "2.7.x"}},
+    )
+    helm = replace(
+        flux("dev", "cilium", widget_crd(), instance),
+        target=Target(
+            name="dev/kube-system/cilium", kind="helm", path=Path("/repo"), cluster="dev"
+        ),
+    )
+    snap = snapshot(flux("dev", "apps", ks("b"), widget(size="big")), helm)
+    ctx = LintContext(snap)
+    assert [f.id for f in judged(ctx)] == ["api-reject:dev:example.io/Widget/media/w:spec.size"]
+    # the Widget is judged (not counted); a flux-instance chart's FluxInstance names the
+    # Flux version in the note for Flux's own kinds
+    assert ctx.memo[NOT_JUDGED] == (
+        "api-reject did not judge Flux's own kinds (1 object(s)) in cluster dev: no Flux CRDs "
+        "rendered in this cluster (gotk-components.yaml); its FluxInstance installs Flux "
+        "2.7.x, whose CRDs harness does not ship",
+    )
+
+
+def test_each_cluster_is_judged_by_its_own_kube_version() -> None:
+    """`helm.kube_version: {old: v1.30.0}`: the old cluster still serves what 1.36 removed."""
+    flow = obj(
+        "FlowSchema",
+        "f",
+        api="flowcontrol.apiserver.k8s.io/v1beta3",
+        spec={"priorityLevelConfiguration": {"name": "x"}},
+    )
+    snap = snapshot(flux("old", "a", flow), flux("new", "a", flow))
+    ctx = LintContext(snap, kube_version="v1.36.0", kube_versions={"old": "v1.30.0"})
+    assert sorted((f.cluster, f.severity, f.message) for f in judged(ctx)) == [
+        (
+            "new",
+            "error",
+            "Kustomization a would fail its dry-run: FlowSchema/f apiVersion: "
+            "flowcontrol.apiserver.k8s.io/v1beta3 FlowSchema is not served by Kubernetes 1.36 "
+            "(removed in 1.32): use flowcontrol.apiserver.k8s.io/v1",
+        ),
+        (
+            "old",
+            "warning",
+            "Kustomization a applies FlowSchema/f: apiVersion: flowcontrol.apiserver.k8s.io/v1beta3 "
+            "FlowSchema is deprecated: Kubernetes 1.32 removes it: use flowcontrol.apiserver.k8s.io/v1",
+        ),
+    ]
 
 
 def test_crd_versions_not_served_undefined_and_deprecated() -> None:
@@ -375,3 +478,30 @@ def test_a_diff_reports_only_the_rejections_a_change_introduces() -> None:
         "api-reject:dev:apps/Deployment/media/plex:spec.template.spec.containers[0].resourcess"
     ]
     assert [f for f in engine.diff(typo, worse).findings if f.rule == RULE.id] == []
+
+
+def test_flux_kinds_note_is_in_lint_json_and_does_not_fail_on_info(
+    make_repo: Callable[[dict[str, str | bytes]], Path], cli: Callable[..., Result]
+) -> None:
+    """A Flux Operator repo (no gotk-components.yaml): one not-judged line, not a finding."""
+    repo = make_repo(
+        {
+            "clusters/dev/kustomization.yaml": kustomization("apps.yaml"),
+            "clusters/dev/apps.yaml": FLUX_KS,
+            "apps/kustomization.yaml": kustomization("cm.yaml"),
+            "apps/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: media}\n",
+        }
+    )
+    result = cli("lint", "--repo", repo, "-o", "json", "--fail-on", "info")
+    assert result.code == 0, result.stdout + result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["not_judged_schemas"] == [
+        "api-reject did not judge Flux's own kinds (1 object(s)) in cluster dev: no Flux CRDs "
+        "rendered in this cluster (gotk-components.yaml)"
+    ]
+    assert [f["rule"] for f in payload["findings"]] == []
+    text = cli("lint", "--repo", repo, "--fail-on", "info")
+    assert text.code == 0
+    assert "note: api-reject did not judge Flux's own kinds (1 object(s)) in cluster dev" in (
+        text.stdout
+    )
