@@ -199,9 +199,19 @@ def _order(use: ImageUse) -> tuple[str, str, int, str, str]:
     return (use.cluster, str(use.workload), FIELDS.index(use.field), use.container, use.image.text)
 
 
-def images_of(snapshot: Snapshot, clusters: Iterable[str] = ()) -> tuple[ImageUse, ...]:
+_Uses = tuple[tuple[DocId, str, str, str], ...]
+
+
+def images_of(
+    snapshot: Snapshot,
+    clusters: Iterable[str] = (),
+    *,
+    memo: dict[tuple[tuple[DocId, str], ...], _Uses] | None = None,
+) -> tuple[ImageUse, ...]:
     """Every image of every rendered target (failed ones have none), each use once, sorted by
-    cluster, workload and container; only `clusters`' when given."""
+    cluster, workload and container; only `clusters`' when given. `memo` (identities and
+    sha256 of a target's documents -> their uses) lets the two sides of a diff read each
+    unchanged target's documents once."""
     wanted = set(clusters)
     rendered = _rendered_releases(snapshot)
     found: dict[tuple[str, DocId, str, str, str], list[str]] = defaultdict(list)
@@ -209,7 +219,14 @@ def images_of(snapshot: Snapshot, clusters: Iterable[str] = ()) -> tuple[ImageUs
         if not result.ok:
             continue
         cluster = result.target.cluster or ""
-        for doc_id, field, container, image in _result_uses(result):
+        if memo is None:
+            result_uses: _Uses = tuple(_result_uses(result))
+        else:
+            key = tuple((doc.id, doc.sha256) for doc in result.documents)
+            if key not in memo:
+                memo[key] = tuple(_result_uses(result))
+            result_uses = memo[key]
+        for doc_id, field, container, image in result_uses:
             if field == "values" and (cluster, doc_id.namespace, doc_id.name) in rendered:
                 continue  # the release's own workloads say its images
             found[(cluster, doc_id, field, container, image)].append(result.name)
@@ -241,8 +258,9 @@ def changes(base: Snapshot, head: Snapshot) -> tuple[ImageChange, ...]:
     before and after, compared by identity (`nginx:1` is `docker.io/library/nginx:1`);
     grouped by the references as written. A workload whose target failed on the other side
     is never read as its images added or removed."""
-    before = _by_place(images_of(base))
-    after = _by_place(images_of(head))
+    memo: dict[tuple[tuple[DocId, str], ...], _Uses] = {}
+    before = _by_place(images_of(base, memo=memo))
+    after = _by_place(images_of(head, memo=memo))
     failed_head, failed_base = _failed(head), _failed(base)
     grouped: dict[tuple[str, ImageRef | None, ImageRef | None], list[Place]] = defaultdict(list)
     for place in sorted(before.keys() | after.keys()):

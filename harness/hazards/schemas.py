@@ -23,11 +23,16 @@ error. A `null` is accepted anywhere: an apply treats it as "unset".
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
 from typing import Any
 
 from harness.core.memo import Memo
@@ -57,9 +62,21 @@ class Problem:
 # ---------------------------------------------------------------- built-in schemas
 
 
+def _schema_root() -> Traversable:
+    """The package's schema directory, found without importing the package: its __init__
+    imports jsonschema and more (a tenth of a second of a one-file diff) and harness reads
+    only its data files. A package not installed as a directory is read through
+    importlib.resources, which imports it."""
+    spec = importlib.util.find_spec(PACKAGE)
+    locations = list(spec.submodule_search_locations or ()) if spec is not None else []
+    if locations and os.path.isdir(os.path.join(locations[0], _SCHEMA_DIR)):
+        return Path(locations[0], _SCHEMA_DIR)
+    return resources.files(PACKAGE).joinpath(_SCHEMA_DIR)
+
+
 def shipped_versions() -> list[tuple[int, int]]:
     """The Kubernetes (major, minor) versions the schema package ships, oldest first."""
-    root = resources.files(PACKAGE).joinpath(_SCHEMA_DIR)
+    root = _schema_root()
     out: list[tuple[int, int]] = []
     for entry in root.iterdir():
         m = re.fullmatch(r"v(\d+)\.(\d+)\.\d+-local-strict", entry.name)
@@ -77,14 +94,30 @@ def package_version() -> str:
 @dataclass(frozen=True)
 class BuiltinSchemas:
     """The built-in definitions of one Kubernetes version: `$defs` by name, and the root
-    definition of each (group, version, kind)."""
+    definition of each (group, version, kind). The definitions file (megabytes of JSON) is
+    decoded on first use: a run whose verdicts all come from the cache needs only `digest`,
+    which is of the file's bytes."""
 
     kube_version: str  # as configured
     used: str  # the shipped version used, `1.36`
     note: str  # why another version was used ("" when it is the configured one)
-    defs: Mapping[str, Any]
-    roots: Mapping[tuple[str, str, str], str]
+    raw: bytes = field(repr=False, compare=False)  # the definitions file as shipped
     digest: str
+
+    @cached_property
+    def defs(self) -> Mapping[str, Any]:
+        found = json.loads(self.raw).get("$defs") or {}
+        return found if isinstance(found, dict) else {}
+
+    @cached_property
+    def roots(self) -> Mapping[tuple[str, str, str], str]:
+        out: dict[tuple[str, str, str], str] = {}
+        for def_name, schema in self.defs.items():
+            for gvk in schema.get("x-kubernetes-group-version-kind") or ():
+                out.setdefault(
+                    (gvk.get("group", ""), gvk.get("version", ""), gvk["kind"]), def_name
+                )
+        return out
 
     def root(self, group: str, version: str, kind: str) -> Any:
         name = self.roots.get((group, version, kind))
@@ -111,15 +144,10 @@ def builtin(kube_version: str) -> BuiltinSchemas:
             f"{want[0]}.{want[1]}: judged against {pick[0]}.{pick[1]}"
         )
     name = f"v{pick[0]}.{pick[1]}.0-local-strict"
-    ref = resources.files(PACKAGE).joinpath(_SCHEMA_DIR, name, "_definitions.json")
+    ref = _schema_root().joinpath(name, "_definitions.json")
     raw = ref.read_bytes()
-    defs = json.loads(raw).get("$defs") or {}
-    roots: dict[tuple[str, str, str], str] = {}
-    for def_name, schema in defs.items():
-        for gvk in schema.get("x-kubernetes-group-version-kind") or ():
-            roots.setdefault((gvk.get("group", ""), gvk.get("version", ""), gvk["kind"]), def_name)
     digest = hashlib.sha256(b"builtin\0" + name.encode() + b"\0" + raw).hexdigest()[:20]
-    found = BuiltinSchemas(kube_version, f"{pick[0]}.{pick[1]}", note, defs, roots, digest)
+    found = BuiltinSchemas(kube_version, f"{pick[0]}.{pick[1]}", note, raw, digest)
     _DEFS.put(kube_version, found)
     return found
 

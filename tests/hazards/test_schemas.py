@@ -11,6 +11,8 @@ is "unset". kubeconform's strict mode agrees on unknown fields and types for bui
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -98,6 +100,18 @@ def test_builtin_version_is_the_newest_shipped_not_above_the_cluster() -> None:
     old = schemas.builtin("v1.20.0")
     assert old.used == "1.25" and "ships no schemas for Kubernetes 1.20" in old.note
     assert schemas.builtin("v1.36.0").digest != schemas.builtin("v1.33.0").digest
+
+
+def test_builtin_reads_the_data_without_importing_the_package() -> None:
+    # kubernetes-validate's __init__ imports jsonschema (a tenth of a second of a one-file
+    # diff); harness reads only its data files, and decodes them only when a verdict is judged
+    code = (
+        "import sys; from harness.hazards import schemas; b = schemas.builtin('v1.36.0'); "
+        "print(len(b.digest), 'kubernetes_validate' in sys.modules, 'defs' in vars(b), "
+        "b.root('apps', 'v1', 'Deployment')['type'][0], 'defs' in vars(b))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["20", "False", "False", "object", "True"]
 
 
 CERTIFICATE = """
