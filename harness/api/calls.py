@@ -71,15 +71,13 @@ def _config(repo: Repo | None, s: _Settings) -> Config:
     root = Path(repo) if repo is not None else find_repo_root(Path.cwd())
     if not root.is_dir():
         raise ConfigError(f"repo {root}: not a directory")
-    cfg = config_mod.load(root, s.config)
-    if s.timeout is not None:
-        cfg = replace(cfg, timeout=s.timeout)
-    if s.jobs:
-        cfg = replace(cfg, jobs=s.jobs)
-    if s.strict is not None:
-        cfg = replace(cfg, strict=s.strict)
-    if s.helm is not None:
-        cfg = replace(cfg, helm=s.helm)
+    cfg = config_mod.overridden(
+        config_mod.load(root, s.config),
+        timeout=s.timeout,
+        jobs=s.jobs,
+        strict=s.strict,
+        helm=s.helm,
+    )
     limits.apply(cfg.limits)
     return cfg
 
@@ -283,17 +281,7 @@ def lint(
         renderer = _renderer(cfg, s)
         with _cache(s) as store:
             snapshot = _render(cfg, renderer, s, store)
-        report = engine.lint(
-            snapshot,
-            repo=cfg.repo,
-            goldens=cfg.goldens,
-            sources=cfg.sources,
-            suppressions=cfg.suppress,
-            preinstalled=cfg.preinstalled,
-            config_file=cfg.source_file.name if cfg.source_file else "harness.yaml",
-            strict=cfg.strict,
-            outside_git=cfg.outside_git,
-        )
+        report = engine.lint_for(cfg, snapshot, cfg.repo)
         return model.Lint(
             snapshot=convert.snapshot(snapshot, cfg.repo),
             findings=convert.findings(report.findings),

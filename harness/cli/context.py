@@ -74,15 +74,13 @@ def load_config(common: Common) -> Config:
     repo = common.repo if common.repo is not None else find_repo_root(Path.cwd())
     if not repo.is_dir():
         raise ConfigError(f"--repo {repo}: not a directory")
-    cfg = config_mod.load(repo, common.config)
-    if common.timeout is not None:
-        cfg = replace(cfg, timeout=common.timeout)
-    if common.jobs:
-        cfg = replace(cfg, jobs=common.jobs)
-    if common.strict is not None:
-        cfg = replace(cfg, strict=common.strict)
-    if common.helm is not None:
-        cfg = replace(cfg, helm=common.helm)
+    cfg = config_mod.overridden(
+        config_mod.load(repo, common.config),
+        timeout=common.timeout,
+        jobs=common.jobs,
+        strict=common.strict,
+        helm=common.helm,
+    )
     limits.apply(cfg.limits)  # the run's bounds (its refusals are its own: core/run.py)
     for note in cfg.notes:
         print(f"warning: {note}", file=sys.stderr)

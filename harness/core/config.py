@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -172,6 +172,27 @@ def load(repo: Path, path: Path | None = None) -> Config:
         limits=bounds,
         notes=notes,
     )
+
+
+def overridden(
+    config: Config,
+    *,
+    timeout: float | None = None,
+    jobs: int = 0,
+    strict: bool | None = None,
+    helm: bool | None = None,
+) -> Config:
+    """The config with a command's (or an API call's) options over it: one rule for the CLI
+    and `harness.api`, so a flag and a keyword mean the same."""
+    if timeout is not None:
+        config = replace(config, timeout=timeout)
+    if jobs:
+        config = replace(config, jobs=jobs)
+    if strict is not None:
+        config = replace(config, strict=strict)
+    if helm is not None:
+        config = replace(config, helm=helm)
+    return config
 
 
 def default_jobs(config: Config) -> int:

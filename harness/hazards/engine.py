@@ -426,6 +426,27 @@ def diff_for(
     )
 
 
+def lint_for(
+    cfg: Config, snapshot: Snapshot, repo: Path | None, cache: RenderCache | None = None
+) -> HazardReport:
+    """`lint` for a command or an API call: the config's sources, goldens, suppressions and
+    each cluster's Kubernetes version, so every caller judges one render alike."""
+    return lint(
+        snapshot,
+        repo=repo,
+        goldens=cfg.goldens,
+        sources=cfg.sources,
+        suppressions=cfg.suppress,
+        preinstalled=cfg.preinstalled,
+        config_file=cfg.source_file.name if cfg.source_file else "harness.yaml",
+        strict=cfg.strict,
+        outside_git=cfg.outside_git,
+        kube_version=cfg.helm_kube_version,
+        kube_versions=cfg.helm_kube_versions,
+        cache=cache,
+    )
+
+
 class FindingsMemo:
     """Lint findings kept by their inputs, in the render cache: a rule's findings over a
     whole side by that side's digest, a cluster-scoped rule's (`scope = "cluster"`: its

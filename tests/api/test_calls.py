@@ -11,6 +11,7 @@ import pytest
 
 from harness import api
 from tests.conftest import configmap, kustomization
+from tests.flux.conftest import flux_ks
 from tests.gitkit import commit_all, init
 
 Repo = Callable[[dict[str, str | bytes]], Path]
@@ -104,3 +105,31 @@ def test_diff_judges_an_image_bump(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert result.base.repo == root and result.errors == ()
     with pytest.raises(api.HarnessError, match="nope"):
         api.diff(root, base="nope")
+
+
+PDB = """apiVersion: policy/v1beta1
+kind: PodDisruptionBudget
+metadata:
+  name: p
+  namespace: media
+spec:
+  maxUnavailable: 1
+"""
+
+
+@pytest.mark.parametrize(
+    ("kube_version", "rejected"), [("{dev: v1.24.0, '*': v1.36.0}", False), ("v1.36.0", True)]
+)
+def test_lint_judges_each_cluster_at_its_kube_version_as_the_cli_does(
+    make_repo: Repo, kube_version: str, rejected: bool
+) -> None:
+    """policy/v1beta1 is served up to 1.24: the call reads the config as `harness lint` does."""
+    repo = make_repo(
+        {
+            "harness.yaml": f"helm:\n  enabled: false\n  kube_version: {kube_version}\n",
+            "clusters/dev/apps.yaml": flux_ks("apps", "./apps"),
+            "apps/pdb.yaml": PDB,
+        }
+    )
+    found = [f for f in api.lint(repo).findings if f.rule == "api-reject"]
+    assert [f.severity for f in found] == (["error"] if rejected else [])

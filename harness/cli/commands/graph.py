@@ -233,20 +233,7 @@ def compute(common: Common, options: GraphOptions) -> tuple[Graph, bool]:
         print_skipped(common, head)
         graph = graph_mod.build(head)
         failed = bool(head.errors())
-        report = (
-            hazard_engine.lint(
-                head,
-                repo=head_repo,
-                goldens=cfg.goldens,
-                sources=cfg.sources,
-                suppressions=cfg.suppress,
-                outside_git=cfg.outside_git,
-                kube_version=cfg.helm_kube_version,
-                kube_versions=cfg.helm_kube_versions,
-            )
-            if options.hazards
-            else None
-        )
+        report = hazard_engine.lint_for(cfg, head, head_repo) if options.hazards else None
     if report is not None:
         graph = graph_mod.with_hazards(graph, report.findings)
     graph = select(graph, options)

@@ -109,17 +109,4 @@ def run(
 
 
 def _lint(cfg: Config, snapshot: Snapshot, cache: cache_mod.RenderCache | None) -> HazardReport:
-    return engine.lint(
-        snapshot,
-        repo=cfg.repo,
-        goldens=cfg.goldens,
-        sources=cfg.sources,
-        suppressions=cfg.suppress,
-        preinstalled=cfg.preinstalled,
-        config_file=cfg.source_file.name if cfg.source_file else "harness.yaml",
-        strict=cfg.strict,
-        outside_git=cfg.outside_git,
-        kube_version=cfg.helm_kube_version,
-        kube_versions=cfg.helm_kube_versions,
-        cache=cache,
-    )
+    return engine.lint_for(cfg, snapshot, cfg.repo, cache)
