@@ -212,7 +212,11 @@ def bench_config(repo: Path, tmp: Path) -> Path:
     cfg = config_mod.load(repo)
     original = cfg.source_file.read_text() if cfg.source_file else ""
     lines = [ln for ln in original.splitlines() if not ln.startswith("goldens:")]
-    with (repo / ".git" / "info" / "exclude").open("a") as fh:
+    info = repo / ".git" / "info"
+    if not (repo / ".git").is_dir():
+        raise SystemExit(f"bench: {repo} is not a git checkout (--incremental times one as it is)")
+    info.mkdir(exist_ok=True)  # `git init` without templates makes none
+    with (info / "exclude").open("a") as fh:
         fh.write("/.harness-bench/\n")
     config_file = tmp / "harness.yaml"
     goldens = repo / ".harness-bench" / "goldens"
