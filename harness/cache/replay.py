@@ -439,7 +439,8 @@ def git_files(repo: str, root: str, answer: list[str], config: bytes | None) -> 
     for part in [] if rel == os.curdir else rel.split(os.sep):
         found += [os.path.join(directory, ".gitignore"), os.path.join(directory, ".gitattributes")]
         directory = os.path.join(directory, part)
-    return sorted({os.path.normpath(p) for p in found})
+    # a device (GIT_CONFIG_GLOBAL=/dev/null) is no file to stat: writes touch its times
+    return sorted({os.path.normpath(p) for p in found if not p.startswith("/dev/")})
 
 
 def _git_unchanged(git: Mapping[str, Any]) -> bool:
