@@ -1,4 +1,5 @@
-"""Whole-run replay: a `check` or `lint` whose inputs are all unchanged prints its recorded answer.
+"""Whole-run replay: a `check`, `lint` or `diff` whose inputs are all unchanged prints its
+recorded answer.
 
 Why: on a warm render cache a no-change `check` of a big repo still pays ~1.3 s for imports,
 discovery, hundreds of cache lookups and hazard graphs, although its answer is a function of
@@ -11,10 +12,21 @@ What a run could read, and so what must match:
 - the invocation: verb and arguments, working directory, environment, which streams are
   terminals and their size, the Python interpreter;
 - every file, directory and symlink under the run's roots (the repo, plus a config file,
-  goldens or source checkouts outside it), `.git` directories excepted: check and lint read
-  the working tree, never the index; the cache directory excepted;
+  goldens or source checkouts outside it), `.git` directories excepted (their names are
+  signed: a repository appearing is a change); the cache directory excepted;
 - harness's own code, the installed packages (site-packages directories) and the renderer
-  binary.
+  binary;
+- a diff's git refs and git's own files (`note_git`): what each ref and HEAD name, as one
+  `git rev-parse` answers (`git_query`), and the stat lines of what git reads besides its
+  objects and refs (`git_files`: the index, config, excludes and attributes files). All else
+  a diff reads through git (trees, blob ids, an exported commit, `git diff` of the working
+  tree) is a function of those commits, immutable objects, the working tree and those
+  files. A replay runs that one `rev-parse` again, bounded (`run_git`: its own process
+  group, killed after GIT_TIMEOUT or past GIT_CAP bytes), after every stat matched, and
+  answers only when git prints the same bytes; a moved branch, a new commit on the base or
+  HEAD, a staged file or a config edit is a miss. A repo holding another repository (a
+  submodule) is never recorded; objects replaced by `git replace` after a record are not
+  seen.
 A file modified too recently to trust its mtime (git's "racily clean" case) also has its
 content hash recorded and checked. A file rewritten with its size, mtime, ctime and inode all
 kept cannot be seen, as with git and make.
@@ -23,8 +35,9 @@ Coverage is checked, not trusted: while a run records, a PEP 578 audit hook sees
 and directory the process opens or lists, every program it starts and every network call. A
 record is kept only when each path read lies under a fingerprinted root (or is harness's
 code, the interpreter's, the cache's own content-addressed entries, a device or a temp dir
-the run made), each program is a renderer whose binary is fingerprinted (`note_tool`), and
-nothing touched the network; so an input a module starts reading without a fingerprint
+the run made) and none inside a `.git`, each program is a renderer whose binary is
+fingerprinted (`note_tool`) or the git whose answers are recorded (`note_git`), and nothing
+touched the network; so an input a module starts reading without a fingerprint
 makes runs unrecordable, never a stale replay. What the hook cannot see (Go code in the Helm
 SDK fetching a chart) declares itself with `taint`. The command line is read with the
 verbs' real option definitions, which the caller hands over (`harness.cli.flags.REPLAYED`,
@@ -40,7 +53,8 @@ any other answer, so it is replayed too.
 appends one line per decision. Records are ordinary entries of the render cache
 (fileformat.py): checksummed, atomic, counted, pruned and cleared with it.
 
-Standard library only, light modules only: this module runs before harness.cli is imported.
+Standard library only, light modules only: this module runs before harness.cli is imported
+(a replayed diff's git runs through `os.posix_spawn`, not `subprocess`).
 """
 
 from __future__ import annotations
@@ -647,12 +661,15 @@ class Recorder:
         self.git = record
 
     def uncovered(self) -> list[str]:
-        """What the run read outside its roots and the code, once the roots are known."""
+        """What the run read outside its roots and the code, once the roots are known, and
+        inside a `.git` (never walked: git's answers are what note_git records)."""
         roots = tuple(r.rstrip(os.sep) + os.sep for r in self.roots or ())
+        git = f"{os.sep}.git{os.sep}"
         return sorted(
             p
             for p in self.unseen
-            if not (p.startswith(roots) or p + os.sep in roots or p in self.tools)
+            if git in p + os.sep
+            or not (p.startswith(roots) or p + os.sep in roots or p in self.tools)
         )
 
     def capture(self, fd: int, chunk: bytes) -> None:

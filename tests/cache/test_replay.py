@@ -419,6 +419,20 @@ def test_a_read_no_fingerprint_covers_is_never_recorded(tmp_path: Path) -> None:
                 raise SystemExit(0)
             assert outcome in log.read_text().splitlines()[-1]
     assert f"read {outside}, which no fingerprint covers" in log.read_text()
+    # inside a root, but in `.git`, which no walk enters
+    write_tree(repo, {".git/HEAD": "ref: refs/heads/main\n"})
+    run = replay.Plan(["check", "git"], str(cache_dir), "7" * 64)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(replay.ENV_LOG, str(log))
+        with pytest.raises(SystemExit), replay.recording(run) as recorder:
+            recorder.start([str(repo)])
+            (repo / ".git" / "HEAD").read_text()
+            raise SystemExit(0)
+    assert (
+        log.read_text()
+        .splitlines()[-1]
+        .endswith(f"not recorded: read {repo / '.git' / 'HEAD'}, which no fingerprint covers")
+    )
 
 
 def test_the_network_and_an_unknown_program_are_never_recorded(tmp_path: Path) -> None:
