@@ -17,8 +17,9 @@ What a run could read, and so what must match:
 - harness's own code, the installed packages (site-packages directories) and the renderer
   binary;
 - a diff's git refs and git's own files (`note_git`): what each ref and HEAD name, as one
-  `git rev-parse` answers (`git_query`), and the stat lines of what git reads besides its
-  objects and refs (`git_files`: the index, config, excludes and attributes files). All else
+  `git rev-parse` answers (`git_query`), and the stat lines (content hashes too when racily
+  clean) of what git reads besides its objects and refs (`git_files`: the index, config,
+  excludes and attributes files). All else
   a diff reads through git (trees, blob ids, an exported commit, `git diff` of the working
   tree) is a function of those commits, immutable objects, the working tree and those
   files. A replay runs that one `rev-parse` again, bounded (`run_git`: its own process
@@ -457,9 +458,22 @@ def git_files(repo: str, root: str, answer: list[str], config: bytes | None) -> 
     return sorted({os.path.normpath(p) for p in found if not p.startswith("/dev/")})
 
 
-def _git_unchanged(git: Mapping[str, Any]) -> bool:
+def _git_stat(path: str, racy_after: int) -> str:
+    """A git file's stat line, and its content hash when it is racily clean (an index or
+    config rewritten in place within one mtime tick of the record)."""
+    line = _stat_line(path)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return line
+    if st.st_mode & 0o170000 == 0o100000 and max(st.st_mtime_ns, st.st_ctime_ns) >= racy_after:
+        return f"{line} {_content(path)}"
+    return line
+
+
+def _git_unchanged(git: Mapping[str, Any], racy_after: int) -> bool:
     """git's files keep their stat lines and git names the same commits as when recorded."""
-    if not all(_stat_line(path) == line for path, line in git["files"].items()):
+    if not all(_git_stat(path, racy_after) == line for path, line in git["files"].items()):
         return False
     return bool(run_git(git["git"], git["cwd"], list(git["args"])) == git["out"])
 
@@ -508,7 +522,7 @@ def replay(run: Plan) -> int | None:
     if now != recorded or not _tools_unchanged(tools):
         _log(run, "miss: inputs changed")
         return None
-    if git is not None and not _git_unchanged(git):  # the one subprocess, last
+    if git is not None and not _git_unchanged(git, racy_after):  # the one subprocess, last
         _log(run, "miss: git state changed")
         return None
     streams = {1: sys.stdout, 2: sys.stderr}
@@ -654,7 +668,7 @@ class Recorder:
             return
         config = run_git(git, repo, ["config", "--list", "--show-origin", "-z"])
         files = git_files(repo, root, answer, config)
-        stats = {path: _stat_line(path) for path in files}
+        stats = {path: _git_stat(path, self.racy_after) for path in files}
         record = {"git": git, "cwd": repo, "args": args, "out": out, "root": root, "files": stats}
         if self.git is not None and self.git != record:
             self.tainted = "the run resolved its refs twice, differently"
@@ -665,11 +679,15 @@ class Recorder:
         inside a `.git` (never walked: git's answers are what note_git records)."""
         roots = tuple(r.rstrip(os.sep) + os.sep for r in self.roots or ())
         git = f"{os.sep}.git{os.sep}"
+        noted = self.git["files"] if self.git is not None else {}  # hashed when racy
         return sorted(
             p
             for p in self.unseen
-            if git in p + os.sep
-            or not (p.startswith(roots) or p + os.sep in roots or p in self.tools)
+            if p not in noted
+            and (
+                git in p + os.sep
+                or not (p.startswith(roots) or p + os.sep in roots or p in self.tools)
+            )
         )
 
     def capture(self, fd: int, chunk: bytes) -> None:
@@ -693,7 +711,7 @@ class Recorder:
             after = fingerprint(self.roots, code_files(), self.run.directory, self.racy_after)
             if after != self.before or not _tools_unchanged(self.tools):
                 reason = "inputs changed during the run"
-            elif self.git is not None and not _git_unchanged(self.git):
+            elif self.git is not None and not _git_unchanged(self.git, self.racy_after):
                 reason = "inputs changed during the run (git)"
         if reason is not None:
             _log(self.run, f"not recorded: {reason}")

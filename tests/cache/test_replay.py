@@ -560,6 +560,13 @@ def _stage_outside_the_repo(root: Path) -> None:
     gitkit.git(root, "add", "README")
 
 
+def _same_size_config_edit(root: Path) -> None:
+    config = root / ".git" / "config"
+    st = config.stat()
+    config.write_text(config.read_text().replace("bare = false", "bare = FALSE"))
+    os.utime(config, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
 GIT_CHANGES: dict[str, tuple[str, Callable[[Path], object]]] = {
     "a new commit on the base ref": (
         "main",
@@ -573,6 +580,7 @@ GIT_CHANGES: dict[str, tuple[str, Callable[[Path], object]]] = {
     "a deleted branch": ("feature", lambda r: gitkit.git(r, "branch", "-q", "-D", "feature")),
     "a staged file (the index)": ("main", _stage_outside_the_repo),
     "git config": ("main", lambda r: gitkit.git(r, "config", "core.autocrlf", "true")),
+    "a same-size edit of git's config, mtime kept": ("main", _same_size_config_edit),
     "info/exclude": ("main", lambda r: (r / ".git" / "info" / "exclude").write_text("*.tmp\n")),
     "a .gitignore above the repo": ("main", lambda r: (r / ".gitignore").write_text("*.tmp\n")),
 }
