@@ -208,8 +208,9 @@ def diff_summary(analysis: Analysis, verdict: Verdict, body: str | None = None) 
     bullets = [image_bullet(c) for c in image_changes(analysis.base, analysis.head)]
     if bullets:  # what a reviewer asks first, as in the comment
         shown = bullets[:SUMMARY_ROWS]
-        more = [f"- ... and {len(bullets) - len(shown)} more"] if len(bullets) > len(shown) else []
-        out += [f"**Images** ({len(bullets)})", "", *shown, *more, ""]
+        rest = len(bullets) - len(shown)
+        out += [f"**Images** ({len(bullets)})", "", *shown]
+        out += [f"- ... and {rest} more", ""] if rest else [""]
     if rows:
         out += ["| target | documents | removed | added | changed |", *_rule(5)]
         for t in rows[:SUMMARY_ROWS]:
