@@ -25,7 +25,6 @@ from harness.cache import replay
 from harness.core import documents, limits, parallel, process, secretflow
 from harness.core.errors import RendererError
 from harness.core.model import RendererInfo, Target, TargetResult
-from harness.render import errors as render_errors
 from harness.render.discover import kustomization_file
 
 # what Flux builds with when the configured flags do not say so already (flux/kustomize/build.py)
@@ -277,6 +276,8 @@ class Renderer:
                     f"kustomize: out of memory under the {limits.human(bounds.memory_bytes)} "
                     "limit, killed (limits.memory_bytes in harness.yaml)",
                 )
+            from harness.render import errors as render_errors  # a failed build's line
+
             message = render_errors.summarize(
                 err.decode("utf-8", "replace"), proc.returncode, directory
             )
