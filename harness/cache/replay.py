@@ -1,4 +1,5 @@
-"""Whole-run replay: a `check` or `lint` whose inputs are all unchanged prints its recorded answer.
+"""Whole-run replay: a `check`, `lint` or `diff` whose inputs are all unchanged prints its
+recorded answer.
 
 Why: on a warm render cache a no-change `check` of a big repo still pays ~1.3 s for imports,
 discovery, hundreds of cache lookups and hazard graphs, although its answer is a function of
@@ -11,10 +12,22 @@ What a run could read, and so what must match:
 - the invocation: verb and arguments, working directory, environment, which streams are
   terminals and their size, the Python interpreter;
 - every file, directory and symlink under the run's roots (the repo, plus a config file,
-  goldens or source checkouts outside it), `.git` directories excepted: check and lint read
-  the working tree, never the index; the cache directory excepted;
+  goldens or source checkouts outside it), `.git` directories excepted (their names are
+  signed: a repository appearing is a change); the cache directory excepted;
 - harness's own code, the installed packages (site-packages directories) and the renderer
-  binary.
+  binary;
+- a diff's git refs and git's own files (`note_git`): what each ref and HEAD name, as one
+  `git rev-parse` answers (`git_query`), and the stat lines (content hashes too when racily
+  clean) of what git reads besides its objects and refs (`git_files`: the index, config,
+  excludes and attributes files). All else
+  a diff reads through git (trees, blob ids, an exported commit, `git diff` of the working
+  tree) is a function of those commits, immutable objects, the working tree and those
+  files. A replay runs that one `rev-parse` again, bounded (`run_git`: its own process
+  group, killed after GIT_TIMEOUT or past GIT_CAP bytes), after every stat matched, and
+  answers only when git prints the same bytes; a moved branch, a new commit on the base or
+  HEAD, a staged file or a config edit is a miss. A repo holding another repository (a
+  submodule) is never recorded; objects replaced by `git replace` after a record are not
+  seen.
 A file modified too recently to trust its mtime (git's "racily clean" case) also has its
 content hash recorded and checked. A file rewritten with its size, mtime, ctime and inode all
 kept cannot be seen, as with git and make.
@@ -23,8 +36,9 @@ Coverage is checked, not trusted: while a run records, a PEP 578 audit hook sees
 and directory the process opens or lists, every program it starts and every network call. A
 record is kept only when each path read lies under a fingerprinted root (or is harness's
 code, the interpreter's, the cache's own content-addressed entries, a device or a temp dir
-the run made), each program is a renderer whose binary is fingerprinted (`note_tool`), and
-nothing touched the network; so an input a module starts reading without a fingerprint
+the run made) and none inside a `.git`, each program is a renderer whose binary is
+fingerprinted (`note_tool`) or the git whose answers are recorded (`note_git`), and nothing
+touched the network; so an input a module starts reading without a fingerprint
 makes runs unrecordable, never a stale replay. What the hook cannot see (Go code in the Helm
 SDK fetching a chart) declares itself with `taint`. The command line is read with the
 verbs' real option definitions, which the caller hands over (`harness.cli.flags.REPLAYED`,
@@ -40,7 +54,8 @@ any other answer, so it is replayed too.
 appends one line per decision. Records are ordinary entries of the render cache
 (fileformat.py): checksummed, atomic, counted, pruned and cleared with it.
 
-Standard library only, light modules only: this module runs before harness.cli is imported.
+Standard library only, light modules only: this module runs before harness.cli is imported
+(a replayed diff's git runs through `os.posix_spawn`, not `subprocess`).
 """
 
 from __future__ import annotations
@@ -77,6 +92,20 @@ RACY_NS = 2_000_000_000
 # this module
 VOLATILE_ENV = frozenset({"_", "OLDPWD", "PWD", "SHLVL", ENV_LOG})
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # harness/
+# a replayed diff's one git call: seconds before its group is killed, bytes it may print
+GIT_TIMEOUT = 10.0
+GIT_CAP = 1 << 16
+# git's own files a diff's git calls read, by `git rev-parse --git-path` (the index: which
+# files are tracked; config and info/: filters, eol, excludes; shallow and grafts: history)
+GIT_PATHS = (
+    "index",
+    "config",
+    "config.worktree",
+    "info/exclude",
+    "info/attributes",
+    "shallow",
+    "info/grafts",
+)
 
 
 class Plan:
@@ -210,11 +239,12 @@ def _isatty(fd: int) -> bool:
 class Fingerprint:
     """The stat signature of a run's inputs, and content hashes of the racily clean files."""
 
-    __slots__ = ("digests", "signature")
+    __slots__ = ("digests", "gits", "signature")
 
-    def __init__(self, signature: str, digests: dict[str, str]) -> None:
+    def __init__(self, signature: str, digests: dict[str, str], gits: tuple[str, ...] = ()) -> None:
         self.signature = signature
         self.digests = digests
+        self.gits = gits  # the `.git` entries met (not walked; their names are signed)
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -231,12 +261,13 @@ def fingerprint(roots: list[str], files: list[str], skip: str, racy_after: int) 
     """Walk `roots` and stat `files`; files modified after `racy_after` get content hashes."""
     h = sha256()
     digests: dict[str, str] = {}
+    gits: list[str] = []
     for path in files:
         h.update(f"F\0{path}\0{_stat_line(path)}\n".encode("utf-8", "surrogateescape"))
     for root in roots:
         h.update(f"R\0{root}\n".encode("utf-8", "surrogateescape"))
-        _walk(root, h, digests, skip, racy_after)
-    return Fingerprint(h.hexdigest(), digests)
+        _walk(root, h, digests, skip, racy_after, gits)
+    return Fingerprint(h.hexdigest(), digests, tuple(gits))
 
 
 def _stat_line(path: str) -> str:
@@ -247,7 +278,9 @@ def _stat_line(path: str) -> str:
     return f"{st.st_mode} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}"
 
 
-def _walk(root: str, h: Any, digests: dict[str, str], skip: str, racy_after: int) -> None:
+def _walk(
+    root: str, h: Any, digests: dict[str, str], skip: str, racy_after: int, gits: list[str]
+) -> None:
     try:
         st = os.stat(root)
     except OSError:
@@ -271,7 +304,11 @@ def _walk(root: str, h: Any, digests: dict[str, str], skip: str, racy_after: int
             continue
         subdirs: list[str] = []
         for entry in entries:
-            if entry.name == ".git" or entry.path == skip:
+            if entry.name == ".git":  # its name only: a repository appearing is a change
+                h.update(f"g\0{entry.path[len(root) :]}\n".encode("utf-8", "surrogateescape"))
+                gits.append(entry.path)
+                continue
+            if entry.path == skip:
                 continue
             try:
                 st = entry.stat(follow_symlinks=False)
@@ -321,6 +358,126 @@ def code_files() -> list[str]:
     return found
 
 
+# -- git: what a diff's refs name -------------------------------------------------------------
+
+
+def git_query(refs: list[str]) -> list[str]:
+    """The arguments of the one git call a replayed diff makes: the work tree's top, its git
+    directory, where git's own files are (GIT_PATHS) and the commit HEAD and each ref name now
+    (as `gitref.resolve` asks, in one call)."""
+    args = ["rev-parse", "--show-toplevel", "--absolute-git-dir"]
+    for name in GIT_PATHS:
+        args += ["--git-path", name]
+    # no `--end-of-options`: git 2.39 prints it back outside `--verify`; a ref never starts
+    # with `-` here (gitref.resolve refuses one) and note_git checks the answer line by line
+    return [*args, *(f"{ref}^{{commit}}" for ref in ("HEAD", *refs))]
+
+
+def run_git(git: str, cwd: str, args: list[str], timeout: float = GIT_TIMEOUT) -> bytes | None:
+    """git's stdout, or None when it fails, times out or prints past GIT_CAP.
+
+    Bounded as core/process.py bounds a tool, without `subprocess` (whose imports would be
+    most of a replay's own time): its own session, so a timeout or an interrupt kills its
+    whole process group; stdin and stderr /dev/null; the environment of gitref.git (no
+    optional locks, the C locale)."""
+    import select  # a builtin module: no import cost to speak of
+
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+    read_fd, write_fd = os.pipe()
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+        try:
+            actions = [
+                (os.POSIX_SPAWN_DUP2, null, 0),
+                (os.POSIX_SPAWN_DUP2, write_fd, 1),
+                (os.POSIX_SPAWN_DUP2, null, 2),
+            ]
+            pid = os.posix_spawn(
+                git, [git, "-C", cwd, *args], env, file_actions=actions, setsid=True
+            )
+        finally:
+            os.close(null)
+    except OSError:
+        os.close(read_fd)
+        return None
+    finally:
+        os.close(write_fd)
+    out = bytearray()
+    reaped = False
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([read_fd], [], [], left)[0]:
+                return None  # timed out: the group is killed below
+            chunk = os.read(read_fd, 1 << 16)
+            if not chunk:
+                break
+            out += chunk
+            if len(out) > GIT_CAP:
+                return None
+        status = os.waitpid(pid, 0)[1]
+        reaped = True
+        return bytes(out) if os.waitstatus_to_exitcode(status) == 0 else None
+    finally:
+        os.close(read_fd)
+        if not reaped:  # a timeout, the cap or an interrupt: never leave git running
+            try:  # noqa: SIM105 - contextlib is one of the imports avoided here
+                os.killpg(pid, 9)  # SIGKILL (`signal` imports enum)
+            except OSError:
+                pass
+            os.waitpid(pid, 0)
+
+
+def git_files(repo: str, root: str, answer: list[str], config: bytes | None) -> list[str]:
+    """What git reads besides the objects and refs (GIT_PATHS, as `answer` - git_query's output
+    lines - says where they are), the config files it read (`config`: the output of
+    `git config --list --show-origin -z`), where the global and system ones would be (a file
+    appearing is a change), the excludes and attributes files they name, and the
+    `.gitignore` and `.gitattributes` of the directories between the work tree's top and the
+    repo (the repo's own are in its fingerprint)."""
+    found = [os.path.join(repo, p) for p in answer[2 : 2 + len(GIT_PATHS)]]
+    home = os.path.expanduser("~")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    found += [os.path.join(xdg, "git", name) for name in ("config", "ignore", "attributes")]
+    found += [os.path.join(home, ".gitconfig"), "/etc/gitconfig", "/etc/gitattributes"]
+    found += [os.environ[k] for k in ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM") if k in os.environ]
+    fields = (config or b"").decode("utf-8", "surrogateescape").split("\0")
+    for origin, entry in zip(fields[::2], fields[1::2], strict=False):
+        if origin.startswith("file:"):
+            found.append(os.path.join(repo, origin[len("file:") :]))
+        key, _, value = entry.partition("\n")
+        if key.lower() in ("core.excludesfile", "core.attributesfile") and value:
+            found.append(os.path.join(repo, os.path.expanduser(value)))
+    rel = os.path.relpath(repo, root)
+    directory = root
+    for part in [] if rel == os.curdir else rel.split(os.sep):
+        found += [os.path.join(directory, ".gitignore"), os.path.join(directory, ".gitattributes")]
+        directory = os.path.join(directory, part)
+    # a device (GIT_CONFIG_GLOBAL=/dev/null) is no file to stat: writes touch its times
+    return sorted({os.path.normpath(p) for p in found if not p.startswith("/dev/")})
+
+
+def _git_stat(path: str, racy_after: int) -> str:
+    """A git file's stat line, and its content hash when it is racily clean (an index or
+    config rewritten in place within one mtime tick of the record)."""
+    line = _stat_line(path)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return line
+    if st.st_mode & 0o170000 == 0o100000 and max(st.st_mtime_ns, st.st_ctime_ns) >= racy_after:
+        return f"{line} {_content(path)}"
+    return line
+
+
+def _git_unchanged(git: Mapping[str, Any], racy_after: int) -> bool:
+    """git's files keep their stat lines and git names the same commits as when recorded."""
+    if not all(_git_stat(path, racy_after) == line for path, line in git["files"].items()):
+        return False
+    return bool(run_git(git["git"], git["cwd"], list(git["args"])) == git["out"])
+
+
 # -- replay ----------------------------------------------------------------------------------
 
 
@@ -348,6 +505,15 @@ def replay(run: Plan) -> int | None:
         code = int(payload["exit"])
         racy_after = int(payload["racy_after"])
         tools = {str(k): str(v) for k, v in dict(payload["tools"]).items()}
+        git = payload.get("git")
+        if git is not None:  # a diff: git's files and what its refs name (note_git)
+            git = {
+                "git": str(git["git"]),
+                "cwd": str(git["cwd"]),
+                "args": [str(a) for a in git["args"]],
+                "out": bytes(git["out"]),
+                "files": {str(k): str(v) for k, v in dict(git["files"]).items()},
+            }
     except (KeyError, TypeError, ValueError):
         _log(run, "miss: unreadable record")
         return None
@@ -355,6 +521,9 @@ def replay(run: Plan) -> int | None:
     now = fingerprint(roots, code_files(), skip, racy_after)
     if now != recorded or not _tools_unchanged(tools):
         _log(run, "miss: inputs changed")
+        return None
+    if git is not None and not _git_unchanged(git, racy_after):  # the one subprocess, last
+        _log(run, "miss: git state changed")
         return None
     streams = {1: sys.stdout, 2: sys.stderr}
     for fd, data in chunks:
@@ -440,6 +609,8 @@ class Recorder:
         self.tainted: str | None = None
         self.roots: list[str] | None = None
         self.tools: dict[str, str] = {}  # binary -> its stat line when the run resolved it
+        self.programs: dict[str, str] = {}  # what the run started: path -> name it was given
+        self.git: dict[str, Any] | None = None  # a diff's refs and git's files (note_git)
         self.before: Fingerprint | None = None
         self.racy_after = 0
         self.allowed = _allowed(run.directory)
@@ -461,18 +632,62 @@ class Recorder:
             self.unseen.add(path)
 
     def ran(self, executable: str) -> None:
-        """The run started `executable`: only a noted tool's stat line is fingerprinted."""
-        found = os.path.abspath(executable)
-        if found not in self.tools and self.tainted is None:
-            self.tainted = f"ran {executable}, which no fingerprint covers"
+        """The run started `executable`, found on PATH as the OS finds it: fine when it is a
+        noted tool by the end (a diff runs git before `note_git` can note it)."""
+        found = executable
+        if os.sep not in executable:
+            import shutil  # only when recording; replay's fast path never gets here
+
+            found = shutil.which(executable) or executable
+        if len(self.programs) < 64:
+            self.programs.setdefault(os.path.abspath(found), executable)
+
+    def note_git(self, repo: str, root: str, shas: dict[str, str]) -> None:
+        """See the module's `note_git`: git's answer to the replay's query is kept, checked
+        against what the run resolved, with the stat lines of git's files."""
+        import shutil  # only when recording
+
+        found = shutil.which("git")
+        if found is None:
+            self.tainted = "git is not on PATH"
+            return
+        git = os.path.abspath(found)
+        self.tools[git] = _stat_line(git)
+        refs = list(shas)
+        args = git_query(refs)
+        out = run_git(git, repo, args)
+        answer = out.decode("utf-8", "surrogateescape").split("\n") if out is not None else []
+        wanted = 2 + len(GIT_PATHS) + 1 + len(refs) + 1  # and the last line's newline
+        if (
+            len(answer) != wanted
+            or answer[-1] != ""
+            or os.path.realpath(answer[0]) != os.path.realpath(root)
+            or answer[-1 - len(refs) : -1] != [shas[ref] for ref in refs]
+        ):
+            self.tainted = "git does not answer the replay's query as the run's refs resolved"
+            return
+        config = run_git(git, repo, ["config", "--list", "--show-origin", "-z"])
+        files = git_files(repo, root, answer, config)
+        stats = {path: _git_stat(path, self.racy_after) for path in files}
+        record = {"git": git, "cwd": repo, "args": args, "out": out, "root": root, "files": stats}
+        if self.git is not None and self.git != record:
+            self.tainted = "the run resolved its refs twice, differently"
+        self.git = record
 
     def uncovered(self) -> list[str]:
-        """What the run read outside its roots and the code, once the roots are known."""
+        """What the run read outside its roots and the code, once the roots are known, and
+        inside a `.git` (never walked: git's answers are what note_git records)."""
         roots = tuple(r.rstrip(os.sep) + os.sep for r in self.roots or ())
+        git = f"{os.sep}.git{os.sep}"
+        noted = self.git["files"] if self.git is not None else {}  # hashed when racy
         return sorted(
             p
             for p in self.unseen
-            if not (p.startswith(roots) or p + os.sep in roots or p in self.tools)
+            if p not in noted
+            and (
+                git in p + os.sep
+                or not (p.startswith(roots) or p + os.sep in roots or p in self.tools)
+            )
         )
 
     def capture(self, fd: int, chunk: bytes) -> None:
@@ -496,6 +711,8 @@ class Recorder:
             after = fingerprint(self.roots, code_files(), self.run.directory, self.racy_after)
             if after != self.before or not _tools_unchanged(self.tools):
                 reason = "inputs changed during the run"
+            elif self.git is not None and not _git_unchanged(self.git, self.racy_after):
+                reason = "inputs changed during the run (git)"
         if reason is not None:
             _log(self.run, f"not recorded: {reason}")
             return
@@ -512,6 +729,8 @@ class Recorder:
             "exit": code,
             "output": [[fd, bytes(data)] for fd, data in self.chunks],
         }
+        if self.git is not None:
+            payload["git"] = self.git
         data = fileformat.encode_raw(marshal.dumps(payload), self.run.digest)
         if fileformat.write_atomic(self.run.path, data):
             _log(self.run, f"recorded: exit {code}")
@@ -523,6 +742,14 @@ class Recorder:
             return self.tainted
         if self.roots is None:
             return "no repo was read"
+        for path, name in sorted(self.programs.items()):
+            if path not in self.tools:
+                return f"ran {name}, which no fingerprint covers"
+        if self.git is not None and self.before is not None:
+            own = os.path.join(self.git["root"], ".git")
+            nested = [g for g in self.before.gits if g != own]
+            if nested:  # a submodule's HEAD and index would be read unrecorded
+                return f"{nested[0]} is a git repository inside the repo"
         unseen = self.uncovered()
         if unseen:
             more = f" (and {len(unseen) - 1} more)" if len(unseen) > 1 else ""
@@ -586,6 +813,10 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         executable, argv = args[0], args[1]
         program = executable if executable is not None else (argv[0] if argv else "")
         recorder.ran(os.fsdecode(program))
+    elif event in ("os.posix_spawn", "os.exec", "os.spawn"):
+        recorder.ran(os.fsdecode(args[1] if event == "os.spawn" else args[0]))
+    elif event == "os.system":
+        recorder.tainted = "the run started a shell"
 
 
 def _install_hook() -> None:
@@ -687,6 +918,21 @@ def note_tool(path: os.PathLike[str] | str) -> None:
     if _active is not None:
         found = os.path.abspath(path)
         _active.tools[found] = _stat_line(found)
+
+
+def note_git(
+    repo: os.PathLike[str] | str, root: os.PathLike[str] | str, shas: Mapping[str, str]
+) -> None:
+    """A diff resolved its refs (`shas`: ref -> commit) in the work tree whose top is `root`.
+
+    What it reads through git is a function of those commits (immutable objects: trees, blob
+    ids, file contents), of the working tree (fingerprinted) and of git's own files (the
+    index, config, excludes and attributes: `git_files`, by stat line); `.git` itself is never
+    walked. So the record keeps git's answer to `git_query` (HEAD included: a commit moves
+    it) and those stat lines, and a replay asks git that one question again. The git binary
+    becomes a noted tool; git run without this note makes the run unrecordable."""
+    if _active is not None and _active.tainted is None:
+        _active.note_git(os.fspath(repo), os.fspath(root), dict(shas))
 
 
 def taint(reason: str) -> None:

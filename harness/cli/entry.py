@@ -1,7 +1,7 @@
 """The `harness` console script: replay an unchanged run, else import and run the CLI.
 
-Kept apart from app.py so that a replayed `check` imports no more than replay.py needs, and
-flags.py: the options of the verbs it replays, as plain data (no typer).
+Kept apart from app.py so that a replayed `check`, `lint` or `diff` imports no more than
+replay.py needs, and flags.py: the options of the verbs it replays, as plain data (no typer).
 """
 
 from __future__ import annotations

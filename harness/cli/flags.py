@@ -1,14 +1,16 @@
 """The options a replayed run reads before typer loads, each declared once, as plain data.
 
-Every verb's shared options and the own options of the verbs a replay answers (check, lint):
+Every verb's shared options and the own options of the verbs a replay answers (check, lint,
+diff):
 each one's flags, whether it takes a value, its replay policy, its help and its value's name
 in --help. shared.py makes typer's options from these (`shared.option`), and
 `harness.cli.entry` hands `REPLAYED` to `cache/replay.py`, which reads a command line with
 it (tests/cli/test_flags.py checks it against the click parameters typer builds). A new
-option of check or lint is declared here, with its policy, or that test fails.
+option of check, lint or diff is declared here, with its policy, or that test fails.
 
 Policies (how `replay.read_argv` treats an option):
-- `key`: the whole argv is part of the invocation key; nothing else to do;
+- `key`: the whole argv is part of the invocation key; nothing else to do (diff's `--base`
+  and `--head` too: what the refs resolve to is checked by `replay.note_git`'s record);
 - `root`: names what the run reads (repo, config): `note_config` fingerprints it;
 - `tool`: a binary the run executes: `note_tool` fingerprints it;
 - `cache-dir`: where the record lives (and which directory the walk skips);
@@ -123,7 +125,7 @@ NO_CACHE = Flag(
     "--no-cache",
     policy="off",
     help="Render every target; read and write no render cache and replay no unchanged "
-    "check/lint run (confinement still applies).",
+    "check/lint/diff run (confinement still applies).",
 )
 CACHE_DIR = Flag(
     "--cache-dir",
@@ -200,9 +202,56 @@ FAIL_ON = Flag(
     "deletes something; warning: misbehaves under a plausible condition; info: latent).",
 )
 
+# -- diff's own (watch and comment take some of them, in their own words) ---------------------
+
+BASE = Flag("--base", value=True, metavar="REF", help="Git ref to compare against (default: HEAD).")
+HEAD = Flag(
+    "--head",
+    value=True,
+    metavar="REF",
+    help="Git ref for the new side (default: the working tree).",
+)
+GOLDENS = Flag("--goldens", help="Compare the goldens with the working tree.")
+DIFF_EXPECT = Flag(
+    "--expect",
+    value=True,
+    metavar="MODE",
+    help="no-change: exit 1 on any difference; pure-move: exit 1 unless every difference "
+    "is a move with identical content.",
+)
+FAIL_ON_DIFF = Flag("--fail-on-diff", help="Exit 1 when anything differs.")
+DIFF_FAIL_ON_HAZARD = Flag(
+    "--fail-on-hazard",
+    value=True,
+    metavar="SEVERITY",
+    help="Also exit 1 when a hazard finding (see `harness lint`) is at this severity "
+    "(error, warning or info) or worse; off by default, so --expect judges content alone.",
+)
+DIFF_UNIFIED = Flag(
+    "--unified", "-U", value=True, metavar="N", help="Also show a unified diff, N context lines."
+)
+FAIL_ON_PREEXISTING = Flag(
+    "--fail-on-preexisting-error",
+    help="Also exit 2 for a target failing identically on both sides with unchanged "
+    "inputs (by default such a pre-existing error is shown once and not judged).",
+)
+
 OWN = {
     "check": (CI_OUTPUT, CHECK_FAIL_ON_HAZARD, HTML, SHARD),
     "lint": (LINT_OUTPUT, FAIL_ON, HTML),
+    "diff": (
+        BASE,
+        HEAD,
+        GOLDENS,
+        DIFF_EXPECT,
+        FAIL_ON_DIFF,
+        DIFF_FAIL_ON_HAZARD,
+        DIFF_UNIFIED,
+        CI_OUTPUT,
+        FAIL_ON_PREEXISTING,
+        HTML,
+        SHARD,
+    ),
 }
 
 

@@ -177,51 +177,22 @@ OutputOpt = Annotated[
 CiOutputOpt = Annotated[CiOutput, option(flags.CI_OUTPUT)]
 HtmlOpt = Annotated[Path | None, option(flags.HTML, dir_okay=False)]
 ShardOpt = Annotated[str | None, option(flags.SHARD)]
-BaseOpt = Annotated[
-    str | None,
-    typer.Option("--base", metavar="REF", help="Git ref to compare against (default: HEAD)."),
-]
-HeadOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--head", metavar="REF", help="Git ref for the new side (default: the working tree)."
-    ),
-]
-GoldensOpt = Annotated[
-    bool,
-    typer.Option("--goldens", metavar=FLAG, help="Compare the goldens with the working tree."),
-]
-FailOnDiffOpt = Annotated[
-    bool, typer.Option("--fail-on-diff", metavar=FLAG, help="Exit 1 when anything differs.")
-]
-FailOnHazardOpt = Annotated[
-    Severity | None,
-    typer.Option(
-        "--fail-on-hazard",
-        metavar="SEVERITY",
-        help="Also exit 1 when a hazard finding (see `harness lint`) is at this severity "
-        "(error, warning or info) or worse; off by default, so --expect judges content alone.",
-    ),
-]
-FailOnPreexistingOpt = Annotated[
-    bool,
-    typer.Option(
-        "--fail-on-preexisting-error",
-        metavar=FLAG,
-        help="Also exit 2 for a target failing identically on both sides with unchanged "
-        "inputs (by default such a pre-existing error is shown once and not judged).",
-    ),
-]
+BaseOpt = Annotated[str | None, option(flags.BASE)]
+HeadOpt = Annotated[str | None, option(flags.HEAD)]
+GoldensOpt = Annotated[bool, option(flags.GOLDENS)]
+FailOnDiffOpt = Annotated[bool, option(flags.FAIL_ON_DIFF)]
+FailOnHazardOpt = Annotated[Severity | None, option(flags.DIFF_FAIL_ON_HAZARD)]
+FailOnPreexistingOpt = Annotated[bool, option(flags.FAIL_ON_PREEXISTING)]
 
 
-def expect(help: str) -> Any:
-    """`--expect MODE` of diff, watch and comment, in each verb's words."""
-    return typer.Option("--expect", metavar="MODE", help=help)
+def expect(help: str | None = None) -> Any:
+    """`--expect MODE` of diff, watch and comment, in each verb's words (diff's: flags.py)."""
+    return option(flags.DIFF_EXPECT, help=help)
 
 
-def unified(help: str) -> Any:
-    """`--unified/-U N` of diff, watch and comment, in each verb's words."""
-    return typer.Option("--unified", "-U", min=0, metavar="N", help=help)
+def unified(help: str | None = None) -> Any:
+    """`--unified/-U N` of diff, watch and comment, in each verb's words (diff's: flags.py)."""
+    return option(flags.DIFF_UNIFIED, help=help, min=0)
 
 
 def sharded(c: Common, shard: str | None) -> Common:

@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -38,6 +39,8 @@ GO_RUNTIME = {"GOGC": "400", "GOMEMLIMIT": "1GiB"}
 # Go's runtime dies with this when its address-space limit (limits.memory_bytes) is reached;
 # the bytes it names vary from run to run, so the error line says the limit instead
 _OUT_OF_MEMORY = b"fatal error: out of memory"
+# ... and with these (or SIGSEGV) when the limit is too low for it to start at all
+_CANNOT_START = (b"failed to reserve", b"runtime: cannot map pages")
 
 
 @dataclass(frozen=True)
@@ -189,6 +192,9 @@ class Renderer:
         out = proc.stdout.decode("utf-8", "replace").strip()
         if proc.returncode < 0:
             replay.taint("a renderer was killed")
+        starved = _starved(proc.returncode, proc.stderr, bounds.memory_bytes, starting=True)
+        if starved:
+            raise RendererError(f"{self.binary}: {starved}")
         if proc.returncode != 0 or not out:
             err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
             raise RendererError(
@@ -276,6 +282,9 @@ class Renderer:
                     f"kustomize: out of memory under the {limits.human(bounds.memory_bytes)} "
                     "limit, killed (limits.memory_bytes in harness.yaml)",
                 )
+            starved = _starved(proc.returncode, err, bounds.memory_bytes)
+            if starved:
+                return BuildOutput(None, "kustomize: " + starved)
             from harness.render import errors as render_errors  # a failed build's line
 
             message = render_errors.summarize(
@@ -286,6 +295,23 @@ class Renderer:
             return BuildOutput(out.decode("utf-8"))
         except UnicodeDecodeError as exc:
             return BuildOutput(None, f"kustomize output is not UTF-8 (byte {exc.start})")
+
+
+def _starved(code: int, err: bytes, memory: int, starting: bool = False) -> str:
+    """The line for a renderer that could not even start under `memory` (Go reserves its
+    heap's address space first: below several hundred MiB it dies before reading anything,
+    with SIGSEGV or a "failed to reserve" error that names no limit); "" otherwise.
+    `starting`: the version check, which needs no memory of its own, so any out-of-memory
+    death there means the limit is too low to start."""
+    if not memory or code == 0:
+        return ""
+    needles = (*_CANNOT_START, b"out of memory") if starting else _CANNOT_START
+    if code != -signal.SIGSEGV and not any(needle in err for needle in needles):
+        return ""
+    return (
+        f"cannot start under the {limits.human(memory)} address-space limit "
+        "(limits.memory_bytes in harness.yaml; kubectl needs about 1 GiB to start)"
+    )
 
 
 def _over_cap(exc: process.OutputTooLarge) -> str:

@@ -15,12 +15,14 @@ from pathlib import Path
 
 from harness.compare.analyze import Analysis
 from harness.compare.gate import Expectation, Verdict
+from harness.compare.images import changes as image_changes
 from harness.compare.snapshots import Comparison
 from harness.core.model import Snapshot
 from harness.hazards.engine import HazardReport
 from harness.report import markdown_budget as mb
 from harness.report.diff_text import verdict_line
 from harness.report.junit import Case, check_cases, diff_cases
+from harness.report.markdown import image_bullet
 from harness.report.text import summary_line
 from harness.report.values import shorten
 from harness.report.visible import visible
@@ -188,7 +190,8 @@ def _check_status(status: str) -> str:
 
 
 def diff_summary(analysis: Analysis, verdict: Verdict, body: str | None = None) -> str:
-    """The verdict and the per-target table; `body` (a rendered comment head) if given."""
+    """The verdict, the image changes and the per-target table; `body` (a rendered comment
+    head) if given."""
     if body is not None:
         return body
     out = [f"### {mb.escape_text(verdict_line(analysis, verdict))}", ""]
@@ -202,6 +205,11 @@ def diff_summary(analysis: Analysis, verdict: Verdict, body: str | None = None) 
             and not analysis.is_not_judged(t.name)
         )
     ]
+    bullets = [image_bullet(c) for c in image_changes(analysis.base, analysis.head)]
+    if bullets:  # what a reviewer asks first, as in the comment
+        shown = bullets[:SUMMARY_ROWS]
+        more = [f"- ... and {len(bullets) - len(shown)} more"] if len(bullets) > len(shown) else []
+        out += [f"**Images** ({len(bullets)})", "", *shown, *more, ""]
     if rows:
         out += ["| target | documents | removed | added | changed |", *_rule(5)]
         for t in rows[:SUMMARY_ROWS]:

@@ -23,12 +23,14 @@ from harness.compare import masking
 from harness.compare.analyze import Analysis, Location, TargetChange
 from harness.compare.docdiff import DocChange, FieldChange, show_change, show_pair, unified_diff
 from harness.compare.groups import ChangeGroup, by_change, places_text
+from harness.compare.images import changes as image_changes
 from harness.core import redaction
 from harness.core.model import Document, Snapshot
 from harness.graph import style as gs
 from harness.graph import svg as graph_svg
 from harness.graph.view import CRD_EDGES_ABOVE, Graph
 from harness.hazards.engine import HazardReport
+from harness.report import image_summary
 from harness.report.diff_text import field_lines
 from harness.report.findings import counts_line, entries
 
@@ -52,6 +54,8 @@ class Report:
     targets: tuple[dict[str, Any], ...] = field(default=())
     changes: tuple[dict[str, Any], ...] = field(default=())  # the first screen: each change once
     whole: Graph | None = None  # the whole graph, behind "show the whole graph"
+    # the "Images" section: its title and one line per image change (image_summary.py)
+    images: tuple[str, ...] = ()
 
 
 def _asset(name: str) -> str:
@@ -199,6 +203,8 @@ def diff_report(
     listed = [g for g in groups if g.real] + [
         g for g in groups if g.moved and not g.real and g.op == "removed"
     ]
+    found = image_changes(analysis.base, analysis.head)
+    images = (image_summary.summary_title(found), *map(image_summary.change_line, found))
     return Report(
         command,
         verdict,
@@ -210,6 +216,7 @@ def diff_report(
         tuple(targets),
         tuple(change_data(listed, where)),
         whole,
+        images if found else (),
     )
 
 
@@ -344,11 +351,23 @@ def render(report: Report) -> str:
         "VERDICT": _shown(report.verdict),
         "CONTEXT": _shown(report.context),
         "NOTES": notes,
+        "IMAGES": images_section(report.images),
         "GRAPH": graph_html,
         "DATA": _json_for_script(data),
         "JS": _asset("report.js"),
     }
     return fill(_asset("report.html"), values)
+
+
+def images_section(lines: Sequence[str]) -> str:
+    """What image versions change, first: a reviewer's first question of a bump (static
+    HTML, every line whole; `lines` is the title then one line per change)."""
+    if not lines:
+        return ""
+    title, *changes = lines
+    items = "".join(f"<li>{_shown(line)}</li>" for line in changes)
+    head = f'<section id="images-box"><h2>{_shown(title)}</h2>'
+    return f'{head}<ul id="images">{items}</ul></section>'
 
 
 def _shown(text: str) -> str:

@@ -4,6 +4,7 @@ real run prints, and every kind of input change, however small, is a miss."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import http.server
 import io
 import os
@@ -18,6 +19,7 @@ import pytest
 
 from harness.cache import fileformat, replay
 from harness.cli import flags
+from tests import gitkit
 from tests.conftest import Result, configmap, fresh_python, kustomization, write_tree
 
 Run = Callable[..., tuple[Result, str]]
@@ -417,6 +419,20 @@ def test_a_read_no_fingerprint_covers_is_never_recorded(tmp_path: Path) -> None:
                 raise SystemExit(0)
             assert outcome in log.read_text().splitlines()[-1]
     assert f"read {outside}, which no fingerprint covers" in log.read_text()
+    # inside a root, but in `.git`, which no walk enters
+    write_tree(repo, {".git/HEAD": "ref: refs/heads/main\n"})
+    run = replay.Plan(["check", "git"], str(cache_dir), "7" * 64)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(replay.ENV_LOG, str(log))
+        with pytest.raises(SystemExit), replay.recording(run) as recorder:
+            recorder.start([str(repo)])
+            (repo / ".git" / "HEAD").read_text()
+            raise SystemExit(0)
+    assert (
+        log.read_text()
+        .splitlines()[-1]
+        .endswith(f"not recorded: read {repo / '.git' / 'HEAD'}, which no fingerprint covers")
+    )
 
 
 def test_the_network_and_an_unknown_program_are_never_recorded(tmp_path: Path) -> None:
@@ -442,3 +458,219 @@ def test_the_network_and_an_unknown_program_are_never_recorded(tmp_path: Path) -
     lines = log.read_text().splitlines()
     assert lines[0].endswith("not recorded: the run used the network")
     assert "not recorded: ran true, which no fingerprint covers" in lines[1]
+
+
+# -- diff: the refs, git's files and the working tree ---------------------------------------
+
+
+def _diff(run: Run, repo: Path, *extra: str, env: dict[str, str] | None = None) -> Result:
+    res, log = run("diff", "--repo", repo, "-j", "2", "--fail-on-diff", *extra, env=env)
+    return Result(res.code, res.stdout, res.stderr + "\0" + log)  # the log after a NUL
+
+
+def _replay_log(res: Result) -> str:
+    return res.stderr.partition("\0")[2]
+
+
+def _same(a: Result, b: Result) -> bool:
+    return (a.code, a.stdout, a.stderr.partition("\0")[0]) == (
+        b.code,
+        b.stdout,
+        b.stderr.partition("\0")[0],
+    )
+
+
+def test_unchanged_diff_replays_exactly_and_a_commit_is_a_miss(tmp_path: Path, run: Run) -> None:
+    """A diff against a ref, then a diff of two refs: each replays byte for byte with its
+    exit code, equal to a fresh run; a commit moves HEAD, so the first is a miss."""
+    repo = gitkit.init(tmp_path / "gitops")
+    write_tree(
+        repo,
+        {
+            "apps/a/kustomization.yaml": kustomization("cm.yaml"),
+            "apps/a/cm.yaml": configmap("a", data1="one"),
+        },
+    )
+    gitkit.commit_all(repo, "one")
+    (repo / "apps" / "a" / "cm.yaml").write_text(configmap("a", data1="uno"))
+    first = _diff(run, repo, "--base", "HEAD")
+    assert first.code == 1 and "recorded: exit 1" in _replay_log(first)
+    again = _diff(run, repo, "--base", "HEAD")
+    assert "hit: exit 1" in _replay_log(again) and _same(again, first)
+    assert "data1: one -> uno" in first.stdout
+
+    gitkit.commit_all(repo, "two")  # the edit is HEAD now: nothing differs
+    moved = _diff(run, repo, "--base", "HEAD")
+    assert moved.code == 0 and "miss: git state changed" in _replay_log(moved)
+
+    refs = ("--base", "HEAD~1", "--head", "main")
+    two = _diff(run, repo, *refs)
+    assert two.code == 1 and "recorded: exit 1" in _replay_log(two)
+    replayed = _diff(run, repo, *refs)
+    assert "hit: exit 1" in _replay_log(replayed) and _same(replayed, two)
+    assert _same(two, _diff(run, repo, *refs, env={replay.ENV_OFF: "1"}))
+
+
+def test_a_diffs_arguments_and_environment_are_its_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another ref string, option or variable (GIT_DIR, HOME: where git looks) is another
+    record; what a ref names is checked by the record itself."""
+    plans = [replay.plan(["diff", "--base", "main"], flags.REPLAYED)]
+    plans.append(replay.plan(["diff", "--base", "main", "-U", "1"], flags.REPLAYED))
+    plans.append(replay.plan(["diff", "--base", "v1"], flags.REPLAYED))
+    monkeypatch.setenv("GIT_DIR", "/elsewhere/.git")
+    plans.append(replay.plan(["diff", "--base", "main"], flags.REPLAYED))
+    assert len({p.digest for p in plans if p is not None}) == 4
+
+
+def _git_project(tmp_path: Path) -> tuple[Path, Path]:
+    """A work tree whose harness repo is its subdirectory `deploy`: main at one commit, a tag
+    and a branch on it."""
+    root = gitkit.init(tmp_path / "root")
+    write_tree(root, {"deploy/a.yaml": "a: 1\n", "README": "read me\n"})
+    gitkit.commit_all(root, "one")
+    gitkit.git(root, "tag", "v1")
+    gitkit.git(root, "branch", "feature")
+    return root.resolve(), root.resolve() / "deploy"
+
+
+def _record_diff(tmp_path: Path, root: Path, repo: Path, ref: str) -> replay.Plan:
+    """A recording that, like `harness diff --base REF`, resolved `ref` and printed its answer."""
+    name = f"{tmp_path}:{ref}"
+    run = replay.Plan(
+        ["diff", name], str(tmp_path / "cache"), hashlib.sha256(name.encode()).hexdigest()
+    )
+    sha = gitkit.git(root, "rev-parse", f"{ref}^{{commit}}").strip()
+    with pytest.raises(SystemExit), replay.recording(run) as recorder:
+        recorder.start([str(repo)])
+        subprocess.run(["git", "--version"], capture_output=True, check=True)  # as a diff does
+        replay.note_git(repo, root, {ref: sha})
+        print("the answer")
+        raise SystemExit(1)
+    return run
+
+
+def _commit_elsewhere(root: Path) -> None:
+    """A new commit on `feature` only (HEAD, the index and the files stay)."""
+    sha = gitkit.git(root, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "two").strip()
+    gitkit.git(root, "update-ref", "refs/heads/feature", sha)
+
+
+def _stage_outside_the_repo(root: Path) -> None:
+    (root / "README").write_text("read me again\n")
+    gitkit.git(root, "add", "README")
+
+
+def _same_size_config_edit(root: Path) -> None:
+    config = root / ".git" / "config"
+    st = config.stat()
+    config.write_text(config.read_text().replace("bare = false", "bare = FALSE"))
+    os.utime(config, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+GIT_CHANGES: dict[str, tuple[str, Callable[[Path], object]]] = {
+    "a new commit on the base ref": (
+        "main",
+        lambda r: gitkit.git(r, "commit", "-q", "--allow-empty", "-m", "two"),
+    ),
+    "a moved branch": ("feature", _commit_elsewhere),
+    "HEAD moving (a commit) past a fixed tag": (
+        "v1",
+        lambda r: gitkit.git(r, "commit", "-q", "--allow-empty", "-m", "two"),
+    ),
+    "a deleted branch": ("feature", lambda r: gitkit.git(r, "branch", "-q", "-D", "feature")),
+    "a staged file (the index)": ("main", _stage_outside_the_repo),
+    "git config": ("main", lambda r: gitkit.git(r, "config", "core.autocrlf", "true")),
+    "a same-size edit of git's config, mtime kept": ("main", _same_size_config_edit),
+    "info/exclude": ("main", lambda r: (r / ".git" / "info" / "exclude").write_text("*.tmp\n")),
+    "a .gitignore above the repo": ("main", lambda r: (r / ".gitignore").write_text("*.tmp\n")),
+}
+
+
+@pytest.mark.parametrize("change", sorted(GIT_CHANGES))
+def test_every_git_change_is_a_miss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    """What a diff reads through git is the refs' commits and git's own files: each change of
+    one is a miss, though no file of the repo changed."""
+    log = tmp_path / "log"
+    monkeypatch.setenv(replay.ENV_LOG, str(log))
+    out = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(out, encoding="utf-8"))
+    root, repo = _git_project(tmp_path)
+    ref, edit = GIT_CHANGES[change]
+    run = _record_diff(tmp_path, root, repo, ref)
+    assert log.read_text().splitlines()[-1].endswith("recorded: exit 1")
+    assert replay.replay(run) == 1  # unchanged: replayed
+    assert out.getvalue() == b"the answer\nthe answer\n"
+    edit(root)
+    assert replay.replay(run) is None
+    assert log.read_text().splitlines()[-1].endswith("miss: git state changed")
+
+
+def test_git_housekeeping_that_changes_no_answer_still_replays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refs are asked of git, not read from files: packing them, or a branch the diff does not
+    name, is no change."""
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BytesIO(), encoding="utf-8"))
+    root, repo = _git_project(tmp_path)
+    run = _record_diff(tmp_path, root, repo, "feature")
+    gitkit.git(root, "pack-refs", "--all")
+    gitkit.git(root, "branch", "other")
+    assert replay.replay(run) == 1
+
+
+def test_git_without_its_note_or_over_a_nested_repository_is_never_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "log"
+    monkeypatch.setenv(replay.ENV_LOG, str(log))
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BytesIO(), encoding="utf-8"))
+    root, repo = _git_project(tmp_path)
+    run = replay.Plan(["diff", "unnoted"], str(tmp_path / "cache"), "9" * 64)
+    with pytest.raises(SystemExit), replay.recording(run) as recorder:
+        recorder.start([str(repo)])
+        subprocess.run(["git", "--version"], capture_output=True, check=True)
+        raise SystemExit(0)
+    assert (
+        log.read_text()
+        .splitlines()[-1]
+        .endswith("not recorded: ran git, which no fingerprint covers")
+    )
+    gitkit.init(repo / "vendored")  # a submodule's HEAD and index are not the recorded ones
+    _record_diff(tmp_path, root, repo, "main")
+    assert (
+        log.read_text()
+        .splitlines()[-1]
+        .endswith(f"not recorded: {repo / 'vendored' / '.git'} is a git repository inside the repo")
+    )
+
+
+def _fake_git(tmp_path: Path, body: str) -> str:
+    script = tmp_path / "fake-git"
+    script.write_text(f"#!/bin/sh\n{body}\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` still runs (a zombie waiting for its reaper, init, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def test_the_replays_git_call_is_bounded(tmp_path: Path) -> None:
+    """A git that hangs is killed with its group (a child it started too) after the timeout;
+    one that prints without end is cut at the cap; a failing one is no answer."""
+    pids = tmp_path / "pids"
+    hangs = _fake_git(tmp_path, f"sleep 60 & echo $$ $! > {pids}; wait")
+    assert replay.run_git(hangs, str(tmp_path), ["rev-parse"], timeout=1.0) is None
+    for pid in map(int, pids.read_text().split()):
+        assert not _running(pid)
+    assert replay.run_git(_fake_git(tmp_path, "yes"), str(tmp_path), ["x"]) is None
+    assert replay.run_git(_fake_git(tmp_path, "echo no; exit 3"), str(tmp_path), ["x"]) is None
+    assert replay.run_git(_fake_git(tmp_path, 'echo "$@"'), "/d", ["a"]) == b"-C /d a\n"
+    assert replay.run_git(str(tmp_path / "missing"), str(tmp_path), ["x"]) is None

@@ -210,6 +210,21 @@ def test_a_billion_laughs_stops_at_the_memory_limit(repo: Path) -> None:
     ]
 
 
+def test_a_memory_limit_too_low_to_start_kubectl_says_so(repo: Path) -> None:
+    """Before: `version check failed: -11` (Go dies with SIGSEGV reserving its heap)."""
+    (repo / "harness.yaml").write_text("clusters: [clusters/dev]\nlimits: {memory_bytes: 64MiB}\n")
+    res = harness("check", "--repo", repo, "--no-cache")
+    assert res.code == 2, res.stderr
+    assert (
+        res.stderr.strip()
+        .splitlines()[-1]
+        .endswith(
+            "kubectl: cannot start under the 64 MiB address-space limit (limits.memory_bytes in "
+            "harness.yaml; kubectl needs about 1 GiB to start)"
+        )
+    )
+
+
 def test_a_poisoned_cache_entry_is_dropped(repo: Path, tmp_path: Path) -> None:
     """Before: an entry that is a symlink to /dev/zero was `internal error: MemoryError`."""
     cache = tmp_path / "cache"

@@ -85,6 +85,11 @@ def test_inputs_and_side_effects_have_their_policies() -> None:
         (["check", "--repo"], None),
         (["check", "--quiet=yes"], None),
         (["lint", "--shard", "1/2"], None),  # lint has no --shard
+        (["diff", "--base", "main", "--head=v1", "-U3", "--fail-on-diff"], {}),
+        (["diff", "--goldens", "--expect", "no-change", "-o", "json"], {}),
+        (["diff", "--html", "d.html"], None),
+        (["diff", "-o", "junit"], None),
+        (["diff", "main"], None),  # no positional argument: the CLI says so
     ],
 )
 def test_read_argv(argv: list[str], expected: dict[str, str] | None) -> None:

@@ -111,3 +111,19 @@ def test_summaries_are_short_markdown() -> None:
     a = analyze(base, head)
     text = github.diff_summary(a, gate.judge(a))
     assert text.count("| `t") == github.SUMMARY_ROWS
+
+
+def test_the_diff_summary_lists_image_changes_before_the_table() -> None:
+    from tests.compare.test_images import deploy
+
+    base = snapshot({"c/flux-system/apps": [deploy("web", "ghcr.io/o/web:1.0")]})
+    head = snapshot({"c/flux-system/apps": [deploy("web", "ghcr.io/o/web:1.1")]})
+    a = analyze(base, head)
+    text = github.diff_summary(a, gate.judge(a))
+    assert text.split("\n")[2:6] == [
+        "**Images** (1)",
+        "",
+        "- `ghcr.io/o/web`: `1.0` -> `1.1` (apps/Deployment/apps/web in c)",
+        "",
+    ]
+    assert text.index("**Images**") < text.index("| target |")

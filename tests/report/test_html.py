@@ -71,6 +71,24 @@ def test_hostile_names_cannot_escape_the_data_or_the_markup() -> None:
     assert HOSTILE in json.dumps(target["docs"][0]["diff"])
 
 
+def test_image_changes_come_first_on_the_page_and_stay_text() -> None:
+    from tests.compare.test_images import deploy
+
+    base = {"c/flux-system/apps": [deploy("web", "ghcr.io/o/web:1.0")]}
+    head = {"c/flux-system/apps": [deploy("web", "ghcr.io/o/web:1.1")]}
+    analysis = analyze(snapshot(base, "b"), snapshot(head, "h"))
+    page = html_out.diff_page(analysis, gate.judge(analysis), 1, "base", "head", None)
+    section = page.split('<section id="images-box">')[1].split("</section>")[0]
+    assert section == (
+        '<h2>images: 1 change in 1 container</h2><ul id="images">'
+        "<li>ghcr.io/o/web: 1.0 -&gt; 1.1 (apps/Deployment/apps/web in c)</li></ul>"
+    )
+    assert page.index('id="images-box"') < page.index('id="changes-box"')
+    head = {"c/flux-system/apps": [deploy("web", f"ghcr.io/o/web:{HOSTILE}")]}
+    assert HOSTILE not in _page(base, head)  # a hostile image is text, escaped
+    assert 'id="images-box"' not in _page({"a": []}, {"a": []})  # no change, no section
+
+
 def test_secret_values_are_masked_in_diffs_and_full_texts() -> None:
     page = _page(
         {"a": [secret("s", token="base-s3cr3t")]},

@@ -13,6 +13,7 @@ from typing import Annotated, Any, NamedTuple
 
 import typer
 
+from harness.cache import replay
 from harness.cache import store as cache_mod
 from harness.cli import errors, shared
 from harness.cli.context import (
@@ -94,18 +95,10 @@ def diff(
     base: shared.BaseOpt = None,
     head: shared.HeadOpt = None,
     use_goldens: shared.GoldensOpt = False,
-    expect: Annotated[
-        shared.Expect | None,
-        shared.expect(
-            "no-change: exit 1 on any difference; pure-move: exit 1 unless every difference "
-            "is a move with identical content."
-        ),
-    ] = None,
+    expect: Annotated[shared.Expect | None, shared.expect()] = None,
     fail_on_diff: shared.FailOnDiffOpt = False,
     fail_on_hazard: shared.FailOnHazardOpt = None,
-    unified: Annotated[
-        int | None, shared.unified("Also show a unified diff, N context lines.")
-    ] = None,
+    unified: Annotated[int | None, shared.unified()] = None,
     output: shared.CiOutputOpt = shared.CiOutput.text,
     fail_on_preexisting_error: shared.FailOnPreexistingOpt = False,
     html: shared.HtmlOpt = None,
@@ -414,6 +407,7 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
         # a typo fails before anything renders; the checkouts reuse git's answers
         refs = [ref for ref in (base_ref, options.head) if ref is not None]
         resolved = gitref.resolve_refs(cfg.repo, refs)
+        replay.note_git(cfg.repo, resolved.root, resolved.shas)  # a replayed diff checks them
     renderer = renderer_for(common, cfg)
     changed = None  # files the change touches, to say which no rendered target reads
     if base_ref is not None and resolved is not None:

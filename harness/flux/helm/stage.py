@@ -102,8 +102,22 @@ def render(
     if on_done is not None:
         for result in out.values():
             on_done(result)
-    warnings = () if options.partial else unmatched(config.helm_targets, matched)
+    warnings: tuple[str, ...] = ()
+    if not options.partial:
+        names = {c.cluster for c in clusters}
+        warnings = unmatched(config.helm_targets, matched) + unknown_clusters(config, names)
     return Stage(out, warnings)
+
+
+def unknown_clusters(config: Config, clusters: set[str]) -> tuple[str, ...]:
+    """A `helm.kube_version` key naming no cluster would be silently unused: a typo'd
+    cluster then renders with the default version, so say so."""
+    return tuple(
+        f"config helm.kube_version: {name!r} names no cluster "
+        f"(clusters: {', '.join(sorted(clusters)) or 'none'})"
+        for name in sorted(config.helm_kube_versions)
+        if name not in clusters
+    )
 
 
 def glob_matches(name: str, glob: str) -> bool:

@@ -191,6 +191,25 @@ def test_cilium_split_report(browser: Any, homelab: Path, cli: Cli, tmp_path: Pa
 
 
 @pytest.mark.slow
+def test_image_changes_are_on_the_first_screen(browser: Any, tmp_path: Path) -> None:
+    from tests.compare.test_images import deploy
+    from tests.diffkit import snapshot
+
+    names = [f"app{i}" for i in range(3)]
+    base = snapshot({"c/flux-system/apps": [deploy(n, f"ghcr.io/o/{n}:1.0") for n in names]})
+    head = snapshot({"c/flux-system/apps": [deploy(n, f"ghcr.io/o/{n}:1.1") for n in names]})
+    analysis = analyze(base, head)
+    report = tmp_path / "images.html"
+    report.write_text(html.diff_page(analysis, gate.judge(analysis), 1, "HEAD", "work", None))
+    p = Page(browser, report).page
+    box = p.locator("#images-box")
+    assert box.is_visible() and box.bounding_box()["y"] < 1000  # type: ignore[index]
+    assert p.locator("#images-box h2").inner_text() == "images: 3 changes in 3 containers"
+    assert p.locator("#images li").all_inner_texts() == [
+        f"ghcr.io/o/{n}: 1.0 -> 1.1 (apps/Deployment/apps/{n} in c)" for n in names
+    ]
+
+
 def test_large_change_stays_usable(browser: Any, tmp_path: Path) -> None:
     base, head = sides(documents=5000)
     analysis = analyze(base, head, unified=3)

@@ -197,6 +197,17 @@ def test_helm_globs_match_with_or_without_the_suffix_and_warn_when_empty(
     )
 
 
+def test_a_kube_version_key_naming_no_cluster_is_warned_about(make_repo: Any, cli: Any) -> None:
+    files = cluster_repo(helm_release(chart=local_chart()))
+    files["harness.yaml"] = "helm:\n  kube_version: {prod: v1.31.0, prdo: v1.30.0}\n"
+    repo = write_tree(make_repo({}), files)
+    res = cli("render", "--repo", repo, "-q", "-o", "json")
+    assert res.code == 0
+    assert res.stderr.strip().splitlines()[-1] == (
+        "warning: config helm.kube_version: 'prdo' names no cluster (clusters: prod)"
+    )
+
+
 def test_moved_between_kustomizations_renders_the_same(make_repo: Any) -> None:
     files = cluster_repo(helm_release(chart=local_chart()))
     first = _render(write_tree(make_repo({}), files))["prod/apps/web"]
