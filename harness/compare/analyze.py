@@ -16,16 +16,17 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from harness.compare import fieldpath
-from harness.compare.docdiff import Differ, DocChange
-from harness.compare.fieldpath import FieldPattern
 from harness.compare.snapshots import Comparison, Status, compare
-from harness.core.config import Config
 from harness.core.errors import ConfigError
 from harness.core.model import DocId, Document, Snapshot, Target, TargetResult
 from harness.flux.ksgraph import Placement, graphs, placement
+
+if TYPE_CHECKING:  # docdiff and fieldpath load when a document differs (see `_Differ`)
+    from harness.compare.docdiff import DocChange
+    from harness.compare.fieldpath import FieldPattern
+    from harness.core.config import Config
 
 Side = Literal["base", "head"]
 Scope = tuple[str, str | None]  # (kind, applied-to cluster): targets rendering one object
@@ -266,6 +267,24 @@ class Analysis:
         return any(target in n.targets for n in self.not_judged)
 
 
+class _Differ:
+    """docdiff's `Differ`, imported and made when the first document pair is compared: a
+    diff in which no document changed never loads docdiff, fieldpath or masking."""
+
+    def __init__(self, ignore: Sequence[FieldPattern] = (), unified: int | None = None) -> None:
+        self.ignore = tuple(ignore)
+        self.unified = unified
+        self._differ: Any = None
+
+    def compare(self, before: Document, after: Document, *, labels: tuple[str, str]) -> DocChange:
+        if self._differ is None:
+            from harness.compare.docdiff import Differ
+
+            self._differ = Differ(self.ignore, self.unified)
+        change: DocChange = self._differ.compare(before, after, labels=labels)
+        return change
+
+
 class _Index:
     """identity -> [(target, document)] per scope, for one side."""
 
@@ -305,7 +324,7 @@ def analyze(
     inputs.py); only those can hold a pre-existing error. `repairs`: a base failure the head
     renders is a repair (False when the base is the goldens: their failures are a broken
     store)."""
-    differ = Differ(ignore, unified)
+    differ = _Differ(ignore, unified)
     labels = (base.label or "base", head.label or "head")
     comparison = compare(base, head, repairs=repairs)
     not_judged = unreachable_charts(base, head, same_inputs)
@@ -516,7 +535,7 @@ def unreachable_charts(
 
 
 def _moves(
-    targets: Sequence[TargetChange], differ: Differ, labels: tuple[str, str]
+    targets: Sequence[TargetChange], differ: _Differ, labels: tuple[str, str]
 ) -> tuple[Move, ...]:
     left: dict[tuple[str | None, DocId], list[tuple[str, Document]]] = defaultdict(list)
     arrived: dict[tuple[str | None, DocId], list[tuple[str, Document]]] = defaultdict(list)
@@ -615,6 +634,10 @@ def summarize(analysis: Analysis) -> Summary:
 
 def ignore_patterns(cfg: Config) -> tuple[FieldPattern, ...]:
     """`ignore_fields` from the config, compiled; a bad pattern is a config error."""
+    if not cfg.ignore_fields:
+        return ()
+    from harness.compare import fieldpath
+
     try:
         return fieldpath.compile_patterns(cfg.ignore_fields)
     except ValueError as exc:
@@ -625,7 +648,7 @@ def explain_changes(
     comparison: Comparison, ignore: Sequence[FieldPattern] = ()
 ) -> dict[str, tuple[DocChange, ...]]:
     """Field-level detail for every changed document of a comparison (what `check` shows)."""
-    differ = Differ(ignore)
+    differ = _Differ(ignore)
     labels = (comparison.base.label or "base", comparison.head.label or "head")
     return {
         t.name: tuple(differ.compare(old, new, labels=labels) for old, new in t.changed)

@@ -22,10 +22,13 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from harness.compare.docdiff import FieldChange
 from harness.compare.groups import ChangeGroup, Place, places_text
 from harness.core.config import DEFAULT_CHART_METADATA
+
+if TYPE_CHECKING:  # a field change is docdiff's: loaded by the time one is grouped
+    from harness.compare.docdiff import FieldChange
 
 DEFAULT_KEYS = DEFAULT_CHART_METADATA
 _METADATA = ("labels", "annotations")

@@ -26,15 +26,17 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from harness.compare import inputs
 from harness.core import safefile, yamlload
 from harness.core.model import Snapshot
 from harness.flux.api import is_flux_kustomization
-from harness.flux.clusters import declares_flux_kustomization
 from harness.flux.includes import Includes, manifest_files
 from harness.render.closure import EscapeError
 from harness.render.discover import kustomization_file
+
+if TYPE_CHECKING:  # inputs.py and clusters.py load only when a changed file or a failed Flux
+    from harness.compare import inputs  # target asks (a diff of a tree that renders does not)
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 CONFIG_FILES = ("harness.yaml", "harness.yml")
@@ -71,6 +73,8 @@ def uncovered(
     left = {rel for rel in changed if _may_be_manifest(repo, rel, skip) and (repo / rel).is_file()}
     if not left:
         return ()
+    from harness.compare import inputs
+
     with inputs.digester(repo) as dig:
         for files, directories in _covered(repo, snapshot, dig):
             left -= files
@@ -130,6 +134,8 @@ def hidden(repo: Path, snapshot: Snapshot) -> dict[str, tuple[str, ...]]:
 
 def _declared(files: Iterable[Path]) -> set[str]:
     """`namespace/name` of every Flux Kustomization the files hold."""
+    from harness.flux.clusters import declares_flux_kustomization
+
     out: set[str] = set()
     for path in files:
         try:
@@ -167,6 +173,8 @@ def _covered(
     to the repo; lazily, so a caller stops once everything it asks about is covered. A Flux
     target reads what its generated kustomization reads (inputs.flux_closure: components,
     patches), beside its directory's own closure."""
+    from harness.compare import inputs
+
     root = Path(os.path.abspath(repo))
     walker = dig.walker
     for result in snapshot.results.values():

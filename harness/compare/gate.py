@@ -28,19 +28,14 @@ import os.path
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from harness.compare.analyze import AddedDoc, Analysis, Move, RemovedDoc, TargetChange
-from harness.compare.docdiff import (
-    DocChange,
-    FieldChange,
-    is_owner_label,
-    show_fields,
-    show_value,
-    without_owner_labels,
-)
 from harness.core import yamlload
 from harness.core.model import DocId, Document
+
+if TYPE_CHECKING:  # a document change is docdiff's: it is loaded by the time one is judged
+    from harness.compare.docdiff import DocChange, FieldChange
 
 VerdictName = Literal["no-change", "pure-move", "changed"]
 Expectation = Literal["no-change", "pure-move"]
@@ -311,6 +306,8 @@ class _Judge:
             self.real(counter, f"{t.name}: {ad.doc.id} added{where}", t.name, ad.doc.id)
 
     def _changed(self, t: TargetChange, c: DocChange) -> None:
+        from harness.compare.docdiff import show_fields
+
         if c.reformat_only:
             self.reformatted += 1
         elif c.ignored_only:
@@ -356,6 +353,8 @@ class _Judge:
         return tuple(sorted(out, key=lambda r: (r.name, r.changes)))
 
     def _flux_ks_changed(self, change: DocChange, target: str, *, move: bool = False) -> None:
+        from harness.compare.docdiff import show_fields
+
         real = [f for f in change.fields if not _orchestration_field(f, allow_owner=move)]
         shaping = [f for f in real if _output_field(f)]
         other = [f for f in real if not _output_field(f)]
@@ -417,6 +416,8 @@ class _Judge:
         return "identical", found[0].name
 
     def _move(self, m: Move) -> None:
+        from harness.compare.docdiff import show_fields, without_owner_labels
+
         self.moving = True
         if is_flux_kustomization(m.id):
             self._flux_ks_changed(m.change, m.dest, move=True)
@@ -439,6 +440,8 @@ def judge(analysis: Analysis) -> Verdict:
 def _with_changes(locations: Sequence[Any], verb: str, copies: Sequence[Any] = ()) -> str:
     """Where a removed (`renders it`) or added (`rendered it`) document went or came from;
     `copies` are the targets rendering it on both sides, which make it no move."""
+    from harness.compare.docdiff import show_fields
+
     if not locations:
         if copies:
             also = ", ".join(sorted(loc.target for loc in copies))
@@ -499,6 +502,8 @@ def preexisting_note(n: int) -> str:
 
 
 def _orchestration_field(f: FieldChange, *, allow_owner: bool) -> bool:
+    from harness.compare.docdiff import is_owner_label
+
     segs = f.segments
     if len(segs) >= 2 and segs[0] == "spec" and segs[1] in ORCHESTRATION_FIELDS:
         return True
@@ -526,6 +531,8 @@ def _spec(doc: Document) -> dict[str, Any]:
 
 def orchestration_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     """`prune true -> false`, `interval 10m -> 1h`, `dependsOn +cilium`: scalars, then lists."""
+    from harness.compare.docdiff import show_value
+
     out: list[str] = []
     for key in sorted(ORCHESTRATION_FIELDS, key=lambda k: k in ("dependsOn", "healthChecks")):
         old, new = before.get(key), after.get(key)

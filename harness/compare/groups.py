@@ -17,12 +17,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from harness.compare.analyze import AddedDoc, Analysis, Location, RemovedDoc, TargetChange
 from harness.compare.counts import ObjectIds
-from harness.compare.docdiff import DocChange, FieldChange, without_owner_labels
 from harness.core.model import DocId
+
+if TYPE_CHECKING:  # a document change is docdiff's: it is loaded by the time one is grouped
+    from harness.compare.docdiff import DocChange, FieldChange
 
 Op = Literal["changed", "added", "removed"]
 OP_SIGN = {"changed": "~", "added": "+", "removed": "-"}
@@ -230,6 +232,8 @@ class _Grouper:
             )
 
     def _removed(self, t: TargetChange, r: RemovedDoc) -> None:
+        from harness.compare.docdiff import without_owner_labels
+
         doc_id = r.doc.id
         move = self.moves.get((t.cluster, t.name, doc_id)) if t.kind == "flux" else None
         if move is not None:
@@ -259,6 +263,8 @@ class _Grouper:
         self._entry("removed", t, doc_id, note, fields, best.change, real, True, where, how)
 
     def _added(self, t: TargetChange, a: AddedDoc) -> None:
+        from harness.compare.docdiff import without_owner_labels
+
         doc_id = a.doc.id
         move = self.arrivals.get((t.cluster, t.name, doc_id)) if t.kind == "flux" else None
         if move is not None:

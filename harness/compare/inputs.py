@@ -43,16 +43,18 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.core import yamlload
 from harness.core.model import Document, Snapshot, TargetResult
 from harness.flux.api import FluxKustomization, ObjectRef, parse_kustomization
-from harness.flux.kustomize import generator
 from harness.flux.source.ignore import Rules, SourceIgnores
 from harness.flux.spec import SpecError
 from harness.render.closure import Blobs, Closure, EscapeError, Walker
 from harness.render.discover import kustomization_file
+
+if TYPE_CHECKING:  # the generator loads when a failed target is digested (`digester`)
+    from harness.flux.kustomize import generator
 
 FLUX_KS_GROUP = "kustomize.toolkit.fluxcd.io"
 OWNER_LABELS = (f"{FLUX_KS_GROUP}/name:", f"{FLUX_KS_GROUP}/namespace:")
@@ -76,6 +78,8 @@ class Digester:
 
 @contextlib.contextmanager
 def digester(repo: Path) -> Iterator[Digester]:
+    from harness.flux.kustomize import generator
+
     with generator.workspace(repo) as ws:
         yield Digester(ws)
 
@@ -318,6 +322,8 @@ def _flux_inputs(
         exists = (repo / ks.path).is_dir() if ".." not in ks.path else False
         return "\0".join((declaration, f"unreached\0{ks.path}\0{exists}"))
     rules = dig.ignores.rules(root, ks.source.kind, _spec_ignore(snapshot, result, ks))
+    from harness.flux.kustomize import generator
+
     try:
         plan = generator.plan(ks, directory, dig.workspace, rules, mirror=False, check=False)
     except generator.GeneratorError as exc:
@@ -351,6 +357,8 @@ def flux_closure(
     if not reached:
         return None
     rules = dig.ignores.rules(root, ks.source.kind, _spec_ignore(snapshot, result, ks))
+    from harness.flux.kustomize import generator
+
     try:
         plan = generator.plan(ks, directory, dig.workspace, rules, mirror=False, check=False)
     except generator.GeneratorError:

@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.core import yamlload
-from harness.flux import gotemplate
 from harness.flux.api import ObjectRef, api_group
 
 GROUP = "fluxcd.controlplane.io"
@@ -139,6 +138,8 @@ def _input_maps(value: Any, what: str) -> list[dict[str, Any]]:
         return []
     if not isinstance(value, list) or not all(isinstance(i, dict) for i in value):
         raise ResourceSetError(f"{what} must be a list of maps")
+    from harness.flux import gotemplate
+
     return [{str(k): gotemplate.from_json_value(v) for k, v in item.items()} for item in value]
 
 
@@ -160,6 +161,8 @@ def provider_inputs(provider: Mapping[str, Any]) -> list[dict[str, Any]]:
     exported = status.get("exportedInputs") if isinstance(status, dict) else None
     kind = str(spec.get("type") or "")
     if kind == "Static":
+        from harness.flux import gotemplate
+
         defaults = spec.get("defaultValues")
         values = {str(k): gotemplate.from_json_value(v) for k, v in (defaults or {}).items()}
         baked = _input_maps(exported, f"{PROVIDER_KIND} {name} status.exportedInputs")
@@ -316,6 +319,8 @@ def _key(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
 
 
 def _template(source: str, inputs: Mapping[str, Any] | None, what: str) -> str:
+    from harness.flux import gotemplate
+
     try:
         return gotemplate.render(source, {} if inputs is None else inputs)
     except gotemplate.TemplateError as exc:
@@ -368,6 +373,8 @@ def build(
     """flux-operator's BuildResourceSet for one list of resources and one template."""
     if resources is not None and not isinstance(resources, list):
         raise ResourceSetError("spec.resources must be a list")
+    from harness.flux import gotemplate  # only a repo with ResourceSets loads the engine
+
     objects: list[dict[str, Any]] = []
     seen: set[tuple[str, str, str, str]] = set()
 

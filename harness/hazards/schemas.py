@@ -23,21 +23,21 @@ error. A `null` is accepted anywhere: an apply treats it as "unset".
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.core.memo import Memo
 from harness.flux.helm import capabilities
 from harness.hazards.finding import Severity
+
+if TYPE_CHECKING:  # importlib.resources loads only where the package is no directory
+    from importlib.resources.abc import Traversable
 
 PACKAGE = "kubernetes_validate"  # ships the built-in schemas (Apache-2.0)
 _SCHEMA_DIR = "kubernetes-json-schema"
@@ -67,10 +67,14 @@ def _schema_root() -> Traversable:
     imports jsonschema and more (a tenth of a second of a one-file diff) and harness reads
     only its data files. A package not installed as a directory is read through
     importlib.resources, which imports it."""
+    import importlib.util
+
     spec = importlib.util.find_spec(PACKAGE)
     locations = list(spec.submodule_search_locations or ()) if spec is not None else []
     if locations and os.path.isdir(os.path.join(locations[0], _SCHEMA_DIR)):
         return Path(locations[0], _SCHEMA_DIR)
+    from importlib import resources
+
     return resources.files(PACKAGE).joinpath(_SCHEMA_DIR)
 
 

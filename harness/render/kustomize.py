@@ -26,7 +26,6 @@ from harness.cache import replay
 from harness.core import documents, limits, parallel, process, secretflow
 from harness.core.errors import RendererError
 from harness.core.model import RendererInfo, Target, TargetResult
-from harness.render import errors as render_errors
 from harness.render.discover import kustomization_file
 
 # what Flux builds with when the configured flags do not say so already (flux/kustomize/build.py)
@@ -286,6 +285,8 @@ class Renderer:
             starved = _starved(proc.returncode, err, bounds.memory_bytes)
             if starved:
                 return BuildOutput(None, "kustomize: " + starved)
+            from harness.render import errors as render_errors  # a failed build's line
+
             message = render_errors.summarize(
                 err.decode("utf-8", "replace"), proc.returncode, directory
             )

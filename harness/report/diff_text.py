@@ -14,7 +14,6 @@ from rich.console import Console
 from harness.compare import chartmeta
 from harness.compare.analyze import Analysis, Origin, Repair, TargetChange
 from harness.compare.counts import count, objects_breakdown, objects_phrase, plural, targets_line
-from harness.compare.docdiff import DocChange, FieldChange, show_change
 from harness.compare.groups import (
     ChangeGroup,
     by_change,
@@ -29,10 +28,10 @@ from harness.hazards.engine import HazardReport
 from harness.report import image_summary as images
 from harness.report.console import Exact, escape, stdout
 from harness.report.errors import error_lines, unreachable
-from harness.report.findings import print_findings
 
 if TYPE_CHECKING:  # annotations only: `check` prints field lines without the diff gate
     from harness.compare.coverage import BlindSpots
+    from harness.compare.docdiff import DocChange, FieldChange  # loaded once a document changed
     from harness.compare.gate import Expectation, MoveGroup, Verdict
 
 MAX_REASONS = 20
@@ -133,6 +132,8 @@ def _location_note(target: str, change: DocChange) -> str:
 
 def field_lines(fields: Sequence[FieldChange], indent: str) -> list[str]:
     """dyff-style lines: `spec.values.k8sServiceHost: 192.168.1.10 -> 192.168.2.10`."""
+    from harness.compare.docdiff import show_change
+
     out: list[str] = []
     for f in fields:
         before, after = f.before, f.after
@@ -390,6 +391,8 @@ def print_diff(
                 style="dim",
             )
     if hazards is not None and (hazards.findings or hazards.suppressed):
+        from harness.report.findings import print_findings  # a diff with findings loads it
+
         out.print()
         print_findings(out, hazards, heading="[bold]hazards[/bold]", verbose=verbose)
     out.print()

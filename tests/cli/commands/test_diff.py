@@ -17,7 +17,7 @@ import pytest
 
 from harness.core import documents
 from tests.cli.commands.conftest import SECRET, private_tmpdir
-from tests.conftest import Result, configmap, kustomization, modules_after
+from tests.conftest import Result, configmap, fresh_python, kustomization, modules_after
 from tests.gitkit import commit_all, make_busy, state
 
 Cli = Callable[..., Result]
@@ -294,7 +294,55 @@ NOT_FOR_A_PLAIN_DIFF = {
     "harness.hazards.sources",
     "helm_python",
     "rich.progress",
+    # what only a changed document, a failed build or a finding needs
+    "harness.compare.docdiff",
+    "harness.compare.fieldpath",
+    "harness.compare.masking",
+    "harness.render.errors",
+    "harness.report.findings",
 }
+# what importing the diff and watch verbs must not load: other outputs and verbs, the Helm
+# engines, the template engine of ResourceSets, schema and diff libraries, and what only a
+# render, a changed document, a failure or a finding needs
+NOT_AT_IMPORT = OTHER_OUTPUTS | {
+    "harness.report.html",
+    "harness.report.markdown",
+    "harness.report.diff_text",
+    "harness.flux.targets",
+    "harness.flux.gotemplate",
+    "harness.flux.helm.native",
+    "harness.flux.helm.sdk",
+    "harness.flux.helm.worker",
+    "harness.flux.helm.engine",
+    "harness.compare.docdiff",
+    "harness.compare.images",
+    "harness.flux.clusters",
+    "harness.render.errors",
+    "harness.report.findings",
+    "harness.hazards.preinstalled",
+    "harness.hazards.sources",
+    "deepdiff",
+    "kubernetes_validate",
+    "jsonschema",
+    "importlib.resources",
+    "importlib.metadata",
+}
+
+
+def test_importing_the_diff_verbs_loads_only_their_common_path() -> None:
+    """Start-up is a large part of a warm diff (docs/benchmark.md): importing `diff` and `watch`
+    loads no module their common path does not run; what is guarded is what is loaded,
+    never a timing."""
+    loaded = set(
+        fresh_python(
+            "import sys\n"
+            "import harness.cli.commands.diff, harness.cli.commands.watch\n"
+            "print(' '.join(sorted(sys.modules)))\n"
+        ).split()
+    )
+    assert "harness.cli.watching" in loaded  # the scan sees what the verbs import
+    assert loaded & NOT_AT_IMPORT == set()
+    assert {m for m in loaded if m.startswith("harness.graph")} == set()
 
 
 def test_a_diff_imports_only_its_output_format(repo: Path) -> None:
