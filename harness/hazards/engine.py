@@ -14,6 +14,7 @@ objects, after following renames and moves), not their ids (see introduced.py).
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -279,16 +280,9 @@ def diff(
         if not names.documents and not names.namespaces:
             scoped = changed_clusters(base, head)
 
-        settings = repr(
-            (
-                sorted(src.items()),
-                sorted(decls.items()),
-                strict,
-                kube_version,
-                sorted(kubes.items()),
-            )
+        settings = canonical(
+            (sorted(src.items()), decls, strict, kube_version, kubes, inventory.provisions)
         )
-        settings += repr(inventory.provisions)
 
         def side(snapshot: Snapshot, graphs_: Mapping[str, ClusterGraph]) -> list[Finding]:
             def ctx_for(keep: Mapping[str, ClusterGraph]) -> LintContext:
@@ -531,6 +525,28 @@ class FindingsMemo:
         for row, f in zip(rows, findings, strict=True):
             row.append(f.cause)
         self.cache.put(key, {"findings": rows})
+
+
+def canonical(value: object) -> str:
+    """`repr` with every set and mapping in sorted order: the same text in every process.
+
+    A memo key made of `repr` would differ between processes wherever it holds a set (a
+    set's order follows string hashing, which Python randomises per process), so a fresh
+    `harness diff` would never find what the previous one kept."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = ", ".join(
+            f"{f.name}={canonical(getattr(value, f.name))}" for f in dataclasses.fields(value)
+        )
+        return f"{type(value).__name__}({fields})"
+    if isinstance(value, Mapping):
+        items = sorted(f"{canonical(k)}: {canonical(v)}" for k, v in value.items())
+        return "{" + ", ".join(items) + "}"
+    if isinstance(value, set | frozenset):
+        return "{" + ", ".join(sorted(canonical(v) for v in value)) + "}"
+    if isinstance(value, list | tuple):
+        inner = ", ".join(canonical(v) for v in value)
+        return f"[{inner}]" if isinstance(value, list) else f"({inner})"
+    return repr(value)
 
 
 def _finding(row: Any) -> Finding:
