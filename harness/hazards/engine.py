@@ -23,10 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 from harness.core.config import DEFAULT_KUBE_VERSION, Config, Preinstalled, Suppression
 from harness.core.errors import ConfigError, HarnessError
+from harness.core.memo import IdentityMemo
 from harness.core.model import Snapshot, TargetResult
 from harness.core.outside import ClusterDecl
 from harness.flux.ksgraph import ClusterGraph
 from harness.hazards.context import DiffContext, LintContext, Rule
+from harness.hazards.facts import Facts
 from harness.hazards.finding import SEVERITIES, Finding, at_least
 from harness.hazards.rules import (
     api_reject,
@@ -284,7 +286,15 @@ def diff(
             (sorted(src.items()), decls, strict, kube_version, kubes, inventory.provisions)
         )
 
-        def side(snapshot: Snapshot, graphs_: Mapping[str, ClusterGraph]) -> list[Finding]:
+        # each side's per-target facts, read from the other side's where targets are equal
+        cache = memo.cache if memo is not None else None
+        base_digest, head_digest = _digest(base, None), _digest(head, None)
+        base_facts = Facts(cache, base_digest, (head_digest,))
+        head_facts = Facts(cache, head_digest, (base_digest,))
+
+        def side(
+            snapshot: Snapshot, graphs_: Mapping[str, ClusterGraph], facts: Facts
+        ) -> list[Finding]:
             def ctx_for(keep: Mapping[str, ClusterGraph]) -> LintContext:
                 return LintContext(
                     snapshot,
@@ -295,16 +305,20 @@ def diff(
                     known_graphs=keep,
                     kube_version=kube_version,
                     kube_versions=kubes,
+                    facts=facts,
                 )
 
-            if memo is not None:
-                return memo.side(snapshot, graphs_, rules, scoped, settings, ctx_for)
-            if scoped is None:
-                return lint_findings(ctx_for(graphs_), rules)
-            local = [r for r in rules if getattr(r, "scope", "") == "cluster"]
-            rest = [r for r in rules if r not in local]
-            kept = {c: g for c, g in graphs_.items() if c in scoped}
-            return lint_findings(ctx_for(graphs_), rest) + lint_findings(ctx_for(kept), local)
+            try:
+                if memo is not None:
+                    return memo.side(snapshot, graphs_, rules, scoped, settings, ctx_for)
+                if scoped is None:
+                    return lint_findings(ctx_for(graphs_), rules)
+                local = [r for r in rules if getattr(r, "scope", "") == "cluster"]
+                rest = [r for r in rules if r not in local]
+                kept = {c: g for c, g in graphs_.items() if c in scoped}
+                return lint_findings(ctx_for(graphs_), rest) + lint_findings(ctx_for(kept), local)
+            finally:
+                facts.save()
 
         memo_key = (id(base), inventory.provisions, tuple(r.id for r in rules))
         remembered = base_memo.get(memo_key) if base_memo is not None else None
@@ -321,15 +335,17 @@ def diff(
                     known_graphs=base_graphs,
                     kube_version=kube_version,
                     kube_versions=kubes,
+                    facts=base_facts,
                 ),
                 rules,
             )
+            base_facts.save()
             base_memo.clear()
             base_memo[memo_key] = (base, whole)
             before = _in_scope(whole, rules, scoped)
         else:
-            before = side(base, base_graphs)
-        bare = _unique(side(head, head_graphs))
+            before = side(base, base_graphs, base_facts)
+        bare = _unique(side(head, head_graphs, head_facts))
         # what a failed head render hides is unknown, not introduced (a rule's `unjudged`)
         hidden: set[str] = set()
         for rule in rules:
@@ -341,7 +357,10 @@ def diff(
         if new:
             wanted = {f.rule for f in new}  # the repo-aware pass words what is reported
             again = [r for r in rules if r.id in wanted]
-            full = {f.id: f for f in lint_findings(head_ctx, again)} if head_repo else {}
+            aware = dataclasses.replace(
+                head_ctx, inventory=inventory, known_graphs=head_graphs, facts=head_facts
+            )
+            full = {f.id: f for f in lint_findings(aware, again)} if head_repo else {}
             findings.extend(full.get(f.id) or f for f in new)
     return _report(findings, suppressions, None)
 
@@ -577,11 +596,26 @@ def _digest(snapshot: Snapshot, cluster: str | None) -> str:
     for name, r in snapshot.results.items():
         if cluster is not None and r.target.cluster != cluster:
             continue
-        t = r.target
-        docs = [(d.id, d.api_version, d.sha256) for d in r.documents]
-        h.update(repr((name, t.kind, t.cluster, docs, r.error, r.duplicates, r.notes)).encode())
+        h.update(_target_digest(name, r))
         h.update(b"\0")
     for name, reason in snapshot.skipped.items():
         if cluster is None or name.split("/", 1)[0] == cluster:
             h.update(repr((name, reason)).encode())
     return h.hexdigest()
+
+
+_TARGET_DIGESTS: IdentityMemo[bytes] = IdentityMemo("lint input digests", 65536)
+
+
+def _target_digest(name: str, r: TargetResult) -> bytes:
+    """One target's part of `_digest`, once per (shared) result: a diff digests each side
+    whole and per cluster."""
+    found = _TARGET_DIGESTS.get(r, name)
+    if found is None:
+        import hashlib
+
+        t = r.target
+        docs = [(d.id, d.api_version, d.sha256) for d in r.documents]
+        text = repr((name, t.kind, t.cluster, docs, r.error, r.duplicates, r.notes))
+        found = _TARGET_DIGESTS.put(r, hashlib.sha256(text.encode()).digest(), name)
+    return found

@@ -44,6 +44,7 @@ from harness.render.closure import EscapeError, Walker
 from harness.render.discover import kustomization_file
 
 if TYPE_CHECKING:
+    from harness.hazards.facts import Facts
     from harness.hazards.scope import Scope
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -58,6 +59,7 @@ class SourceDoc:
     obj: Any
     file: str | None = None
     patch: bool = False
+    sha256: str = ""  # the rendered document's, when it is one: its facts' key (facts.py)
 
 
 @dataclass(frozen=True)
@@ -251,13 +253,30 @@ def strings(obj: Any) -> tuple[tuple[Path_, str], ...]:
     return found
 
 
-def references(doc: SourceDoc) -> tuple[list[Reference], list[str]]:
-    """(references, parse errors) of one source document's string values."""
+def references(doc: SourceDoc, facts: Facts | None = None) -> tuple[list[Reference], list[str]]:
+    """(references, parse errors) of one source document's string values; a rendered
+    document's are a fact of its sha256 (facts.py)."""
+    if facts is not None and doc.sha256:
+        raw, errors = facts.get(
+            "substitution:references",
+            f"{doc.sha256}:{doc.patch}",
+            lambda: _json_references(doc),
+        )
+    else:
+        raw, errors = _memo_references(doc)
+    return [Reference(n, e, d, f, m, s, doc) for n, e, d, f, m, s in raw], list(errors)
+
+
+def _json_references(doc: SourceDoc) -> list[Any]:
+    refs, errors = _memo_references(doc)
+    return [[list(r) for r in refs], list(errors)]
+
+
+def _memo_references(doc: SourceDoc) -> _RawRefs:
     found = _REFERENCES.get(doc.obj, doc.patch)
     if found is None:
         found = _REFERENCES.put(doc.obj, _raw_references(doc.obj, doc.patch), doc.patch)
-    raw, errors = found
-    return [Reference(n, e, d, f, m, s, doc) for n, e, d, f, m, s in raw], list(errors)
+    return found
 
 
 @dataclass(frozen=True)
@@ -277,14 +296,25 @@ class Escaped:
         return body[:end]
 
 
-def escapes(doc: SourceDoc) -> list[Escaped]:
-    """Every escaped `$${...}` of one document's string values."""
-    out: list[Escaped] = []
+def escapes(doc: SourceDoc, facts: Facts | None = None) -> list[Escaped]:
+    """Every escaped `$${...}` of one document's string values; a rendered document's are
+    a fact of its sha256 (facts.py)."""
+    if facts is not None and doc.sha256:
+        raw = facts.get(
+            "substitution:escapes", f"{doc.sha256}:{doc.patch}", lambda: _raw_escapes(doc)
+        )
+    else:
+        raw = _raw_escapes(doc)
+    return [Escaped(e, f, m, s, doc) for e, f, m, s in raw]
+
+
+def _raw_escapes(doc: SourceDoc) -> list[list[Any]]:
+    out: list[list[Any]] = []
     for path, text in strings(doc.obj):
         for expression in escaped_expressions(text) if "$${" in text else ():
             script = not doc.patch and looks_like_script(path, text)
             multiline = "\n" in text.strip()
-            out.append(Escaped(expression, format_path(path), multiline, script, doc))
+            out.append([expression, format_path(path), multiline, script])
     return out
 
 
@@ -416,7 +446,8 @@ class SourceIndex:
             found = self._path_docs.get(rel)
             if found is None:  # every cluster building this path shares one list
                 found = self._path_docs[rel] = [
-                    SourceDoc(d.id, parse(d), self.file_for(d.id, rel)) for d in result.documents
+                    SourceDoc(d.id, parse(d), self.file_for(d.id, rel), sha256=d.sha256)
+                    for d in result.documents
                 ]
             return list(found)
         if self.repo is None:

@@ -112,7 +112,7 @@ class _Analyser:
         for doc in docs:
             if not doc.patch and substitution_disabled(_obj(doc)):
                 continue
-            refs, errors = references(doc)
+            refs, errors = references(doc, self.ctx.facts)
             for error in errors:
                 self._parse_error(graph, node, doc, error)
             for ref in refs:
@@ -212,7 +212,7 @@ class _Analyser:
         result = graph.result(node.key)
         docs: list[SourceDoc] | None
         if result is not None and result.ok:
-            docs = [SourceDoc(d.id, parse(d), None) for d in result.documents]
+            docs = [SourceDoc(d.id, parse(d), None, sha256=d.sha256) for d in result.documents]
         else:
             docs = self.index.documents(node)
         if docs is None:
@@ -222,13 +222,13 @@ class _Analyser:
         escaped: dict[str, list[Reference]] = {}
         for doc in docs:
             try:
-                refs, _errors = references(doc)
+                refs, _errors = references(doc, self.ctx.facts)
             except RecursionError:  # pragma: no cover - absurd nesting
                 continue
             for ref in refs:
                 self.out.assertions.add((graph.cluster, node.display, ref.name))
                 groups.setdefault(ref.name, []).append(ref)
-            for esc in escapes(doc):
+            for esc in escapes(doc, self.ctx.facts):
                 self.out.assertions.add((graph.cluster, node.display, esc.expression))
                 as_ref = Reference(
                     esc.name, esc.expression, False, esc.field, esc.multiline, esc.script, doc
