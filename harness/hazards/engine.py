@@ -346,6 +346,9 @@ def diff(
         else:
             before = side(base, base_graphs, base_facts)
         bare = _unique(side(head, head_graphs, head_facts))
+        if memo is not None:
+            memo.computed_facts += base_facts.computed + head_facts.computed
+            memo.reused_facts += base_facts.reused + head_facts.reused
         # what a failed head render hides is unknown, not introduced (a rule's `unjudged`)
         hidden: set[str] = set()
         for rule in rules:
@@ -476,6 +479,8 @@ class FindingsMemo:
         self.cache = cache  # a cache_mod.RenderCache (hazards may not name the type here)
         self.hits = 0
         self.misses = 0
+        self.computed_facts = 0  # per-target facts (facts.py) derived, and found kept
+        self.reused_facts = 0
 
     def side(
         self,
