@@ -9,7 +9,10 @@ so outputs can say what was silenced.
 A diff reports the diff rules' findings plus the lint findings the change introduces, both
 sides computed from the renders alone (no source files), so a checkout that no longer exists
 cannot make an old finding look new; "introduced" compares what findings are about (their
-objects, after following renames and moves), not their ids (see introduced.py).
+objects, after following renames and moves), not their ids (see introduced.py). Both sides'
+lint findings are kept by their inputs (`FindingsMemo`), and each side's per-target facts
+(facts.py) are read from the other side's where targets are equal, so the head of a
+one-file diff costs what changed.
 """
 
 from __future__ import annotations
@@ -470,8 +473,10 @@ class FindingsMemo:
     of that cluster's targets. A diff then runs a rule only where its inputs are new: for
     the base side a later diff has seen, nothing; for the head, the clusters it changed.
     Any rule is covered as it is registered, keyed by its id; the keys hold harness's own
-    code (cache/store.py), so a changed rule never reuses an older one's findings. A
-    missing or malformed entry is computed again."""
+    code (cache/store.py), so a changed rule never reuses an older one's findings, and the
+    settings in a canonical order (`canonical`). A missing or malformed entry is computed
+    again. Where a rule does run, over a head that mostly equals its base, its per-target
+    facts come from the base's (facts.py): `computed_facts` and `reused_facts` count them."""
 
     KIND = "lint-findings"
 

@@ -5,7 +5,8 @@ variable fails the target altogether, so substitution checks read the source ins
 path target rendering the Kustomization's `spec.path` (kustomize leaves `${...}` alone), or,
 for a path without a kustomization file, its YAML files scanned the way Flux's generator
 does. Components and inline `spec.patches` are scanned as text. Files are named relative to
-the repo root so a finding can say where to edit.
+the repo root so a finding can say where to edit. A rendered document's `${...}` references
+and escapes are facts of its sha256 (facts.py), derived once for both sides of a diff.
 
 A Kustomization's source resolves as the renderer resolves it (core/outside.py): the
 cluster's bootstrap source is the repo, any other a harness.yaml mapping (a local checkout

@@ -22,7 +22,8 @@ judged when the cluster renders Flux's CRDs; else they have a note of their own 
 would install when the cluster renders one.
 One finding per cause: the same problem at the same place, from the same file (a typo in a
 shared component), lists every Kustomization and object it fails. Results are kept per
-target in the render cache, keyed by its documents' sha256s and the schemas' digests.
+target, keyed by its documents' sha256s and the schemas' digests: in the render cache for
+`lint`, as the side's facts for a diff (hazards/facts.py: the head reads the base's).
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ value of a variable this cluster sets otherwise, e.g. the dev LAN address pasted
 manifest (a value equal to a variable only the other clusters have is a coincidence);
 and two clusters setting the same IP-address variable to the same value (one cluster's LAN
 address rendered into the other). Secret values are redacted in renders and not compared.
+Which strings of a target's documents hold another cluster's value is a fact of the
+documents and the values searched for (hazards/facts.py): a target a diff did not change is
+not searched again.
 """
 
 from __future__ import annotations
