@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from harness.core import outside, safefile, yamlload
 from harness.core.documents import identity, is_kubernetes_object
 from harness.core.memo import IdentityMemo
-from harness.core.model import DocId, TargetResult
+from harness.core.model import DocId, Document, TargetResult
 from harness.flux.api import ObjectRef
 from harness.flux.ksgraph import (
     DEFAULT_NAMESPACE,
@@ -54,13 +54,26 @@ Path_ = tuple[str | int, ...]
 
 @dataclass(frozen=True)
 class SourceDoc:
-    """One pre-substitution object (or, with `patch`, the text of a patch/component file)."""
+    """One pre-substitution object (or, with `patch`, the text of a patch/component file).
+
+    A rendered document's object (`document`) is parsed only when asked for: its facts
+    (references, escapes) are kept by its sha256, so a side that reads them from another
+    side's never parses it."""
 
     id: DocId | None
-    obj: Any
+    value: Any  # the object, or None where `document` gives it
     file: str | None = None
     patch: bool = False
     sha256: str = ""  # the rendered document's, when it is one: its facts' key (facts.py)
+    document: Document | None = field(default=None, compare=False, repr=False)
+
+    @cached_property
+    def obj(self) -> Any:
+        return parse(self.document) if self.document is not None else self.value
+
+    @classmethod
+    def rendered(cls, doc: Document, file: str | None) -> SourceDoc:
+        return cls(doc.id, None, file, sha256=doc.sha256, document=doc)
 
 
 @dataclass(frozen=True)
@@ -447,8 +460,7 @@ class SourceIndex:
             found = self._path_docs.get(rel)
             if found is None:  # every cluster building this path shares one list
                 found = self._path_docs[rel] = [
-                    SourceDoc(d.id, parse(d), self.file_for(d.id, rel), sha256=d.sha256)
-                    for d in result.documents
+                    SourceDoc.rendered(d, self.file_for(d.id, rel)) for d in result.documents
                 ]
             return list(found)
         if self.repo is None:

@@ -183,6 +183,7 @@ def test_a_heads_unchanged_targets_take_the_bases_facts(tmp_path: Path) -> None:
     assert engine.diff(base, head, memo=memo) == full
     cache.close()
     # the base: prod's two targets' verdicts (the first diff changed dev alone, so prod's
-    # cluster-scoped rules never ran there); the head: the changed path target's references,
-    # prod's platform target's search and its verdicts; the rest is the base's
-    assert (memo.computed_facts, memo.reused_facts) == (5, 14)
+    # cluster-scoped rules never ran there); the head: the changed path target's references
+    # and whether it opts out of substitution, prod's platform target's search and its
+    # verdicts; the rest is the base's
+    assert (memo.computed_facts, memo.reused_facts) == (6, 14)
