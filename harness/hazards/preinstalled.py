@@ -19,7 +19,9 @@ repo's files alone:
 
 Every provision carries a sentence saying how it was recognised, which findings quote. In a
 repo with several clusters, a file below a directory named after one cluster applies to that
-cluster only.
+cluster only. Whether a file names Talos manifests at all is remembered by its stat
+(core/filefacts.py), so a rescan of an unchanged tree (`harness watch`) reads none of the
+files that do not.
 """
 
 from __future__ import annotations
