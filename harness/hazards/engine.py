@@ -293,7 +293,7 @@ def diff(
         cache = memo.cache if memo is not None else None
         base_digest, head_digest = _digest(base, None), _digest(head, None)
         base_facts = Facts(cache, base_digest, (head_digest,))
-        head_facts = Facts(cache, head_digest, (base_digest,))
+        head_facts = Facts(cache, head_digest, (base_digest,), keep_own=False)
 
         def side(
             snapshot: Snapshot, graphs_: Mapping[str, ClusterGraph], facts: Facts

@@ -15,7 +15,9 @@ A side's `Facts` answers from, in order: what it already used, the current run's
 and of the sides it is diffed with (`seeds`: the head of a one-file diff reads the base's),
 and else computes. `save` writes the side's table, and a seed's when that had none (the
 base of a diff whose findings came from the findings memo computed no facts of its own),
-so the next diff against the same base finds them.
+so the next diff against the same base finds them. A diff's head keeps no table of its own
+(`keep_own`): the next diff has a new head and reads the base's, and a head diffed again
+has its findings in the findings memo, so writing it would cost every save for nothing.
 """
 
 from __future__ import annotations
@@ -46,9 +48,12 @@ class Facts:
     """One side's facts. `cache` is a RenderCache or None (then the run's memo only);
     `digest` names the side, `seeds` the sides whose tables it may read."""
 
-    def __init__(self, cache: Any, digest: str, seeds: Sequence[str] = ()) -> None:
+    def __init__(
+        self, cache: Any, digest: str, seeds: Sequence[str] = (), *, keep_own: bool = True
+    ) -> None:
         self.cache = cache
         self.names = [digest, *(s for s in seeds if s != digest)]
+        self.keep_own = keep_own
         self._used: dict[str, dict[str, Any]] = {}
         self._tables: dict[str, dict[str, Any]] = {}
         self._absent: dict[str, set[str]] = {}  # kind -> table names the cache lacks
@@ -92,8 +97,8 @@ class Facts:
         return table
 
     def save(self) -> None:
-        """Keep what this side used, when it computed anything: as its own table, and as
-        a seed's that the cache lacked."""
+        """Keep what this side used, when it computed anything: as its own table (unless
+        `keep_own` is off), and as a seed's that the cache lacked."""
         if self.cache is None or not self.computed:
             return
         for kind, used in self._used.items():
@@ -102,7 +107,9 @@ class Facts:
             self._table(kind)
             absent = self._absent.get(kind, set())
             for name in self.names:
-                if name == self.names[0] or name in absent:
+                if (name == self.names[0] and self.keep_own) or (
+                    name != self.names[0] and name in absent
+                ):
                     self.cache.put(self._entry(kind, name), {"facts": used})
 
     @staticmethod

@@ -56,6 +56,17 @@ def test_a_seed_without_a_table_gets_the_sides_facts(tmp_path: Path) -> None:
     assert again.get("k", "a", lambda: 2) == 1
 
 
+def test_a_head_keeps_no_table_of_its_own_when_its_base_has_one(tmp_path: Path) -> None:
+    base = Facts(_cache(tmp_path), "base")
+    base.get("k", "a", lambda: 1)
+    base.save()
+    head = Facts(_cache(tmp_path), "head", ("base",), keep_own=False)
+    assert head.get("k", "a", lambda: 2) == 1 and head.get("k", "b", lambda: 3) == 3
+    head.save()
+    again = Facts(_cache(tmp_path), "head")
+    assert again.get("k", "b", lambda: 4) == 4 and again.get("k", "a", lambda: 5) == 5
+
+
 def test_without_a_cache_the_run_remembers_and_outside_a_run_nothing_does() -> None:
     assert fact(None, "k", lambda: "unused", lambda: 3) == 3
     with Run().entered():
