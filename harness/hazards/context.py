@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from harness.compare.snapshots import Comparison
     from harness.core.config import Preinstalled
     from harness.core.outside import ClusterDecl
+    from harness.hazards.facts import Facts
     from harness.hazards.preinstalled import Inventory
     from harness.hazards.sources import SourceIndex
 
@@ -48,6 +49,9 @@ class LintContext:
     cache: RenderCache | None = field(default=None, compare=False, repr=False)
     # the graphs of this very snapshot when another context already derived them
     known_graphs: Mapping[str, ClusterGraph] | None = field(default=None, compare=False, repr=False)
+    # per-target facts kept by content (facts.py): what a side shares with another is
+    # not derived again (None: computed here)
+    facts: Facts | None = field(default=None, compare=False, repr=False)
 
     def kube_version_of(self, cluster: str) -> str:
         return self.kube_versions.get(cluster, self.kube_version)

@@ -9,11 +9,15 @@ so outputs can say what was silenced.
 A diff reports the diff rules' findings plus the lint findings the change introduces, both
 sides computed from the renders alone (no source files), so a checkout that no longer exists
 cannot make an old finding look new; "introduced" compares what findings are about (their
-objects, after following renames and moves), not their ids (see introduced.py).
+objects, after following renames and moves), not their ids (see introduced.py). Both sides'
+lint findings are kept by their inputs (`FindingsMemo`), and each side's per-target facts
+(facts.py) are read from the other side's where targets are equal, so the head of a
+one-file diff costs what changed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,10 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 from harness.core.config import DEFAULT_KUBE_VERSION, Config, Preinstalled, Suppression
 from harness.core.errors import ConfigError, HarnessError
+from harness.core.memo import IdentityMemo
 from harness.core.model import Snapshot, TargetResult
 from harness.core.outside import ClusterDecl
 from harness.flux.ksgraph import ClusterGraph
 from harness.hazards.context import DiffContext, LintContext, Rule
+from harness.hazards.facts import Facts
 from harness.hazards.finding import SEVERITIES, Finding, at_least
 from harness.hazards.rules import (
     api_reject,
@@ -279,18 +285,19 @@ def diff(
         if not names.documents and not names.namespaces:
             scoped = changed_clusters(base, head)
 
-        settings = repr(
-            (
-                sorted(src.items()),
-                sorted(decls.items()),
-                strict,
-                kube_version,
-                sorted(kubes.items()),
-            )
+        settings = canonical(
+            (sorted(src.items()), decls, strict, kube_version, kubes, inventory.provisions)
         )
-        settings += repr(inventory.provisions)
 
-        def side(snapshot: Snapshot, graphs_: Mapping[str, ClusterGraph]) -> list[Finding]:
+        # each side's per-target facts, read from the other side's where targets are equal
+        cache = memo.cache if memo is not None else None
+        base_digest, head_digest = _digest(base, None), _digest(head, None)
+        base_facts = Facts(cache, base_digest, (head_digest,))
+        head_facts = Facts(cache, head_digest, (base_digest,), keep_own=False)
+
+        def side(
+            snapshot: Snapshot, graphs_: Mapping[str, ClusterGraph], facts: Facts
+        ) -> list[Finding]:
             def ctx_for(keep: Mapping[str, ClusterGraph]) -> LintContext:
                 return LintContext(
                     snapshot,
@@ -301,16 +308,20 @@ def diff(
                     known_graphs=keep,
                     kube_version=kube_version,
                     kube_versions=kubes,
+                    facts=facts,
                 )
 
-            if memo is not None:
-                return memo.side(snapshot, graphs_, rules, scoped, settings, ctx_for)
-            if scoped is None:
-                return lint_findings(ctx_for(graphs_), rules)
-            local = [r for r in rules if getattr(r, "scope", "") == "cluster"]
-            rest = [r for r in rules if r not in local]
-            kept = {c: g for c, g in graphs_.items() if c in scoped}
-            return lint_findings(ctx_for(graphs_), rest) + lint_findings(ctx_for(kept), local)
+            try:
+                if memo is not None:
+                    return memo.side(snapshot, graphs_, rules, scoped, settings, ctx_for)
+                if scoped is None:
+                    return lint_findings(ctx_for(graphs_), rules)
+                local = [r for r in rules if getattr(r, "scope", "") == "cluster"]
+                rest = [r for r in rules if r not in local]
+                kept = {c: g for c, g in graphs_.items() if c in scoped}
+                return lint_findings(ctx_for(graphs_), rest) + lint_findings(ctx_for(kept), local)
+            finally:
+                facts.save()
 
         memo_key = (id(base), inventory.provisions, tuple(r.id for r in rules))
         remembered = base_memo.get(memo_key) if base_memo is not None else None
@@ -327,15 +338,20 @@ def diff(
                     known_graphs=base_graphs,
                     kube_version=kube_version,
                     kube_versions=kubes,
+                    facts=base_facts,
                 ),
                 rules,
             )
+            base_facts.save()
             base_memo.clear()
             base_memo[memo_key] = (base, whole)
             before = _in_scope(whole, rules, scoped)
         else:
-            before = side(base, base_graphs)
-        bare = _unique(side(head, head_graphs))
+            before = side(base, base_graphs, base_facts)
+        bare = _unique(side(head, head_graphs, head_facts))
+        if memo is not None:
+            memo.computed_facts += base_facts.computed + head_facts.computed
+            memo.reused_facts += base_facts.reused + head_facts.reused
         # what a failed head render hides is unknown, not introduced (a rule's `unjudged`)
         hidden: set[str] = set()
         for rule in rules:
@@ -347,7 +363,10 @@ def diff(
         if new:
             wanted = {f.rule for f in new}  # the repo-aware pass words what is reported
             again = [r for r in rules if r.id in wanted]
-            full = {f.id: f for f in lint_findings(head_ctx, again)} if head_repo else {}
+            aware = dataclasses.replace(
+                head_ctx, inventory=inventory, known_graphs=head_graphs, facts=head_facts
+            )
+            full = {f.id: f for f in lint_findings(aware, again)} if head_repo else {}
             findings.extend(full.get(f.id) or f for f in new)
     return _report(findings, suppressions, None)
 
@@ -454,8 +473,10 @@ class FindingsMemo:
     of that cluster's targets. A diff then runs a rule only where its inputs are new: for
     the base side a later diff has seen, nothing; for the head, the clusters it changed.
     Any rule is covered as it is registered, keyed by its id; the keys hold harness's own
-    code (cache/store.py), so a changed rule never reuses an older one's findings. A
-    missing or malformed entry is computed again."""
+    code (cache/store.py), so a changed rule never reuses an older one's findings, and the
+    settings in a canonical order (`canonical`). A missing or malformed entry is computed
+    again. Where a rule does run, over a head that mostly equals its base, its per-target
+    facts come from the base's (facts.py): `computed_facts` and `reused_facts` count them."""
 
     KIND = "lint-findings"
 
@@ -463,6 +484,8 @@ class FindingsMemo:
         self.cache = cache  # a cache_mod.RenderCache (hazards may not name the type here)
         self.hits = 0
         self.misses = 0
+        self.computed_facts = 0  # per-target facts (facts.py) derived, and found kept
+        self.reused_facts = 0
 
     def side(
         self,
@@ -533,6 +556,28 @@ class FindingsMemo:
         self.cache.put(key, {"findings": rows})
 
 
+def canonical(value: object) -> str:
+    """`repr` with every set and mapping in sorted order: the same text in every process.
+
+    A memo key made of `repr` would differ between processes wherever it holds a set (a
+    set's order follows string hashing, which Python randomises per process), so a fresh
+    `harness diff` would never find what the previous one kept."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = ", ".join(
+            f"{f.name}={canonical(getattr(value, f.name))}" for f in dataclasses.fields(value)
+        )
+        return f"{type(value).__name__}({fields})"
+    if isinstance(value, Mapping):
+        items = sorted(f"{canonical(k)}: {canonical(v)}" for k, v in value.items())
+        return "{" + ", ".join(items) + "}"
+    if isinstance(value, set | frozenset):
+        return "{" + ", ".join(sorted(canonical(v) for v in value)) + "}"
+    if isinstance(value, list | tuple):
+        inner = ", ".join(canonical(v) for v in value)
+        return f"[{inner}]" if isinstance(value, list) else f"({inner})"
+    return repr(value)
+
+
 def _finding(row: Any) -> Finding:
     fid, rule, severity, cluster, kustomizations, documents, message, cause = row
     texts = (fid, rule, message, cause)
@@ -561,11 +606,26 @@ def _digest(snapshot: Snapshot, cluster: str | None) -> str:
     for name, r in snapshot.results.items():
         if cluster is not None and r.target.cluster != cluster:
             continue
-        t = r.target
-        docs = [(d.id, d.api_version, d.sha256) for d in r.documents]
-        h.update(repr((name, t.kind, t.cluster, docs, r.error, r.duplicates, r.notes)).encode())
+        h.update(_target_digest(name, r))
         h.update(b"\0")
     for name, reason in snapshot.skipped.items():
         if cluster is None or name.split("/", 1)[0] == cluster:
             h.update(repr((name, reason)).encode())
     return h.hexdigest()
+
+
+_TARGET_DIGESTS: IdentityMemo[bytes] = IdentityMemo("lint input digests", 65536)
+
+
+def _target_digest(name: str, r: TargetResult) -> bytes:
+    """One target's part of `_digest`, once per (shared) result: a diff digests each side
+    whole and per cluster."""
+    found = _TARGET_DIGESTS.get(r, name)
+    if found is None:
+        import hashlib
+
+        t = r.target
+        docs = [(d.id, d.api_version, d.sha256) for d in r.documents]
+        text = repr((name, t.kind, t.cluster, docs, r.error, r.duplicates, r.notes))
+        found = _TARGET_DIGESTS.put(r, hashlib.sha256(text.encode()).digest(), name)
+    return found

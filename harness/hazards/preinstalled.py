@@ -19,7 +19,9 @@ repo's files alone:
 
 Every provision carries a sentence saying how it was recognised, which findings quote. In a
 repo with several clusters, a file below a directory named after one cluster applies to that
-cluster only.
+cluster only. Whether a file names Talos manifests at all is remembered by its stat
+(core/filefacts.py), so a rescan of an unchanged tree (`harness watch`) reads none of the
+files that do not.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from harness.core import safefile, yamlload
+from harness.core import run, safefile, yamlload
 from harness.core.config import Preinstalled
 from harness.flux.helm.capabilities import crd_apis
 from harness.flux.ksgraph import parse
@@ -246,6 +248,29 @@ def _under_bootstrap(rel: str) -> bool:
     return any("bootstrap" in p for p in rel.split("/")[:-1])
 
 
+_TALOS_FACT = "talos-manifests"
+
+
+def _talos_candidate(path: Path) -> bool:
+    """Whether the file may be a Talos machine config (it names `inlineManifests` or
+    `extraManifests`), remembered by the file's stat (core/filefacts.py): a scan repeated
+    over an unchanged tree (`harness watch`) reads only the files that changed."""
+    facts = run.files()
+    key = str(path)
+    at, found = facts.get(key, _TALOS_FACT)
+    if found is not None:
+        return found == "1"
+    try:
+        if path.stat().st_size > _MAX_BYTES:
+            return False
+        text = safefile.read_text(path)
+    except (OSError, UnicodeDecodeError):
+        return False
+    candidate = "inlineManifests" in text or "extraManifests" in text
+    facts.put(key, _TALOS_FACT, at, "1" if candidate else "0")
+    return candidate
+
+
 class _Scanner:
     def __init__(
         self,
@@ -295,6 +320,8 @@ class _Scanner:
                 and not self.in_flux_tree(rel)
                 and not self.in_bootstrap_target(rel)
             )
+            if not (helmfile or k3s or bootstrap) and not _talos_candidate(path):
+                continue  # most files: known from their stat alone after the first read
             try:
                 if path.stat().st_size > _MAX_BYTES:
                     continue

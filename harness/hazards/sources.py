@@ -5,7 +5,8 @@ variable fails the target altogether, so substitution checks read the source ins
 path target rendering the Kustomization's `spec.path` (kustomize leaves `${...}` alone), or,
 for a path without a kustomization file, its YAML files scanned the way Flux's generator
 does. Components and inline `spec.patches` are scanned as text. Files are named relative to
-the repo root so a finding can say where to edit.
+the repo root so a finding can say where to edit. A rendered document's `${...}` references
+and escapes are facts of its sha256 (facts.py), derived once for both sides of a diff.
 
 A Kustomization's source resolves as the renderer resolves it (core/outside.py): the
 cluster's bootstrap source is the repo, any other a harness.yaml mapping (a local checkout
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from harness.core import outside, safefile, yamlload
 from harness.core.documents import identity, is_kubernetes_object
 from harness.core.memo import IdentityMemo
-from harness.core.model import DocId, TargetResult
+from harness.core.model import DocId, Document, TargetResult
 from harness.flux.api import ObjectRef
 from harness.flux.ksgraph import (
     DEFAULT_NAMESPACE,
@@ -44,6 +45,7 @@ from harness.render.closure import EscapeError, Walker
 from harness.render.discover import kustomization_file
 
 if TYPE_CHECKING:
+    from harness.hazards.facts import Facts
     from harness.hazards.scope import Scope
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -52,12 +54,26 @@ Path_ = tuple[str | int, ...]
 
 @dataclass(frozen=True)
 class SourceDoc:
-    """One pre-substitution object (or, with `patch`, the text of a patch/component file)."""
+    """One pre-substitution object (or, with `patch`, the text of a patch/component file).
+
+    A rendered document's object (`document`) is parsed only when asked for: its facts
+    (references, escapes) are kept by its sha256, so a side that reads them from another
+    side's never parses it."""
 
     id: DocId | None
-    obj: Any
+    value: Any  # the object, or None where `document` gives it
     file: str | None = None
     patch: bool = False
+    sha256: str = ""  # the rendered document's, when it is one: its facts' key (facts.py)
+    document: Document | None = field(default=None, compare=False, repr=False)
+
+    @cached_property
+    def obj(self) -> Any:
+        return parse(self.document) if self.document is not None else self.value
+
+    @classmethod
+    def rendered(cls, doc: Document, file: str | None) -> SourceDoc:
+        return cls(doc.id, None, file, sha256=doc.sha256, document=doc)
 
 
 @dataclass(frozen=True)
@@ -251,13 +267,30 @@ def strings(obj: Any) -> tuple[tuple[Path_, str], ...]:
     return found
 
 
-def references(doc: SourceDoc) -> tuple[list[Reference], list[str]]:
-    """(references, parse errors) of one source document's string values."""
+def references(doc: SourceDoc, facts: Facts | None = None) -> tuple[list[Reference], list[str]]:
+    """(references, parse errors) of one source document's string values; a rendered
+    document's are a fact of its sha256 (facts.py)."""
+    if facts is not None and doc.sha256:
+        raw, errors = facts.get(
+            "substitution:references",
+            f"{doc.sha256}:{doc.patch}",
+            lambda: _json_references(doc),
+        )
+    else:
+        raw, errors = _memo_references(doc)
+    return [Reference(n, e, d, f, m, s, doc) for n, e, d, f, m, s in raw], list(errors)
+
+
+def _json_references(doc: SourceDoc) -> list[Any]:
+    refs, errors = _memo_references(doc)
+    return [[list(r) for r in refs], list(errors)]
+
+
+def _memo_references(doc: SourceDoc) -> _RawRefs:
     found = _REFERENCES.get(doc.obj, doc.patch)
     if found is None:
         found = _REFERENCES.put(doc.obj, _raw_references(doc.obj, doc.patch), doc.patch)
-    raw, errors = found
-    return [Reference(n, e, d, f, m, s, doc) for n, e, d, f, m, s in raw], list(errors)
+    return found
 
 
 @dataclass(frozen=True)
@@ -277,14 +310,25 @@ class Escaped:
         return body[:end]
 
 
-def escapes(doc: SourceDoc) -> list[Escaped]:
-    """Every escaped `$${...}` of one document's string values."""
-    out: list[Escaped] = []
+def escapes(doc: SourceDoc, facts: Facts | None = None) -> list[Escaped]:
+    """Every escaped `$${...}` of one document's string values; a rendered document's are
+    a fact of its sha256 (facts.py)."""
+    if facts is not None and doc.sha256:
+        raw = facts.get(
+            "substitution:escapes", f"{doc.sha256}:{doc.patch}", lambda: _raw_escapes(doc)
+        )
+    else:
+        raw = _raw_escapes(doc)
+    return [Escaped(e, f, m, s, doc) for e, f, m, s in raw]
+
+
+def _raw_escapes(doc: SourceDoc) -> list[list[Any]]:
+    out: list[list[Any]] = []
     for path, text in strings(doc.obj):
         for expression in escaped_expressions(text) if "$${" in text else ():
             script = not doc.patch and looks_like_script(path, text)
             multiline = "\n" in text.strip()
-            out.append(Escaped(expression, format_path(path), multiline, script, doc))
+            out.append([expression, format_path(path), multiline, script])
     return out
 
 
@@ -416,7 +460,7 @@ class SourceIndex:
             found = self._path_docs.get(rel)
             if found is None:  # every cluster building this path shares one list
                 found = self._path_docs[rel] = [
-                    SourceDoc(d.id, parse(d), self.file_for(d.id, rel)) for d in result.documents
+                    SourceDoc.rendered(d, self.file_for(d.id, rel)) for d in result.documents
                 ]
             return list(found)
         if self.repo is None:

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from harness.core.config import Suppression
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.model import Snapshot
+from harness.core.run import Run
 from harness.hazards import engine
 from harness.hazards.finding import Finding, and_list, at_least
 from tests import synthtree
@@ -240,6 +241,8 @@ def test_memoized_findings_are_the_full_runs(
     cfg = config_mod.load(root)
     base = _synthetic_render(root, cache_dir)
     done: list[str] = []
+    watch = Run()
+    base_memo: engine.BaseMemo = {}
     for op, seed in [*edits, ("spec", 1), ("vars", 2)]:
         done.append(synthtree.edit(root, op, seed))
         head = _synthetic_render(root, cache_dir)
@@ -252,7 +255,23 @@ def test_memoized_findings_are_the_full_runs(
             finally:
                 assert cache is not None
                 cache.close()
-        assert memo.misses == 0, done
+        assert memo.misses == 0 and memo.computed_facts == 0, done
+        with watch.entered():  # `harness watch`: one run, a base memo, facts in memory
+            kept = engine.diff_for(cfg, base, head, root, base_memo)
+            assert kept == full, done
+
+
+def test_memo_settings_read_the_same_in_every_process() -> None:
+    """A set's repr follows string hashing, which differs per process: the memo's key
+    sorts it, so a fresh `harness diff` finds what the previous one kept."""
+    from harness.hazards.preinstalled import Provision
+
+    p = Provision("bootstrap manifest", "b.yaml", "how", namespaces=frozenset({"b", "a", "c"}))
+    assert engine.canonical(({"y": 1, "x": {2, 1}}, [p])) == (
+        "({'x': {1, 2}, 'y': 1}, [Provision(source='bootstrap manifest', file='b.yaml', "
+        "how='how', crds={}, release=None, names={}, namespaces={'a', 'b', 'c'}, "
+        "clusters=None, apis={})])"
+    )
 
 
 def test_a_malformed_memo_entry_is_computed_again(tmp_path: Path) -> None:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from harness.core import run
 from harness.core.config import Preinstalled, load
 from harness.core.errors import ConfigError
+from harness.core.filefacts import FileFacts
+from harness.core.run import Run
 from harness.hazards.context import LintContext
 from harness.hazards.preinstalled import Inventory, load_documents, neutralise, scan
 from tests.conftest import write_tree
@@ -124,6 +128,25 @@ def test_talos_inline_and_extra_manifests(tmp_path: Path) -> None:
     assert inv.crd("c", "cilium.io", "CiliumLoadBalancerIPPool") is widget  # judged by name
     gateway = inv.crd("c", "gateway.networking.k8s.io", "HTTPRoute")
     assert gateway is not None and "not fetched" in gateway.how
+
+
+def test_a_rescan_of_an_unchanged_tree_knows_its_files_by_their_stat(tmp_path: Path) -> None:
+    """`harness watch` scans again on every save: a file that names no Talos manifests is
+    known from its stat, and one edited to name them is read again and found."""
+    talos = "clusterName: home\ncontrolPlane:\n  extraManifests:\n    - https://x.example/a.yaml\n"
+    repo = write_tree(
+        tmp_path, {"talos/talconfig.yaml": "clusterName: home\n", "apps/a.yaml": "a: 1\n"}
+    )
+    for rel in ("talos/talconfig.yaml", "apps/a.yaml"):
+        os.utime(repo / rel, (1_000_000_000, 1_000_000_000))  # not racily new
+    with Run(files=FileFacts()).entered():
+        assert _scan(repo).provisions == ()
+        facts = run.files()
+        assert facts.get(str(repo / "apps/a.yaml"), "talos-manifests")[1] == "0"
+        (repo / "talos/talconfig.yaml").write_text(talos)
+        os.utime(repo / "talos/talconfig.yaml", (1_000_000_100, 1_000_000_100))
+        (p,) = _scan(repo).provisions
+        assert p.file == "talos/talconfig.yaml" and "not fetched" in p.how
 
 
 def test_k3s_auto_deploy_manifests(tmp_path: Path) -> None:

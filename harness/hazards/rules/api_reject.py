@@ -22,7 +22,8 @@ judged when the cluster renders Flux's CRDs; else they have a note of their own 
 would install when the cluster renders one.
 One finding per cause: the same problem at the same place, from the same file (a typo in a
 shared component), lists every Kustomization and object it fails. Results are kept per
-target in the render cache, keyed by its documents' sha256s and the schemas' digests.
+target, keyed by its documents' sha256s and the schemas' digests: in the render cache for
+`lint`, as the side's facts for a diff (hazards/facts.py: the head reads the base's).
 """
 
 from __future__ import annotations
@@ -363,8 +364,9 @@ def _verdicts(
     crds: Mapping[tuple[str, str], list[Crd]],
     dec: bool | None,
 ) -> list[Verdict]:
-    """Each document's verdict: from this run's memo, the render cache (one entry per
-    target, keyed by its documents' sha256s and their schemas' digests), or judged."""
+    """Each document's verdict: from this run's memo, the side's facts (a diff's:
+    hazards/facts.py) or the render cache (one entry per target, keyed by its documents'
+    sha256s and their schemas' digests), or judged."""
     digests = [_digest(d, builtin, crds) for d in documents]
     out: list[Verdict | None] = [
         _VERDICTS.get((d.sha256, g, dec is not False))
@@ -378,7 +380,17 @@ def _verdicts(
         str(dec),
         *(f"{d.sha256}:{g}" for d, g in zip(documents, digests, strict=True)),
     )
-    found = cache.get(entry_key) if cache is not None else None
+    found: dict[str, Any] | None = None
+    if ctx.facts is not None:  # a side of a diff: its table holds the other side's verdicts
+        found = {
+            "verdicts": ctx.facts.get(
+                "api-reject",
+                entry_key,
+                lambda: [_dump(judge(d, builtin, crds, dec)) for d in documents],
+            )
+        }
+    elif cache is not None:
+        found = cache.get(entry_key)
     if found is not None:
         try:
             out = [_load(v) for v in found["verdicts"]]

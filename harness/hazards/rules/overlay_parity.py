@@ -11,6 +11,9 @@ value of a variable this cluster sets otherwise, e.g. the dev LAN address pasted
 manifest (a value equal to a variable only the other clusters have is a coincidence);
 and two clusters setting the same IP-address variable to the same value (one cluster's LAN
 address rendered into the other). Secret values are redacted in renders and not compared.
+Which strings of a target's documents hold another cluster's value is a fact of the
+documents and the values searched for (hazards/facts.py): a target a diff did not change is
+not searched again.
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from harness.core.documents import REDACTED_PREFIX
 from harness.core.memo import IdentityMemo
-from harness.core.model import DocId
+from harness.core.model import DocId, Document
 from harness.flux.ksgraph import ClusterGraph, Key, KsNode, display, parse
 from harness.hazards.context import DiffContext, LintContext
+from harness.hazards.facts import content_key, fact
 from harness.hazards.finding import Finding, and_list
 from harness.hazards.rules.substitution import analyse
 
@@ -167,7 +171,7 @@ class OverlayParity:
     def _foreign(
         self, ctx: LintContext, values: Mapping[str, Mapping[str, set[str]]]
     ) -> list[Finding]:
-        from harness.hazards.sources import format_path, strings
+        from harness.hazards.sources import format_path
 
         out: list[Finding] = []
         for cluster, graph in ctx.graphs.items():
@@ -188,37 +192,30 @@ class OverlayParity:
             pattern = _pattern(list(foreign))
             sources = _source_objects(ctx, graph)
             for key, result in graph.ok_results():
-                for doc in result.documents:
+                for index, path, value in _matches(ctx, pattern, result.documents):
+                    doc = result.documents[index]
                     if doc.id in sources:
                         continue
-                    texts = strings(parse(doc))
-                    if not pattern.search(_joined(texts)):
-                        continue  # the usual case: no string of the document matches
-                    for path, text in texts:
-                        match = pattern.search(text)
-                        if match is None:
-                            continue
-                        value = match.group(0)
-                        owners = foreign[value]
-                        whose = and_list([f"{c}'s {n}" for c, n in owners])
-                        var = owners[0][1]
-                        field = format_path(path)
-                        out.append(
-                            Finding(
-                                id=f"{self.id}:{cluster}:{display(key)}:{doc.id}:{field}",
-                                rule=self.id,
-                                severity="warning",
-                                cluster=cluster,
-                                kustomizations=(display(key),),
-                                documents=(str(doc.id),),
-                                message=(
-                                    f"{cluster} renders {value} ({whose}) at {field} of "
-                                    f"{doc.id}: another cluster's value reached {cluster}, "
-                                    f"where {var} is {_own_value(own, var)}; write "
-                                    f"${{{var}}} in the source so each cluster gets its own."
-                                ),
-                            )
+                    owners = foreign[value]
+                    whose = and_list([f"{c}'s {n}" for c, n in owners])
+                    var = owners[0][1]
+                    field = format_path(path)
+                    out.append(
+                        Finding(
+                            id=f"{self.id}:{cluster}:{display(key)}:{doc.id}:{field}",
+                            rule=self.id,
+                            severity="warning",
+                            cluster=cluster,
+                            kustomizations=(display(key),),
+                            documents=(str(doc.id),),
+                            message=(
+                                f"{cluster} renders {value} ({whose}) at {field} of "
+                                f"{doc.id}: another cluster's value reached {cluster}, "
+                                f"where {var} is {_own_value(own, var)}; write "
+                                f"${{{var}}} in the source so each cluster gets its own."
+                            ),
                         )
+                    )
         return out
 
     def _shared(self, ctx: LintContext) -> list[Finding]:
@@ -253,6 +250,38 @@ class OverlayParity:
                     )
                 )
         return out
+
+
+def _matches(
+    ctx: LintContext, pattern: re.Pattern[str], documents: tuple[Document, ...]
+) -> list[tuple[int, Path_, str]]:
+    """Every string of a target's documents that `pattern` matches: (the document's index,
+    the string's path, the value matched), a fact of the documents and the pattern alone
+    (hazards/facts.py), so a target that did not change is not searched again."""
+    return [
+        (index, tuple(path), value)
+        for index, path, value in fact(
+            ctx.facts,
+            "overlay-parity:foreign",
+            lambda: content_key(pattern.pattern, [d.sha256 for d in documents]),
+            lambda: _search(pattern, documents),
+        )
+    ]
+
+
+def _search(pattern: re.Pattern[str], documents: tuple[Document, ...]) -> list[Any]:
+    from harness.hazards.sources import strings
+
+    out: list[Any] = []
+    for index, doc in enumerate(documents):
+        texts = strings(parse(doc))
+        if not pattern.search(_joined(texts)):
+            continue  # the usual case: no string of the document matches
+        for path, text in texts:
+            match = pattern.search(text)
+            if match is not None:
+                out.append([index, list(path), match.group(0)])
+    return out
 
 
 _JOINED: IdentityMemo[str] = IdentityMemo("joined strings", 32768)

@@ -110,9 +110,11 @@ class _Analyser:
             return
         groups: dict[tuple[str, str], list[Reference]] = {}
         for doc in docs:
-            if not doc.patch and substitution_disabled(_obj(doc)):
+            refs, errors = references(doc, self.ctx.facts)
+            if not refs and not errors:
+                continue  # nothing to judge (asked first: the answer needs no parse)
+            if not doc.patch and _disabled(self.ctx, doc):
                 continue
-            refs, errors = references(doc)
             for error in errors:
                 self._parse_error(graph, node, doc, error)
             for ref in refs:
@@ -212,7 +214,7 @@ class _Analyser:
         result = graph.result(node.key)
         docs: list[SourceDoc] | None
         if result is not None and result.ok:
-            docs = [SourceDoc(d.id, parse(d), None) for d in result.documents]
+            docs = [SourceDoc.rendered(d, None) for d in result.documents]
         else:
             docs = self.index.documents(node)
         if docs is None:
@@ -222,13 +224,13 @@ class _Analyser:
         escaped: dict[str, list[Reference]] = {}
         for doc in docs:
             try:
-                refs, _errors = references(doc)
+                refs, _errors = references(doc, self.ctx.facts)
             except RecursionError:  # pragma: no cover - absurd nesting
                 continue
             for ref in refs:
                 self.out.assertions.add((graph.cluster, node.display, ref.name))
                 groups.setdefault(ref.name, []).append(ref)
-            for esc in escapes(doc):
+            for esc in escapes(doc, self.ctx.facts):
                 self.out.assertions.add((graph.cluster, node.display, esc.expression))
                 as_ref = Reference(
                     esc.name, esc.expression, False, esc.field, esc.multiline, esc.script, doc
@@ -456,6 +458,16 @@ class _Analyser:
                 cause=cause,
             )
         )
+
+
+def _disabled(ctx: LintContext, doc: SourceDoc) -> bool:
+    """Whether the object opts out of substitution: a rendered document's answer is a
+    fact of its sha256 (hazards/facts.py), read without parsing it."""
+    if ctx.facts is None or not doc.sha256:
+        return substitution_disabled(_obj(doc))
+    return bool(
+        ctx.facts.get("substitution:disabled", doc.sha256, lambda: substitution_disabled(_obj(doc)))
+    )
 
 
 def _obj(doc: SourceDoc) -> dict[str, object]:
