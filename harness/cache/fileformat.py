@@ -97,6 +97,70 @@ def decode_raw(raw: bytes, digest: str) -> bytes | None:
     return body
 
 
+# Values: an entry whose body is a marshal'd value of builtin types, for the whole-render
+# entries (the dependency index, a ref's remembered render: several MB of documents) that
+# JSON took ~0.2 s each way to encode or decode and marshal takes ~10 ms. marshal can build
+# code objects (never runs them): `plain` rejects any value holding a type but these.
+_PLAIN_SCALARS = frozenset([str, int, bytes, float, bool, type(None)])
+_PLAIN = frozenset([*_PLAIN_SCALARS, tuple, list, dict])
+
+
+def encode_value(value: Any, digest: str) -> bytes:
+    """An entry holding `value` (builtin types only: str, int, bytes, float, bool, None,
+    and tuples, lists and dicts of them): a raw entry (`encode_raw`) tagged `marshal`."""
+    import marshal
+
+    header = f"{FORMAT} {digest} marshal\n".encode()
+    body = marshal.dumps(value)
+    return sha256(header + body).hexdigest().encode() + b"\n" + header + body
+
+
+def decode_value(raw: bytes, digest: str) -> object | None:
+    """The value of a whole, uncorrupted `encode_value` entry stored under `digest`, if it
+    holds nothing but `plain` types; else None (another entry's format, a truncated or
+    corrupt one, a hostile one that makes marshal fail or holds a code object)."""
+    import marshal
+
+    cut = raw.find(b"\n")
+    rest = memoryview(raw)[cut + 1 :]  # not copied: whole-render entries are MBs
+    if cut < 0 or sha256(rest).hexdigest().encode() != raw[:cut]:
+        return None
+    header = f"{FORMAT} {digest} marshal\n".encode()
+    if rest[: len(header)] != header:
+        return None
+    try:
+        value: object = marshal.loads(rest[len(header) :])
+    except (EOFError, ValueError, TypeError, OverflowError, MemoryError):
+        return None
+    return value if plain(value) else None
+
+
+def plain(value: object) -> bool:
+    """Whether `value` holds only str, int, bytes, float, bool and None, in tuples, lists
+    and dicts (no code object, no set, no other type marshal can build). One pass, the
+    scalars of each container checked at C speed."""
+    if type(value) not in _PLAIN:
+        return False
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            assert isinstance(item, dict)
+            if not _PLAIN_SCALARS.issuperset(map(type, item)):
+                return False  # keys: scalars only (marshal builds no unhashable key)
+            item = list(item.values())
+        elif kind is not tuple and kind is not list:
+            continue
+        assert isinstance(item, (tuple, list))
+        kinds = set(map(type, item))
+        if not _PLAIN.issuperset(kinds):
+            return False
+        if not _PLAIN_SCALARS.issuperset(kinds):
+            stack.extend(x for x in item if type(x) in (tuple, list, dict))
+    return True
+
+
 # An entry holds one renderer output (core/limits.py's default output cap) and its framing:
 # a file beyond that was not written by harness, and is not read into memory to find out.
 MAX_ENTRY_BYTES = 256 * 1024 * 1024

@@ -28,12 +28,12 @@ the repo, or a render that read a remote input: those are not functions of the t
 
 from __future__ import annotations
 
+import itertools
 import os
 import stat
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from harness.cache import store as cache_mod
 from harness.core import redaction
@@ -48,7 +48,7 @@ from harness.render.seam import Read, Reads, Reuse
 
 __all__ = ["Index", "Keeper", "Read", "Reuse", "key", "load", "remember", "walk"]
 
-KIND = "worktree-index"
+KIND = "worktree-index-v2"  # v2: a marshal'd value (fileformat.encode_value)
 # a changed file no build read matters only if discovery or cluster detection may read it
 _STRUCTURAL_SUFFIXES = (".yaml", ".yml", ".json")
 _STRUCTURAL_NAMES = frozenset([*KUSTOMIZATION_FILES, IGNORE_FILE, ".gitignore"])
@@ -66,7 +66,7 @@ class Index:
     warnings: tuple[str, ...] = ()
     # each result with the stored item it was read from: the next index reuses the items
     # of results that did not change instead of encoding them again
-    items: dict[str, tuple[TargetResult, Any]] = field(default_factory=dict, compare=False)
+    items: dict[str, tuple[TargetResult, refsnap.Row]] = field(default_factory=dict, compare=False)
 
 
 @dataclass
@@ -163,7 +163,7 @@ def teach(index: Index) -> None:
 
 def load(cache: cache_mod.RenderCache, digest: str, repo: Path, label: str) -> Index | None:
     """The index stored under `digest`, or None when missing or not of our shape."""
-    payload = cache.get(digest)
+    payload = cache.get_value(digest)
     if payload is None:
         return None
     try:
@@ -189,51 +189,92 @@ def remember(
     with reads.lock:
         paths, flux = dict(reads.paths), dict(reads.flux)
     warnings = tuple(redaction.known().scrub(w) for w in snapshot.warnings)
-    cache.put(
+    # a marshal'd value (fileformat.encode_value): tuples of builtin types, read back and
+    # checked field by field in _from_payload
+    cache.put_value(
         digest,
         {
-            "stamps": [[rel, list(s) if s is not None else None] for rel, s in stamps.items()],
+            "stamps": (tuple(stamps), tuple(stamps.values())),
             "snapshot": body,
-            "warnings": list(warnings),
+            "warnings": warnings,
             "paths": {n: _read_payload(r) for n, r in paths.items()},
             "flux": {k: _read_payload(r) for k, r in flux.items()},
         },
     )
-    items = {item["name"]: (snapshot.results[item["name"]], item) for item in body["results"]}
+    rows = refsnap.result_rows(body)
+    items = {name: (snapshot.results[name], row) for name, row in rows.items()}
     kept = replace(snapshot, warnings=warnings)
     return Index(dict(stamps), kept, paths, flux, warnings, items)
 
 
-def _read_payload(read: Read) -> list[Any]:
-    return [
+_INDEX_KEYS = frozenset(["stamps", "snapshot", "warnings", "paths", "flux"])
+
+
+def _read_payload(read: Read) -> tuple[str, tuple[str, ...], tuple[str, ...], str]:
+    """A Read as the index stores it: its pairs flattened (checked at C speed when read)."""
+    return (
         read.root,
-        [list(e) for e in read.entries],
-        [list(s) for s in read.secrets],
+        tuple(part for pair in read.entries for part in pair),
+        tuple(part for pair in read.secrets for part in pair),
         read.digest,
-    ]
+    )
 
 
-def _read_from(item: Any) -> Read:
+def _read_from(item: object) -> Read:
+    if type(item) is not tuple or len(item) != 4:
+        raise ValueError("not a read")
     root, entries, secrets, digest = item
-    pairs = tuple((str(a), str(b)) for a, b in entries)
-    return Read(str(root), pairs, tuple((str(a), str(b)) for a, b in secrets), str(digest))
+    if type(root) is not str or type(digest) is not str:
+        raise ValueError("not a read")
+    return Read(root, _pairs(entries), _pairs(secrets), digest)
 
 
-def _stamp(s: Any) -> Stamp:
-    mode, size, mtime, ctime, ino = (int(x) for x in s)
-    return (mode, size, mtime, ctime, ino)
+def _pairs(flat: object) -> tuple[tuple[str, str], ...]:
+    if type(flat) is not tuple or len(flat) % 2 or not {str}.issuperset(map(type, flat)):
+        raise ValueError("not pairs of strings")
+    return tuple(zip(flat[0::2], flat[1::2], strict=True))
 
 
-def _from_payload(payload: dict[str, Any], repo: Path, label: str) -> Index | None:
-    stamps: dict[str, Stamp | None] = {}
-    for rel, s in payload["stamps"]:
-        stamps[str(rel)] = None if s is None else _stamp(s)
-    items: dict[str, tuple[TargetResult, Any]] = {}
+def _stamps(value: object) -> dict[str, Stamp | None]:
+    if type(value) is not tuple or len(value) != 2:
+        raise ValueError("not stamps")
+    rels, stamps = value
+    if type(rels) is not tuple or type(stamps) is not tuple or len(rels) != len(stamps):
+        raise ValueError("not stamps")
+    if not {str}.issuperset(map(type, rels)) or not {tuple, type(None)}.issuperset(
+        map(type, stamps)
+    ):
+        raise ValueError("not stamps")
+    known = [s for s in stamps if s is not None]
+    if not all(len(s) == 5 for s in known) or not {int}.issuperset(
+        map(type, itertools.chain.from_iterable(known))
+    ):
+        raise ValueError("not stamps")
+    return dict(zip(rels, stamps, strict=True))
+
+
+def _from_payload(payload: object, repo: Path, label: str) -> Index | None:
+    if type(payload) is not dict or payload.keys() != _INDEX_KEYS:
+        return None
+    stamps = _stamps(payload["stamps"])
+    items: dict[str, tuple[TargetResult, refsnap.Row]] = {}
     found = refsnap.snapshot_from(payload["snapshot"], repo, label, items)
     if found is None:
         return None
-    warnings = tuple(str(w) for w in payload["warnings"])
+    warnings = payload["warnings"]
+    if type(warnings) is not tuple or not {str}.issuperset(map(type, warnings)):
+        return None
     snapshot = replace(found, warnings=warnings)
-    paths = {str(n): _read_from(r) for n, r in dict(payload["paths"]).items()}
-    flux = {str(k): _read_from(r) for k, r in dict(payload["flux"]).items()}
-    return Index(stamps, snapshot, paths, flux, warnings, items)
+    paths, flux = payload["paths"], payload["flux"]
+    if type(paths) is not dict or type(flux) is not dict:
+        return None
+    if not {str}.issuperset(map(type, [*paths, *flux])):
+        return None
+    return Index(
+        stamps,
+        snapshot,
+        {n: _read_from(r) for n, r in paths.items()},
+        {k: _read_from(r) for k, r in flux.items()},
+        warnings,
+        items,
+    )

@@ -142,7 +142,7 @@ def test_a_missing_or_corrupt_index_is_a_full_render(
     entries = [
         p
         for p in (cache_dir / cache_mod.ENTRIES).rglob("*")
-        if p.is_file() and b'"stamps"' in p.read_bytes()
+        if p.is_file() and b"stamps" in p.read_bytes()
     ]
     assert len(entries) == 1
     if damage == "missing":
