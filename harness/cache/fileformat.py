@@ -97,68 +97,65 @@ def decode_raw(raw: bytes, digest: str) -> bytes | None:
     return body
 
 
-# Values: an entry whose body is a marshal'd value of builtin types, for the whole-render
-# entries (the dependency index, a ref's remembered render: several MB of documents) that
-# JSON took ~0.2 s each way to encode or decode and marshal takes ~10 ms. marshal can build
-# code objects (never runs them): `plain` rejects any value holding a type but these.
-_PLAIN_SCALARS = frozenset([str, int, bytes, float, bool, type(None)])
-_PLAIN = frozenset([*_PLAIN_SCALARS, tuple, list, dict])
+# Packed entries: a JSON payload and a table of strings kept out of it, for the whole-render
+# entries (the dependency index, a ref's remembered render: several MB of document texts and
+# their objects as JSON) that JSON took ~0.2 s each way to escape or unescape. The body is
+# the payload (compact JSON has no newline byte), a newline, then every string's UTF-8
+# bytes one after another; the payload's "strings" lists their sizes. Not marshal: a few
+# bytes of marshal data can make it allocate gigabytes (a list's declared length), and it
+# builds code objects; JSON and slicing are bounded by the entry's own size.
+_STRINGS = "strings"
 
 
-def encode_value(value: Any, digest: str) -> bytes:
-    """An entry holding `value` (builtin types only: str, int, bytes, float, bool, None,
-    and tuples, lists and dicts of them): a raw entry (`encode_raw`) tagged `marshal`."""
-    import marshal
+def encode_packed(payload: dict[str, Any], strings: list[str], digest: str) -> bytes:
+    """An entry of `payload` (JSON types; its own "strings" key is the table's) and
+    `strings`, which the payload refers to by index (its caller's convention)."""
+    import hashlib
+    import json
 
-    header = f"{FORMAT} {digest} marshal\n".encode()
-    body = marshal.dumps(value)
-    return sha256(header + body).hexdigest().encode() + b"\n" + header + body
+    blobs = [s.encode("utf-8", "surrogatepass") for s in strings]
+    head = json.dumps(
+        {**payload, _STRINGS: [len(b) for b in blobs]},
+        separators=(",", ":"),
+        ensure_ascii=False,
+    ).encode("utf-8", "surrogatepass")
+    body = b"".join([f"{FORMAT} {digest} packed\n".encode(), head, b"\n", *blobs])
+    return hashlib.sha256(body).hexdigest().encode() + b"\n" + body
 
 
-def decode_value(raw: bytes, digest: str) -> object | None:
-    """The value of a whole, uncorrupted `encode_value` entry stored under `digest`, if it
-    holds nothing but `plain` types; else None (another entry's format, a truncated or
-    corrupt one, a hostile one that makes marshal fail or holds a code object)."""
-    import marshal
+def decode_packed(raw: bytes, digest: str) -> tuple[dict[str, Any], list[str]] | None:
+    """The payload and strings of a whole, uncorrupted packed entry stored under `digest`;
+    else None (truncated, corrupt, another format, sizes that do not add up)."""
+    import hashlib
+    import json
 
+    view = memoryview(raw)  # sliced, not copied: whole-render entries are MBs
     cut = raw.find(b"\n")
-    rest = memoryview(raw)[cut + 1 :]  # not copied: whole-render entries are MBs
-    if cut < 0 or sha256(rest).hexdigest().encode() != raw[:cut]:
+    if cut < 0 or hashlib.sha256(view[cut + 1 :]).hexdigest().encode() != raw[:cut]:
         return None
-    header = f"{FORMAT} {digest} marshal\n".encode()
-    if rest[: len(header)] != header:
+    header = f"{FORMAT} {digest} packed\n".encode()
+    start = cut + 1 + len(header)
+    end = raw.find(b"\n", start)
+    if view[cut + 1 : start] != header or end < 0:
         return None
     try:
-        value: object = marshal.loads(rest[len(header) :])
-    except (EOFError, ValueError, TypeError, OverflowError, MemoryError):
+        payload = json.loads(view[start:end].tobytes())
+    except (ValueError, RecursionError):
         return None
-    return value if plain(value) else None
-
-
-def plain(value: object) -> bool:
-    """Whether `value` holds only str, int, bytes, float, bool and None, in tuples, lists
-    and dicts (no code object, no set, no other type marshal can build). One pass, the
-    scalars of each container checked at C speed."""
-    if type(value) not in _PLAIN:
-        return False
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        kind = type(item)
-        if kind is dict:
-            assert isinstance(item, dict)
-            if not _PLAIN_SCALARS.issuperset(map(type, item)):
-                return False  # keys: scalars only (marshal builds no unhashable key)
-            item = list(item.values())
-        elif kind is not tuple and kind is not list:
-            continue
-        assert isinstance(item, (tuple, list))
-        kinds = set(map(type, item))
-        if not _PLAIN.issuperset(kinds):
-            return False
-        if not _PLAIN_SCALARS.issuperset(kinds):
-            stack.extend(x for x in item if type(x) in (tuple, list, dict))
-    return True
+    sizes = payload.pop(_STRINGS, None) if isinstance(payload, dict) else None
+    if type(sizes) is not list or not {int}.issuperset(map(type, sizes)):
+        return None
+    if (sizes and min(sizes) < 0) or sum(sizes) != len(raw) - end - 1:
+        return None
+    strings: list[str] = []
+    at = end + 1
+    try:
+        for size in sizes:
+            strings.append(str(view[at : at + size], "utf-8", "surrogatepass"))
+            at += size
+    except UnicodeDecodeError:
+        return None
+    return payload, strings
 
 
 # An entry holds one renderer output (core/limits.py's default output cap) and its framing:

@@ -38,6 +38,7 @@ DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
 STALE_TEMP_SECONDS = 3600.0
 _TMP_SUFFIX = fileformat.TMP_SUFFIX
 T = TypeVar("T")
+Packed = tuple[dict[str, Any], list[str]]  # a packed entry's payload and strings
 
 
 def default_dir() -> Path:
@@ -138,10 +139,10 @@ class Store:
         """The payload stored under `digest`; None if absent, unreadable or corrupt."""
         return self._get(digest, fileformat.decode)
 
-    def get_value(self, digest: str) -> object | None:
-        """The value of an `encode_value` entry (fileformat.py: a whole render); None if
-        absent, unreadable, corrupt or of another format."""
-        return self._get(digest, fileformat.decode_value)
+    def get_packed(self, digest: str) -> Packed | None:
+        """The payload and strings of a packed entry (fileformat.py: a whole render); None
+        if absent, unreadable, corrupt or of another format."""
+        return self._get(digest, fileformat.decode_packed)
 
     def _get(self, digest: str, decode: Callable[[bytes, str], T | None]) -> T | None:
         path = self._path(digest)
@@ -170,9 +171,9 @@ class Store:
         `problem` and the run writes nothing more: it goes on uncached."""
         self._put(digest, payload, fileformat.encode)
 
-    def put_value(self, digest: str, value: object) -> None:
-        """`put` of an `encode_value` entry."""
-        self._put(digest, value, fileformat.encode_value)
+    def put_packed(self, digest: str, payload: dict[str, Any], strings: list[str]) -> None:
+        """`put` of a packed entry."""
+        self._put(digest, (payload, strings), _encode_packed)
 
     def _put(self, digest: str, payload: T, encode: Callable[[T, str], bytes]) -> None:
         if self.problem is not None:
@@ -273,6 +274,10 @@ class Store:
         return self.prune(0)
 
 
+def _encode_packed(packed: Packed, digest: str) -> bytes:
+    return fileformat.encode_packed(packed[0], packed[1], digest)
+
+
 def _reason(exc: OSError) -> str:
     where = exc.filename if isinstance(exc.filename, str) else ""
     reason = exc.strerror or type(exc).__name__
@@ -303,7 +308,7 @@ class RenderCache:
     def __init__(self, store: Store | None) -> None:
         self.store = store
         self._memory: dict[str, dict[str, Any]] = {}
-        self._values: dict[str, object] = {}  # get_value's
+        self._packed: dict[str, Packed] = {}
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -350,15 +355,16 @@ class RenderCache:
         if self.store is not None:
             self.store.put(digest, payload)
 
-    def get_value(self, digest: str) -> object | None:
-        """`get` for a whole-render value (Store.get_value), kept in memory once read."""
+    def get_packed(self, digest: str) -> Packed | None:
+        """`get` of a packed entry (a whole render: Store.get_packed), kept in memory once
+        read. Shared: nobody may mutate it."""
         with self._lock:
-            found = self._values.get(digest)
+            found = self._packed.get(digest)
         if found is None and self.store is not None:
-            found = self.store.get_value(digest)
+            found = self.store.get_packed(digest)
             if found is not None:
                 with self._lock:
-                    self._values[digest] = found
+                    self._packed[digest] = found
         with self._lock:
             if found is None:
                 self.misses += 1
@@ -366,11 +372,11 @@ class RenderCache:
                 self.hits += 1
         return found
 
-    def put_value(self, digest: str, value: object) -> None:
+    def put_packed(self, digest: str, payload: dict[str, Any], strings: list[str]) -> None:
         with self._lock:
-            self._values[digest] = value
+            self._packed[digest] = (payload, strings)
         if self.store is not None:
-            self.store.put_value(digest, value)
+            self.store.put_packed(digest, payload, strings)
 
     def skip(self) -> None:
         with self._lock:

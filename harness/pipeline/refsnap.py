@@ -35,7 +35,7 @@ from harness.core.errors import GitError
 from harness.core.model import DocId, Document, RendererInfo, Snapshot, Target, TargetResult
 from harness.pipeline import gitref
 
-KIND = "ref-snapshot-v2"  # v2: a marshal'd value, documents stored once (snapshot_payload)
+KIND = "ref-snapshot-v2"  # v2: a packed entry, documents stored once (snapshot_payload)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,22 +103,25 @@ def config_part(cfg: Config) -> str:
 
 def known(cache: cache_mod.RenderCache, key: RefKey) -> bool:
     """Whether the render is remembered (then no checkout of the ref is started)."""
-    return cache.get_value(key.digest) is not None
+    return cache.get_packed(key.digest) is not None
 
 
 def load(
     cache: cache_mod.RenderCache, key: RefKey, label: str
 ) -> tuple[Snapshot, dict[str, str]] | None:
     """The remembered render (targets under `key.root`) and its failed targets' digests."""
-    payload = cache.get_value(key.digest)
-    if type(payload) is not dict or payload.keys() != {"snapshot", "digests"}:
+    found = cache.get_packed(key.digest)
+    if found is None:
+        return None
+    payload, strings = found
+    if payload.keys() != {"snapshot", "digests"}:
         return None
     try:
-        found = snapshot_from(payload["snapshot"], key.root, label)
+        snapshot = snapshot_from(payload["snapshot"], strings, key.root, label)
         digests = _str_dict(payload["digests"])
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError, IndexError):
         return None
-    return (found, digests) if found is not None else None
+    return (snapshot, digests) if snapshot is not None else None
 
 
 def remember(
@@ -129,21 +132,23 @@ def remember(
     digests: Mapping[str, str],
 ) -> None:
     """Store a ref's render made from its checkout at `repo` (helm targets never are)."""
-    body = snapshot_payload(snapshot, repo)
-    if body is not None:
-        cache.put_value(key.digest, {"snapshot": body, "digests": dict(digests)})
+    packed = snapshot_payload(snapshot, repo)
+    if packed is not None:
+        body, strings = packed
+        cache.put_packed(key.digest, {"snapshot": body, "digests": dict(digests)}, strings)
 
 
-# A snapshot as an entry holds it (fileformat.encode_value: marshal'd builtin types), laid
-# out for a fast read: every distinct document once, in "documents", as a row of
-# _DOCUMENT_ROW strings (the last, its object as JSON, may be None: parsed.py), and every
-# result a row of _RESULT_ROW fields whose last is the indexes of its documents there (the
-# same document rendered by a path target and by the Flux builds of its clusters is
-# stored, read and made into a Document once). Every field's type is checked on the way
-# back: a value of another shape is no snapshot.
-Row = tuple[Any, ...]
+# A snapshot as a packed entry holds it (cache/fileformat.py: a JSON payload beside a table
+# of strings), laid out for a fast read: every distinct document once, in "documents", as a
+# row of its identity, apiVersion and sha256 and the indexes of its text and of its object
+# as JSON (-1: none, parsed.py) in the strings, which JSON never escapes; every result a
+# row of _RESULT_ROW fields, the last the indexes of its documents (the same document
+# rendered by a path target and by the Flux builds of its clusters is stored, read and made
+# into a Document once). Every field's type is checked on the way back: a payload of
+# another shape is no snapshot.
+Row = tuple[Any, ...]  # a result as `known` takes it: its documents' _DocRow in place
+_DocRow = tuple[str, str, str, str, str, str, str, str | None]  # id, apiVersion, text, sha, JSON
 _SNAPSHOT_KEYS = frozenset(["renderer", "documents", "results", "skipped"])
-_DOCUMENT_ROW = 8  # group, kind, namespace, name, apiVersion, text, sha256, object JSON
 _RESULT_ROW = 9  # name, kind, path, cluster, sha256, error, duplicates, notes, documents
 _KINDS = frozenset(["path", "flux", "helm"])
 
@@ -152,16 +157,16 @@ def snapshot_payload(
     snapshot: Snapshot,
     repo: Path,
     known: Mapping[str, tuple[TargetResult, Row]] | None = None,
-) -> dict[str, Any] | None:
-    """A render of the tree at `repo` as an entry holds it (targets relative to `repo`);
-    None when it is not a function of that tree (a helm target, a target outside it).
-    `known`: results read back from an earlier payload with their stored rows (documents
-    in place of their indexes), which a result equal to one of them reuses (an error or
+) -> tuple[dict[str, Any], list[str]] | None:
+    """A render of the tree at `repo` as an entry holds it (targets relative to `repo`):
+    the payload and its strings; None when it is not a function of that tree (a helm
+    target, a target outside it). `known`: results read back from an earlier payload with
+    their rows (`result_rows`), which a result equal to one of them reuses (an error or
     note is scrubbed anew, never reused)."""
     if any(r.target.kind == "helm" or r.target.helm is not None for r in snapshot.results.values()):
         return None
-    table: dict[Row, int] = {}
-    results: list[Row] = []
+    table: dict[_DocRow, int] = {}
+    results: list[list[Any]] = []
     for result in snapshot.results.values():
         before = known.get(result.target.name) if known is not None else None
         if before is not None and not result.error and not result.notes and before[0] == result:
@@ -171,21 +176,27 @@ def snapshot_payload(
             if made is None:
                 return None  # a target outside the checkout: not a function of the tree
             row = made
-        indexes = tuple(table.setdefault(doc, len(table)) for doc in row[-1])
-        results.append((*row[:-1], indexes))
+        results.append([*row[:-1], [table.setdefault(doc, len(table)) for doc in row[-1]]])
+    strings: list[str] = []
+    documents: list[list[Any]] = []
+    for group, kind, namespace, name, api_version, text, sha, obj in table:
+        at = len(strings)
+        strings += [text] if obj is None else [text, obj]
+        json_at = at + 1 if obj is not None else -1
+        documents.append([group, kind, namespace, name, api_version, sha, at, json_at])
     info = snapshot.renderer
-    return {
-        "renderer": (info.name, info.version, tuple(info.argv)),
-        "documents": tuple(table),
-        "results": tuple(results),
+    body = {
+        "renderer": [info.name, info.version, list(info.argv)],
+        "documents": documents,
+        "results": results,
         "skipped": dict(snapshot.skipped),
     }
+    return body, strings
 
 
-def result_rows(body: Mapping[str, Any]) -> dict[str, Row]:
-    """Each result's row of a `snapshot_payload`, by name, as `known` takes it (its
-    documents' rows in place of their indexes)."""
-    documents = body["documents"]
+def result_rows(body: Mapping[str, Any], strings: list[str]) -> dict[str, Row]:
+    """Each result's row of a `snapshot_payload`, by name, as `known` takes it."""
+    documents = [_document_row(row, strings) for row in body["documents"]]
     return {row[0]: (*row[:-1], tuple(documents[i] for i in row[-1])) for row in body["results"]}
 
 
@@ -204,8 +215,8 @@ def _result_row(result: TargetResult, repo: Path) -> Row | None:
         result.sha256,
         # a stored error holds no Secret value the run knows (core/redaction.py)
         scrub(result.error) if result.error else result.error,
-        tuple(part for d in result.duplicates for part in (d.group, d.kind, d.namespace, d.name)),
-        tuple(scrub(n) for n in result.notes),
+        [part for d in result.duplicates for part in (d.group, d.kind, d.namespace, d.name)],
+        [scrub(n) for n in result.notes],
         tuple(
             (
                 d.id.group,
@@ -224,38 +235,32 @@ def _result_row(result: TargetResult, repo: Path) -> Row | None:
 
 def snapshot_from(
     payload: object,
+    strings: list[str],
     root: Path,
     label: str,
     items: dict[str, tuple[TargetResult, Row]] | None = None,
 ) -> Snapshot | None:
-    """`snapshot_payload` read back, its targets under `root`; None (or ValueError) when
-    the payload is not of that shape. `items` gets each result with its row as
-    `snapshot_payload`'s `known` takes it."""
+    """`snapshot_payload` read back, its targets under `root`; None (or ValueError,
+    IndexError) when the payload is not of that shape. `items` gets each result with its
+    row as `snapshot_payload`'s `known` takes it."""
     if type(payload) is not dict or payload.keys() != _SNAPSHOT_KEYS:
         return None
     name, version, argv = _row(payload["renderer"], 3)
-    renderer = RendererInfo(_str(name), _str(version), _strs(argv))
-    rows = payload["documents"]
-    if type(rows) is not tuple:
-        return None
-    documents = [_document(_row(row, _DOCUMENT_ROW)) for row in rows]
+    renderer = RendererInfo(_str(name), _str(version), tuple(_strs(argv)))
+    rows = [_document_row(row, strings) for row in _list(payload["documents"])]
+    documents = [Document(DocId(*row[:4]), row[4], row[5], row[6]) for row in rows]
     for row in rows:  # only a whole, well-formed entry is believed
         if row[7] is not None:
             parsed.remember_json(row[5], row[7])
     results: dict[str, TargetResult] = {}
-    stored = payload["results"]
-    if type(stored) is not tuple:
-        return None
-    for row in stored:
+    for row in _list(payload["results"]):
         tname, kind, path, cluster, sha, error, dups, notes, indexes = _row(row, _RESULT_ROW)
         if kind not in _KINDS or (cluster is not None and type(cluster) is not str):
             return None
         if error is not None and type(error) is not str:
             return None
         flat = _strs(dups)
-        if len(flat) % 4:
-            return None
-        if type(indexes) is not tuple or not {int}.issuperset(map(type, indexes)):
+        if len(flat) % 4 or not {int}.issuperset(map(type, _list(indexes))):
             return None
         if indexes and min(indexes) < 0:
             return None
@@ -268,7 +273,7 @@ def snapshot_from(
             sha256=_str(sha),
             error=error,
             duplicates=tuple(DocId(*flat[i : i + 4]) for i in range(0, len(flat), 4)),
-            notes=_strs(notes),
+            notes=tuple(_strs(notes)),
         )
         if items is not None:
             items[target.name] = (result, (*row[:-1], tuple(rows[i] for i in indexes)))
@@ -277,15 +282,33 @@ def snapshot_from(
     )
 
 
-def _document(row: Row) -> Document:
-    if not {str}.issuperset(map(type, row[:7])) or (row[7] is not None and type(row[7]) is not str):
+def _document_row(row: object, strings: list[str]) -> _DocRow:
+    """A stored document's row with its text and object JSON from the strings."""
+    group, kind, namespace, name, api_version, sha, text, obj = _row(row, 8)
+    if not {str}.issuperset(map(type, (group, kind, namespace, name, api_version, sha))):
         raise ValueError("not a document row")
-    group, kind, namespace, name, api_version, text, sha, _obj = row
-    return Document(DocId(group, kind, namespace, name), api_version, text, sha)
+    if type(text) is not int or type(obj) is not int or text < 0 or obj < -1:
+        raise ValueError("not a document row")
+    return (
+        group,
+        kind,
+        namespace,
+        name,
+        api_version,
+        strings[text],
+        sha,
+        strings[obj] if obj >= 0 else None,
+    )
 
 
-def _row(value: object, size: int) -> Row:
-    if type(value) is not tuple or len(value) != size:
+def _list(value: object) -> list[Any]:
+    if type(value) is not list:
+        raise ValueError("not a list")
+    return value
+
+
+def _row(value: object, size: int) -> list[Any]:
+    if type(value) is not list or len(value) != size:
         raise ValueError(f"not a row of {size}")
     return value
 
@@ -296,9 +319,9 @@ def _str(value: object) -> str:
     return value
 
 
-def _strs(value: object) -> tuple[str, ...]:
-    if type(value) is not tuple or not {str}.issuperset(map(type, value)):
-        raise ValueError("not a tuple of strings")
+def _strs(value: object) -> list[str]:
+    if type(value) is not list or not {str}.issuperset(map(type, value)):
+        raise ValueError("not a list of strings")
     return value
 
 

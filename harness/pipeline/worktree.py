@@ -34,6 +34,7 @@ import stat
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from harness.cache import store as cache_mod
 from harness.core import redaction
@@ -48,7 +49,7 @@ from harness.render.seam import Read, Reads, Reuse
 
 __all__ = ["Index", "Keeper", "Read", "Reuse", "key", "load", "remember", "walk"]
 
-KIND = "worktree-index-v2"  # v2: a marshal'd value (fileformat.encode_value)
+KIND = "worktree-index-v2"  # v2: a packed entry (cache/fileformat.py)
 # a changed file no build read matters only if discovery or cluster detection may read it
 _STRUCTURAL_SUFFIXES = (".yaml", ".yml", ".json")
 _STRUCTURAL_NAMES = frozenset([*KUSTOMIZATION_FILES, IGNORE_FILE, ".gitignore"])
@@ -163,12 +164,12 @@ def teach(index: Index) -> None:
 
 def load(cache: cache_mod.RenderCache, digest: str, repo: Path, label: str) -> Index | None:
     """The index stored under `digest`, or None when missing or not of our shape."""
-    payload = cache.get_value(digest)
-    if payload is None:
+    found = cache.get_packed(digest)
+    if found is None:
         return None
     try:
-        return _from_payload(payload, repo, label)
-    except (KeyError, TypeError, ValueError, AttributeError):
+        return _from_payload(found[0], found[1], repo, label)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
         return None
 
 
@@ -183,25 +184,26 @@ def remember(
 ) -> Index | None:
     """Store the render of the tree whose stat was `stamps` and what its builds read;
     the index as stored (None when the render cannot be kept: refsnap's rule)."""
-    body = refsnap.snapshot_payload(snapshot, repo, previous.items if previous else None)
-    if body is None:
+    packed = refsnap.snapshot_payload(snapshot, repo, previous.items if previous else None)
+    if packed is None:
         return None
+    body, strings = packed
     with reads.lock:
         paths, flux = dict(reads.paths), dict(reads.flux)
     warnings = tuple(redaction.known().scrub(w) for w in snapshot.warnings)
-    # a marshal'd value (fileformat.encode_value): tuples of builtin types, read back and
-    # checked field by field in _from_payload
-    cache.put_value(
+    # a packed entry (cache/fileformat.py): the documents' texts beside the JSON
+    cache.put_packed(
         digest,
         {
-            "stamps": (tuple(stamps), tuple(stamps.values())),
+            "stamps": [list(stamps), list(stamps.values())],
             "snapshot": body,
-            "warnings": warnings,
+            "warnings": list(warnings),
             "paths": {n: _read_payload(r) for n, r in paths.items()},
             "flux": {k: _read_payload(r) for k, r in flux.items()},
         },
+        strings,
     )
-    rows = refsnap.result_rows(body)
+    rows = refsnap.result_rows(body, strings)
     items = {name: (snapshot.results[name], row) for name, row in rows.items()}
     kept = replace(snapshot, warnings=warnings)
     return Index(dict(stamps), kept, paths, flux, warnings, items)
@@ -210,18 +212,18 @@ def remember(
 _INDEX_KEYS = frozenset(["stamps", "snapshot", "warnings", "paths", "flux"])
 
 
-def _read_payload(read: Read) -> tuple[str, tuple[str, ...], tuple[str, ...], str]:
+def _read_payload(read: Read) -> list[Any]:
     """A Read as the index stores it: its pairs flattened (checked at C speed when read)."""
-    return (
+    return [
         read.root,
-        tuple(part for pair in read.entries for part in pair),
-        tuple(part for pair in read.secrets for part in pair),
+        [part for pair in read.entries for part in pair],
+        [part for pair in read.secrets for part in pair],
         read.digest,
-    )
+    ]
 
 
 def _read_from(item: object) -> Read:
-    if type(item) is not tuple or len(item) != 4:
+    if type(item) is not list or len(item) != 4:
         raise ValueError("not a read")
     root, entries, secrets, digest = item
     if type(root) is not str or type(digest) is not str:
@@ -230,18 +232,18 @@ def _read_from(item: object) -> Read:
 
 
 def _pairs(flat: object) -> tuple[tuple[str, str], ...]:
-    if type(flat) is not tuple or len(flat) % 2 or not {str}.issuperset(map(type, flat)):
+    if type(flat) is not list or len(flat) % 2 or not {str}.issuperset(map(type, flat)):
         raise ValueError("not pairs of strings")
     return tuple(zip(flat[0::2], flat[1::2], strict=True))
 
 
 def _stamps(value: object) -> dict[str, Stamp | None]:
-    if type(value) is not tuple or len(value) != 2:
+    if type(value) is not list or len(value) != 2:
         raise ValueError("not stamps")
     rels, stamps = value
-    if type(rels) is not tuple or type(stamps) is not tuple or len(rels) != len(stamps):
+    if type(rels) is not list or type(stamps) is not list or len(rels) != len(stamps):
         raise ValueError("not stamps")
-    if not {str}.issuperset(map(type, rels)) or not {tuple, type(None)}.issuperset(
+    if not {str}.issuperset(map(type, rels)) or not {list, type(None)}.issuperset(
         map(type, stamps)
     ):
         raise ValueError("not stamps")
@@ -250,31 +252,31 @@ def _stamps(value: object) -> dict[str, Stamp | None]:
         map(type, itertools.chain.from_iterable(known))
     ):
         raise ValueError("not stamps")
-    return dict(zip(rels, stamps, strict=True))
+    return dict(zip(rels, (None if s is None else tuple(s) for s in stamps), strict=True))
 
 
-def _from_payload(payload: object, repo: Path, label: str) -> Index | None:
-    if type(payload) is not dict or payload.keys() != _INDEX_KEYS:
+def _from_payload(
+    payload: dict[str, Any], strings: list[str], repo: Path, label: str
+) -> Index | None:
+    if payload.keys() != _INDEX_KEYS:
         return None
     stamps = _stamps(payload["stamps"])
     items: dict[str, tuple[TargetResult, refsnap.Row]] = {}
-    found = refsnap.snapshot_from(payload["snapshot"], repo, label, items)
+    found = refsnap.snapshot_from(payload["snapshot"], strings, repo, label, items)
     if found is None:
         return None
     warnings = payload["warnings"]
-    if type(warnings) is not tuple or not {str}.issuperset(map(type, warnings)):
+    if type(warnings) is not list or not {str}.issuperset(map(type, warnings)):
         return None
-    snapshot = replace(found, warnings=warnings)
+    snapshot = replace(found, warnings=tuple(warnings))
     paths, flux = payload["paths"], payload["flux"]
     if type(paths) is not dict or type(flux) is not dict:
-        return None
-    if not {str}.issuperset(map(type, [*paths, *flux])):
         return None
     return Index(
         stamps,
         snapshot,
         {n: _read_from(r) for n, r in paths.items()},
         {k: _read_from(r) for k, r in flux.items()},
-        warnings,
+        snapshot.warnings,
         items,
     )
