@@ -123,6 +123,25 @@ def encode_packed(payload: dict[str, Any], strings: list[str], digest: str) -> b
     return hashlib.sha256(body).hexdigest().encode() + b"\n" + body
 
 
+class paused_gc:
+    """No cyclic garbage collection while a whole render is decoded into objects: the ~100k
+    containers it makes at once trigger collections of the whole young heap that find no
+    garbage (a third of the decode's time on a 250-Kustomization repo). Restores the state
+    it found (nested, or a caller that had disabled it)."""
+
+    def __enter__(self) -> None:
+        import gc
+
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *_exc: object) -> None:
+        import gc
+
+        if self.was:
+            gc.enable()
+
+
 def decode_packed(raw: bytes, digest: str) -> tuple[dict[str, Any], list[str]] | None:
     """The payload and strings of a whole, uncorrupted packed entry stored under `digest`;
     else None (truncated, corrupt, another format, sizes that do not add up)."""

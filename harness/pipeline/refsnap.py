@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from harness.cache import fileformat
 from harness.cache import store as cache_mod
 from harness.core import parsed, redaction
 from harness.core.config import Config
@@ -110,17 +111,18 @@ def load(
     cache: cache_mod.RenderCache, key: RefKey, label: str
 ) -> tuple[Snapshot, dict[str, str]] | None:
     """The remembered render (targets under `key.root`) and its failed targets' digests."""
-    found = cache.get_packed(key.digest)
-    if found is None:
-        return None
-    payload, strings = found
-    if payload.keys() != {"snapshot", "digests"}:
-        return None
-    try:
-        snapshot = snapshot_from(payload["snapshot"], strings, key.root, label)
-        digests = _str_dict(payload["digests"])
-    except (KeyError, TypeError, ValueError, IndexError):
-        return None
+    with fileformat.paused_gc():
+        found = cache.get_packed(key.digest)
+        if found is None:
+            return None
+        payload, strings = found
+        if payload.keys() != {"snapshot", "digests"}:
+            return None
+        try:
+            snapshot = snapshot_from(payload["snapshot"], strings, key.root, label)
+            digests = _str_dict(payload["digests"])
+        except (KeyError, TypeError, ValueError, IndexError):
+            return None
     return (snapshot, digests) if snapshot is not None else None
 
 
@@ -157,12 +159,13 @@ def snapshot_payload(
     snapshot: Snapshot,
     repo: Path,
     known: Mapping[str, tuple[TargetResult, Row]] | None = None,
+    rows: dict[str, Row] | None = None,
 ) -> tuple[dict[str, Any], list[str]] | None:
     """A render of the tree at `repo` as an entry holds it (targets relative to `repo`):
     the payload and its strings; None when it is not a function of that tree (a helm
     target, a target outside it). `known`: results read back from an earlier payload with
-    their rows (`result_rows`), which a result equal to one of them reuses (an error or
-    note is scrubbed anew, never reused)."""
+    their rows, which a result equal to one of them reuses (an error or note is scrubbed
+    anew, never reused); `rows` gets each result's row as `known` takes it."""
     if any(r.target.kind == "helm" or r.target.helm is not None for r in snapshot.results.values()):
         return None
     table: dict[_DocRow, int] = {}
@@ -176,6 +179,8 @@ def snapshot_payload(
             if made is None:
                 return None  # a target outside the checkout: not a function of the tree
             row = made
+        if rows is not None:
+            rows[result.target.name] = row
         results.append([*row[:-1], [table.setdefault(doc, len(table)) for doc in row[-1]]])
     strings: list[str] = []
     documents: list[list[Any]] = []
@@ -192,12 +197,6 @@ def snapshot_payload(
         "skipped": dict(snapshot.skipped),
     }
     return body, strings
-
-
-def result_rows(body: Mapping[str, Any], strings: list[str]) -> dict[str, Row]:
-    """Each result's row of a `snapshot_payload`, by name, as `known` takes it."""
-    documents = [_document_row(row, strings) for row in body["documents"]]
-    return {row[0]: (*row[:-1], tuple(documents[i] for i in row[-1])) for row in body["results"]}
 
 
 def _result_row(result: TargetResult, repo: Path) -> Row | None:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from harness.cache import fileformat
 from harness.cache import store as cache_mod
 from harness.core import redaction
 from harness.core.config import Config
@@ -164,13 +165,14 @@ def teach(index: Index) -> None:
 
 def load(cache: cache_mod.RenderCache, digest: str, repo: Path, label: str) -> Index | None:
     """The index stored under `digest`, or None when missing or not of our shape."""
-    found = cache.get_packed(digest)
-    if found is None:
-        return None
-    try:
-        return _from_payload(found[0], found[1], repo, label)
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
-        return None
+    with fileformat.paused_gc():
+        found = cache.get_packed(digest)
+        if found is None:
+            return None
+        try:
+            return _from_payload(found[0], found[1], repo, label)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+            return None
 
 
 def remember(
@@ -184,7 +186,11 @@ def remember(
 ) -> Index | None:
     """Store the render of the tree whose stat was `stamps` and what its builds read;
     the index as stored (None when the render cannot be kept: refsnap's rule)."""
-    packed = refsnap.snapshot_payload(snapshot, repo, previous.items if previous else None)
+    rows: dict[str, refsnap.Row] = {}
+    with fileformat.paused_gc():
+        packed = refsnap.snapshot_payload(
+            snapshot, repo, previous.items if previous else None, rows
+        )
     if packed is None:
         return None
     body, strings = packed
@@ -203,7 +209,6 @@ def remember(
         },
         strings,
     )
-    rows = refsnap.result_rows(body, strings)
     items = {name: (snapshot.results[name], row) for name, row in rows.items()}
     kept = replace(snapshot, warnings=warnings)
     return Index(dict(stamps), kept, paths, flux, warnings, items)
