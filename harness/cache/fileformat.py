@@ -125,9 +125,9 @@ def encode_packed(payload: dict[str, Any], strings: list[str], digest: str) -> b
 
 class paused_gc:
     """No cyclic garbage collection while a whole render is decoded into objects: the ~100k
-    containers it makes at once trigger collections of the whole young heap that find no
-    garbage (a third of the decode's time on a 250-Kustomization repo). Restores the state
-    it found (nested, or a caller that had disabled it)."""
+    containers it makes at once trigger collections that find no garbage (up to a third of
+    the decode's time on a 250-Kustomization repo). Process-wide, so held only for the
+    decode; restores the state it found (nested, or a caller that had disabled it)."""
 
     def __enter__(self) -> None:
         import gc
