@@ -20,10 +20,10 @@ import hashlib
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from harness import __version__
 from harness.cache import fileformat
@@ -37,6 +37,8 @@ META = "meta"
 DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
 STALE_TEMP_SECONDS = 3600.0
 _TMP_SUFFIX = fileformat.TMP_SUFFIX
+T = TypeVar("T")
+Packed = tuple[dict[str, Any], list[str]]  # a packed entry's payload and strings
 
 
 def default_dir() -> Path:
@@ -135,6 +137,14 @@ class Store:
 
     def get(self, digest: str) -> dict[str, Any] | None:
         """The payload stored under `digest`; None if absent, unreadable or corrupt."""
+        return self._get(digest, fileformat.decode)
+
+    def get_packed(self, digest: str) -> Packed | None:
+        """The payload and strings of a packed entry (fileformat.py: a whole render); None
+        if absent, unreadable, corrupt or of another format."""
+        return self._get(digest, fileformat.decode_packed)
+
+    def _get(self, digest: str, decode: Callable[[bytes, str], T | None]) -> T | None:
         path = self._path(digest)
         try:
             raw = fileformat.read_entry(str(path), self.entry_cap)
@@ -146,7 +156,7 @@ class Store:
             return None
         except OSError:
             return None
-        payload = fileformat.decode(raw, digest)
+        payload = decode(raw, digest)
         if payload is None:
             self.corrupt += 1
             with contextlib.suppress(OSError):
@@ -159,9 +169,16 @@ class Store:
     def put(self, digest: str, payload: dict[str, Any]) -> None:
         """Write atomically; the first failure (read-only dir, full disk) is kept as
         `problem` and the run writes nothing more: it goes on uncached."""
+        self._put(digest, payload, fileformat.encode)
+
+    def put_packed(self, digest: str, payload: dict[str, Any], strings: list[str]) -> None:
+        """`put` of a packed entry."""
+        self._put(digest, (payload, strings), _encode_packed)
+
+    def _put(self, digest: str, payload: T, encode: Callable[[T, str], bytes]) -> None:
         if self.problem is not None:
             return
-        data = fileformat.encode(payload, digest)
+        data = encode(payload, digest)
         try:
             atomic.write(self._path(digest), data)
         except OSError as exc:
@@ -257,6 +274,10 @@ class Store:
         return self.prune(0)
 
 
+def _encode_packed(packed: Packed, digest: str) -> bytes:
+    return fileformat.encode_packed(packed[0], packed[1], digest)
+
+
 def _reason(exc: OSError) -> str:
     where = exc.filename if isinstance(exc.filename, str) else ""
     reason = exc.strerror or type(exc).__name__
@@ -287,6 +308,7 @@ class RenderCache:
     def __init__(self, store: Store | None) -> None:
         self.store = store
         self._memory: dict[str, dict[str, Any]] = {}
+        self._packed: dict[str, Packed] = {}
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -332,6 +354,29 @@ class RenderCache:
             self._memory[digest] = payload
         if self.store is not None:
             self.store.put(digest, payload)
+
+    def get_packed(self, digest: str) -> Packed | None:
+        """`get` of a packed entry (a whole render: Store.get_packed), kept in memory once
+        read. Shared: nobody may mutate it."""
+        with self._lock:
+            found = self._packed.get(digest)
+        if found is None and self.store is not None:
+            found = self.store.get_packed(digest)
+            if found is not None:
+                with self._lock:
+                    self._packed[digest] = found
+        with self._lock:
+            if found is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+        return found
+
+    def put_packed(self, digest: str, payload: dict[str, Any], strings: list[str]) -> None:
+        with self._lock:
+            self._packed[digest] = (payload, strings)
+        if self.store is not None:
+            self.store.put_packed(digest, payload, strings)
 
     def skip(self) -> None:
         with self._lock:

@@ -28,15 +28,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from harness.cache import fileformat
 from harness.cache import store as cache_mod
-from harness.core import redaction
+from harness.core import parsed, redaction
 from harness.core.config import Config
 from harness.core.errors import GitError
-from harness.core.model import DocId, RendererInfo, Snapshot, Target, TargetResult
+from harness.core.model import DocId, Document, RendererInfo, Snapshot, Target, TargetResult
 from harness.pipeline import gitref
-from harness.render.seam import documents_from_payload, documents_payload
 
-KIND = "ref-snapshot"
+KIND = "ref-snapshot-v2"  # v2: a packed entry, documents stored once (snapshot_payload)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,20 +104,26 @@ def config_part(cfg: Config) -> str:
 
 def known(cache: cache_mod.RenderCache, key: RefKey) -> bool:
     """Whether the render is remembered (then no checkout of the ref is started)."""
-    return cache.get(key.digest) is not None
+    return cache.get_packed(key.digest) is not None
 
 
 def load(
     cache: cache_mod.RenderCache, key: RefKey, label: str
 ) -> tuple[Snapshot, dict[str, str]] | None:
     """The remembered render (targets under `key.root`) and its failed targets' digests."""
-    payload = cache.get(key.digest)
-    if payload is None:
-        return None
-    try:
-        return _from_payload(payload, key.root, label)
-    except (KeyError, TypeError, ValueError):
-        return None
+    with fileformat.paused_gc():
+        found = cache.get_packed(key.digest)
+        if found is None:
+            return None
+        payload, strings = found
+        if payload.keys() != {"snapshot", "digests"}:
+            return None
+        try:
+            snapshot = snapshot_from(payload["snapshot"], strings, key.root, label)
+            digests = _str_dict(payload["digests"])
+        except (KeyError, TypeError, ValueError, IndexError):
+            return None
+    return (snapshot, digests) if snapshot is not None else None
 
 
 def remember(
@@ -128,97 +134,197 @@ def remember(
     digests: Mapping[str, str],
 ) -> None:
     """Store a ref's render made from its checkout at `repo` (helm targets never are)."""
-    body = snapshot_payload(snapshot, repo)
-    if body is not None:
-        cache.put(key.digest, {**body, "digests": dict(digests)})
+    packed = snapshot_payload(snapshot, repo)
+    if packed is not None:
+        body, strings = packed
+        cache.put_packed(key.digest, {"snapshot": body, "digests": dict(digests)}, strings)
+
+
+# A snapshot as a packed entry holds it (cache/fileformat.py: a JSON payload beside a table
+# of strings), laid out for a fast read: every distinct document once, in "documents", as a
+# row of its identity, apiVersion and sha256 and the indexes of its text and of its object
+# as JSON (-1: none, parsed.py) in the strings, which JSON never escapes; every result a
+# row of _RESULT_ROW fields, the last the indexes of its documents (the same document
+# rendered by a path target and by the Flux builds of its clusters is stored, read and made
+# into a Document once). Every field's type is checked on the way back: a payload of
+# another shape is no snapshot.
+Row = tuple[Any, ...]  # a result as `known` takes it: its documents' _DocRow in place
+_DocRow = tuple[str, str, str, str, str, str, str, str | None]  # id, apiVersion, text, sha, JSON
+_SNAPSHOT_KEYS = frozenset(["renderer", "documents", "results", "skipped"])
+_RESULT_ROW = 9  # name, kind, path, cluster, sha256, error, duplicates, notes, documents
+_KINDS = frozenset(["path", "flux", "helm"])
 
 
 def snapshot_payload(
     snapshot: Snapshot,
     repo: Path,
-    known: Mapping[str, tuple[TargetResult, Any]] | None = None,
-) -> dict[str, Any] | None:
-    """A render of the tree at `repo` as an entry holds it (targets relative to `repo`);
-    None when it is not a function of that tree (a helm target, a target outside it).
-    `known`: results read back from an earlier payload with their stored items, which a
-    result equal to one of them reuses (an error or note is scrubbed anew, never reused)."""
+    known: Mapping[str, tuple[TargetResult, Row]] | None = None,
+    rows: dict[str, Row] | None = None,
+) -> tuple[dict[str, Any], list[str]] | None:
+    """A render of the tree at `repo` as an entry holds it (targets relative to `repo`):
+    the payload and its strings; None when it is not a function of that tree (a helm
+    target, a target outside it). `known`: results read back from an earlier payload with
+    their rows, which a result equal to one of them reuses (an error or note is scrubbed
+    anew, never reused); `rows` gets each result's row as `known` takes it."""
     if any(r.target.kind == "helm" or r.target.helm is not None for r in snapshot.results.values()):
         return None
-    results = []
+    table: dict[_DocRow, int] = {}
+    results: list[list[Any]] = []
     for result in snapshot.results.values():
-        target = result.target
-        before = known.get(target.name) if known is not None else None
+        before = known.get(result.target.name) if known is not None else None
         if before is not None and not result.error and not result.notes and before[0] == result:
-            results.append(before[1])
-            continue
-        try:
-            path = target.path.relative_to(repo).as_posix()
-        except ValueError:
-            return None  # a target outside the checkout: not a function of the tree
-        results.append(
-            {
-                "name": target.name,
-                "kind": target.kind,
-                "path": path,
-                "cluster": target.cluster,
-                "sha256": result.sha256,
-                # a stored error holds no Secret value the run knows (core/redaction.py)
-                "error": redaction.known().scrub(result.error) if result.error else result.error,
-                "duplicates": [[d.group, d.kind, d.namespace, d.name] for d in result.duplicates],
-                "notes": [redaction.known().scrub(n) for n in result.notes],
-                "documents": documents_payload(result.documents),
-            }
-        )
+            row = before[1]
+        else:
+            made = _result_row(result, repo)
+            if made is None:
+                return None  # a target outside the checkout: not a function of the tree
+            row = made
+        if rows is not None:
+            rows[result.target.name] = row
+        results.append([*row[:-1], [table.setdefault(doc, len(table)) for doc in row[-1]]])
+    strings: list[str] = []
+    documents: list[list[Any]] = []
+    for group, kind, namespace, name, api_version, text, sha, obj in table:
+        at = len(strings)
+        strings += [text] if obj is None else [text, obj]
+        json_at = at + 1 if obj is not None else -1
+        documents.append([group, kind, namespace, name, api_version, sha, at, json_at])
     info = snapshot.renderer
-    return {
+    body = {
         "renderer": [info.name, info.version, list(info.argv)],
+        "documents": documents,
         "results": results,
         "skipped": dict(snapshot.skipped),
     }
+    return body, strings
 
 
-def _from_payload(
-    payload: Mapping[str, Any], root: Path, label: str
-) -> tuple[Snapshot, dict[str, str]] | None:
-    found = snapshot_from(payload, root, label)
-    if found is None:
+def _result_row(result: TargetResult, repo: Path) -> Row | None:
+    target = result.target
+    try:
+        path = target.path.relative_to(repo).as_posix()
+    except ValueError:
         return None
-    digests = {str(k): str(v) for k, v in dict(payload["digests"]).items()}
-    return found, digests
+    scrub = redaction.known().scrub
+    return (
+        target.name,
+        target.kind,
+        path,
+        target.cluster,
+        result.sha256,
+        # a stored error holds no Secret value the run knows (core/redaction.py)
+        scrub(result.error) if result.error else result.error,
+        [part for d in result.duplicates for part in (d.group, d.kind, d.namespace, d.name)],
+        [scrub(n) for n in result.notes],
+        tuple(
+            (
+                d.id.group,
+                d.id.kind,
+                d.id.namespace,
+                d.id.name,
+                d.api_version,
+                d.text,
+                d.sha256,
+                parsed.stored(d.text),
+            )
+            for d in result.documents
+        ),
+    )
 
 
 def snapshot_from(
-    payload: Mapping[str, Any],
+    payload: object,
+    strings: list[str],
     root: Path,
     label: str,
-    items: dict[str, tuple[TargetResult, Any]] | None = None,
+    items: dict[str, tuple[TargetResult, Row]] | None = None,
 ) -> Snapshot | None:
-    """`snapshot_payload` read back, its targets under `root` (KeyError, TypeError or
-    ValueError when the payload is not of that shape); `items` gets each result with the
-    item it was read from (`snapshot_payload`'s `known`)."""
-    name, version, argv = payload["renderer"]
+    """`snapshot_payload` read back, its targets under `root`; None (or ValueError,
+    IndexError) when the payload is not of that shape. `items` gets each result with its
+    row as `snapshot_payload`'s `known` takes it."""
+    if type(payload) is not dict or payload.keys() != _SNAPSHOT_KEYS:
+        return None
+    name, version, argv = _row(payload["renderer"], 3)
+    renderer = RendererInfo(_str(name), _str(version), tuple(_strs(argv)))
+    rows = [_document_row(row, strings) for row in _list(payload["documents"])]
+    documents = [Document(DocId(*row[:4]), row[4], row[5], row[6]) for row in rows]
+    for row in rows:  # only a whole, well-formed entry is believed
+        if row[7] is not None:
+            parsed.remember_json(row[5], row[7])
     results: dict[str, TargetResult] = {}
-    for item in payload["results"]:
-        docs = documents_from_payload(item["documents"])
-        if docs is None:
+    for row in _list(payload["results"]):
+        tname, kind, path, cluster, sha, error, dups, notes, indexes = _row(row, _RESULT_ROW)
+        if kind not in _KINDS or (cluster is not None and type(cluster) is not str):
             return None
-        path = root / item["path"] if item["path"] != "." else root
-        target = Target(str(item["name"]), item["kind"], path, item["cluster"])
-        results[target.name] = TargetResult(
+        if error is not None and type(error) is not str:
+            return None
+        flat = _strs(dups)
+        if len(flat) % 4 or not {int}.issuperset(map(type, _list(indexes))):
+            return None
+        if indexes and min(indexes) < 0:
+            return None
+        docs = tuple(documents[i] for i in indexes)  # IndexError: not of this shape
+        where = root / _str(path) if path != "." else root
+        target = Target(_str(tname), kind, where, cluster)
+        results[target.name] = result = TargetResult(
             target,
             documents=docs,
-            sha256=str(item["sha256"]),
-            error=item["error"],
-            duplicates=tuple(DocId(*d) for d in item["duplicates"]),
-            notes=tuple(str(n) for n in item["notes"]),
+            sha256=_str(sha),
+            error=error,
+            duplicates=tuple(DocId(*flat[i : i + 4]) for i in range(0, len(flat), 4)),
+            notes=tuple(_strs(notes)),
         )
         if items is not None:
-            items[target.name] = (results[target.name], item)
-    skipped = {str(k): str(v) for k, v in dict(payload["skipped"]).items()}
-    snapshot = Snapshot(
-        renderer=RendererInfo(str(name), str(version), tuple(str(a) for a in argv)),
-        results=results,
-        label=label,
-        skipped=skipped,
+            items[target.name] = (result, (*row[:-1], tuple(rows[i] for i in indexes)))
+    return Snapshot(
+        renderer=renderer, results=results, label=label, skipped=_str_dict(payload["skipped"])
     )
-    return snapshot
+
+
+def _document_row(row: object, strings: list[str]) -> _DocRow:
+    """A stored document's row with its text and object JSON from the strings."""
+    group, kind, namespace, name, api_version, sha, text, obj = _row(row, 8)
+    if not {str}.issuperset(map(type, (group, kind, namespace, name, api_version, sha))):
+        raise ValueError("not a document row")
+    if type(text) is not int or type(obj) is not int or text < 0 or obj < -1:
+        raise ValueError("not a document row")
+    return (
+        group,
+        kind,
+        namespace,
+        name,
+        api_version,
+        strings[text],
+        sha,
+        strings[obj] if obj >= 0 else None,
+    )
+
+
+def _list(value: object) -> list[Any]:
+    if type(value) is not list:
+        raise ValueError("not a list")
+    return value
+
+
+def _row(value: object, size: int) -> list[Any]:
+    if type(value) is not list or len(value) != size:
+        raise ValueError(f"not a row of {size}")
+    return value
+
+
+def _str(value: object) -> str:
+    if type(value) is not str:
+        raise ValueError("not a string")
+    return value
+
+
+def _strs(value: object) -> list[str]:
+    if type(value) is not list or not {str}.issuperset(map(type, value)):
+        raise ValueError("not a list of strings")
+    return value
+
+
+def _str_dict(value: object) -> dict[str, str]:
+    if type(value) is not dict or not {str}.issuperset(map(type, [*value, *value.values()])):
+        raise ValueError("not a dict of strings")
+    return value

@@ -28,6 +28,7 @@ the repo, or a render that read a remote input: those are not functions of the t
 
 from __future__ import annotations
 
+import itertools
 import os
 import stat
 import time
@@ -35,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from harness.cache import fileformat
 from harness.cache import store as cache_mod
 from harness.core import redaction
 from harness.core.config import Config
@@ -48,7 +50,7 @@ from harness.render.seam import Read, Reads, Reuse
 
 __all__ = ["Index", "Keeper", "Read", "Reuse", "key", "load", "remember", "walk"]
 
-KIND = "worktree-index"
+KIND = "worktree-index-v2"  # v2: a packed entry (cache/fileformat.py)
 # a changed file no build read matters only if discovery or cluster detection may read it
 _STRUCTURAL_SUFFIXES = (".yaml", ".yml", ".json")
 _STRUCTURAL_NAMES = frozenset([*KUSTOMIZATION_FILES, IGNORE_FILE, ".gitignore"])
@@ -66,7 +68,7 @@ class Index:
     warnings: tuple[str, ...] = ()
     # each result with the stored item it was read from: the next index reuses the items
     # of results that did not change instead of encoding them again
-    items: dict[str, tuple[TargetResult, Any]] = field(default_factory=dict, compare=False)
+    items: dict[str, tuple[TargetResult, refsnap.Row]] = field(default_factory=dict, compare=False)
 
 
 @dataclass
@@ -163,13 +165,14 @@ def teach(index: Index) -> None:
 
 def load(cache: cache_mod.RenderCache, digest: str, repo: Path, label: str) -> Index | None:
     """The index stored under `digest`, or None when missing or not of our shape."""
-    payload = cache.get(digest)
-    if payload is None:
-        return None
-    try:
-        return _from_payload(payload, repo, label)
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return None
+    with fileformat.paused_gc():
+        found = cache.get_packed(digest)
+        if found is None:
+            return None
+        try:
+            return _from_payload(found[0], found[1], repo, label)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+            return None
 
 
 def remember(
@@ -183,57 +186,102 @@ def remember(
 ) -> Index | None:
     """Store the render of the tree whose stat was `stamps` and what its builds read;
     the index as stored (None when the render cannot be kept: refsnap's rule)."""
-    body = refsnap.snapshot_payload(snapshot, repo, previous.items if previous else None)
-    if body is None:
+    rows: dict[str, refsnap.Row] = {}
+    with fileformat.paused_gc():
+        packed = refsnap.snapshot_payload(
+            snapshot, repo, previous.items if previous else None, rows
+        )
+    if packed is None:
         return None
+    body, strings = packed
     with reads.lock:
         paths, flux = dict(reads.paths), dict(reads.flux)
     warnings = tuple(redaction.known().scrub(w) for w in snapshot.warnings)
-    cache.put(
+    # a packed entry (cache/fileformat.py): the documents' texts beside the JSON
+    cache.put_packed(
         digest,
         {
-            "stamps": [[rel, list(s) if s is not None else None] for rel, s in stamps.items()],
+            "stamps": [list(stamps), list(stamps.values())],
             "snapshot": body,
             "warnings": list(warnings),
             "paths": {n: _read_payload(r) for n, r in paths.items()},
             "flux": {k: _read_payload(r) for k, r in flux.items()},
         },
+        strings,
     )
-    items = {item["name"]: (snapshot.results[item["name"]], item) for item in body["results"]}
+    items = {name: (snapshot.results[name], row) for name, row in rows.items()}
     kept = replace(snapshot, warnings=warnings)
     return Index(dict(stamps), kept, paths, flux, warnings, items)
 
 
+_INDEX_KEYS = frozenset(["stamps", "snapshot", "warnings", "paths", "flux"])
+
+
 def _read_payload(read: Read) -> list[Any]:
+    """A Read as the index stores it: its pairs flattened (checked at C speed when read)."""
     return [
         read.root,
-        [list(e) for e in read.entries],
-        [list(s) for s in read.secrets],
+        [part for pair in read.entries for part in pair],
+        [part for pair in read.secrets for part in pair],
         read.digest,
     ]
 
 
-def _read_from(item: Any) -> Read:
+def _read_from(item: object) -> Read:
+    if type(item) is not list or len(item) != 4:
+        raise ValueError("not a read")
     root, entries, secrets, digest = item
-    pairs = tuple((str(a), str(b)) for a, b in entries)
-    return Read(str(root), pairs, tuple((str(a), str(b)) for a, b in secrets), str(digest))
+    if type(root) is not str or type(digest) is not str:
+        raise ValueError("not a read")
+    return Read(root, _pairs(entries), _pairs(secrets), digest)
 
 
-def _stamp(s: Any) -> Stamp:
-    mode, size, mtime, ctime, ino = (int(x) for x in s)
-    return (mode, size, mtime, ctime, ino)
+def _pairs(flat: object) -> tuple[tuple[str, str], ...]:
+    if type(flat) is not list or len(flat) % 2 or not {str}.issuperset(map(type, flat)):
+        raise ValueError("not pairs of strings")
+    return tuple(zip(flat[0::2], flat[1::2], strict=True))
 
 
-def _from_payload(payload: dict[str, Any], repo: Path, label: str) -> Index | None:
-    stamps: dict[str, Stamp | None] = {}
-    for rel, s in payload["stamps"]:
-        stamps[str(rel)] = None if s is None else _stamp(s)
-    items: dict[str, tuple[TargetResult, Any]] = {}
-    found = refsnap.snapshot_from(payload["snapshot"], repo, label, items)
+def _stamps(value: object) -> dict[str, Stamp | None]:
+    if type(value) is not list or len(value) != 2:
+        raise ValueError("not stamps")
+    rels, stamps = value
+    if type(rels) is not list or type(stamps) is not list or len(rels) != len(stamps):
+        raise ValueError("not stamps")
+    if not {str}.issuperset(map(type, rels)) or not {list, type(None)}.issuperset(
+        map(type, stamps)
+    ):
+        raise ValueError("not stamps")
+    known = [s for s in stamps if s is not None]
+    if not all(len(s) == 5 for s in known) or not {int}.issuperset(
+        map(type, itertools.chain.from_iterable(known))
+    ):
+        raise ValueError("not stamps")
+    return dict(zip(rels, (None if s is None else tuple(s) for s in stamps), strict=True))
+
+
+def _from_payload(
+    payload: dict[str, Any], strings: list[str], repo: Path, label: str
+) -> Index | None:
+    if payload.keys() != _INDEX_KEYS:
+        return None
+    stamps = _stamps(payload["stamps"])
+    items: dict[str, tuple[TargetResult, refsnap.Row]] = {}
+    found = refsnap.snapshot_from(payload["snapshot"], strings, repo, label, items)
     if found is None:
         return None
-    warnings = tuple(str(w) for w in payload["warnings"])
-    snapshot = replace(found, warnings=warnings)
-    paths = {str(n): _read_from(r) for n, r in dict(payload["paths"]).items()}
-    flux = {str(k): _read_from(r) for k, r in dict(payload["flux"]).items()}
-    return Index(stamps, snapshot, paths, flux, warnings, items)
+    warnings = payload["warnings"]
+    if type(warnings) is not list or not {str}.issuperset(map(type, warnings)):
+        return None
+    snapshot = replace(found, warnings=tuple(warnings))
+    paths, flux = payload["paths"], payload["flux"]
+    if type(paths) is not dict or type(flux) is not dict:
+        return None
+    return Index(
+        stamps,
+        snapshot,
+        {n: _read_from(r) for n, r in paths.items()},
+        {k: _read_from(r) for k, r in flux.items()},
+        snapshot.warnings,
+        items,
+    )

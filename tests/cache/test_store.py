@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.cache import fileformat
 from harness.cache import store as cache
 from tests.conftest import PROJECT, Result
 
@@ -211,3 +213,101 @@ def test_cache_commands(cli: Callable[..., Result], tmp_path: Path) -> None:
 def test_cache_info_defaults_to_the_environment(cli: Callable[..., Result]) -> None:
     res = cli("cache", "info", "-o", "json")
     assert json.loads(res.stdout)["directory"] == os.environ["HARNESS_CACHE_DIR"]
+
+
+# -- packed entries: a JSON payload beside its strings (the whole-render entries) ----------
+
+_PAYLOAD = {"rows": [["", "ConfigMap", "ns", "a", 0, 1]], "stamps": [[33188, 12, 1, 2, 3], None]}
+_STRINGS = ["text: é\n", '{"kind":"ConfigMap"}', "", "line\nbreak \udcff \u2028 \x00"]
+
+
+def test_a_packed_entry_round_trips(tmp_path: Path) -> None:
+    """Strings of any content (newlines, NUL, a lone surrogate, non-ASCII) come back."""
+    store = cache.Store(tmp_path)
+    digest = cache.key("packed")
+    store.put_packed(digest, _PAYLOAD, _STRINGS)
+    assert store.get_packed(digest) == (_PAYLOAD, _STRINGS)
+    run = cache.RenderCache(store)
+    assert run.get_packed(digest) == (_PAYLOAD, _STRINGS)
+    (entry,) = (tmp_path / cache.ENTRIES).rglob("*.json")
+    assert b"text: \xc3\xa9\n" in entry.read_bytes()  # the strings as they are: unescaped
+    entry.unlink()
+    assert run.get_packed(digest) == (_PAYLOAD, _STRINGS)  # kept in the run's memory
+    assert (run.hits, run.misses) == (2, 0)
+
+
+def _entry(tmp_path: Path, digest: str, body: bytes) -> Path:
+    """An entry framed as fileformat.encode_packed frames one around `body`: whole and
+    checksummed, as a hostile writer of the cache directory could make it."""
+    data = f"{fileformat.FORMAT} {digest} packed\n".encode() + body
+    path = tmp_path / cache.ENTRIES / digest[:2] / f"{digest[2:]}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(hashlib.sha256(data).hexdigest().encode() + b"\n" + data)
+    return path
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"strings":[3,4]}\nabc',  # sizes past the end
+        b'{"strings":[3]}\nabcdef',  # bytes left over
+        b'{"strings":[-1,4]}\nabc',  # a negative size
+        b'{"strings":[true]}\na',  # a size of another type
+        b'{"strings":[2]}\n\xff\xfe',  # not UTF-8
+        b'{"strings":[]}',  # no separator
+        b'["strings"]\n',  # not an object
+        b'{"v":1}\n',  # no sizes
+        b"[" * 100_000 + b"\n",  # nested past the parser's depth
+        b"\x80\x04garbage\n",  # not JSON (a pickle's first bytes)
+    ],
+)
+def test_a_hostile_packed_entry_is_a_miss_never_a_crash(tmp_path: Path, body: bytes) -> None:
+    store = cache.Store(tmp_path)
+    digest = cache.key("hostile")
+    path = _entry(tmp_path, digest, body)
+    assert store.get_packed(digest) is None
+    assert store.corrupt == 1 and not path.exists()
+
+
+def test_a_well_formed_hand_made_entry_is_read(tmp_path: Path) -> None:
+    """The framing the hostile cases break, whole: the layout is what this test says."""
+    digest = cache.key("framed")
+    _entry(tmp_path, digest, b'{"strings":[1,0,2],"v":[1]}\nabc')
+    assert cache.Store(tmp_path).get_packed(digest) == ({"v": [1]}, ["a", "", "bc"])
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda raw: raw[: len(raw) // 2],  # truncated
+        lambda raw: raw[:-1],  # the last byte of the last string lost
+        lambda raw: raw.replace(b"ConfigMap", b"ConfigMaP"),  # a flipped byte
+        lambda raw: raw.split(b"\n", 1)[1],  # checksum line lost
+    ],
+)
+def test_a_damaged_packed_entry_is_a_miss(tmp_path: Path, damage: Callable[[bytes], bytes]) -> None:
+    store = cache.Store(tmp_path)
+    digest = cache.key("damaged")
+    store.put_packed(digest, _PAYLOAD, _STRINGS)
+    (entry,) = (tmp_path / cache.ENTRIES).rglob("*.json")
+    entry.write_bytes(damage(entry.read_bytes()))
+    assert store.get_packed(digest) is None
+    assert store.corrupt == 1
+
+
+def test_json_and_packed_entries_are_not_each_other(tmp_path: Path) -> None:
+    """An entry of the older (JSON) format under a packed one's digest is a miss, and back;
+    so is a packed entry moved under another key."""
+    store = cache.Store(tmp_path)
+    one, two = cache.key("json"), cache.key("packed")
+    store.put(one, {"v": [1]})
+    store.put_packed(two, {"v": [1]}, ["s"])
+    assert store.get_packed(one) is None
+    assert store.get(two) is None
+    other = cache.key("moved")
+    store.put_packed(other, {"v": [1]}, ["s"])
+    (moved,) = [p for p in (tmp_path / cache.ENTRIES).rglob("*.json") if other[2:] in p.name]
+    target = tmp_path / cache.ENTRIES / two[:2] / f"{two[2:]}.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(moved.read_bytes())
+    assert store.get_packed(two) is None

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -24,12 +25,13 @@ from hypothesis import strategies as st
 
 from harness.cache import store as cache_mod
 from harness.core import config as config_mod
-from harness.core import redaction
-from harness.core.model import Snapshot
+from harness.core import documents, redaction
+from harness.core.model import DocId, Document, RendererInfo, Snapshot, Target, TargetResult
 from harness.core.run import Run
 from harness.pipeline import worktree
 from harness.pipeline.repo import RenderOptions, render_repo
 from harness.render import kustomize as render
+from harness.render.seam import Read, Reads
 from tests.synthtree import OPS, edit, tree, write
 
 
@@ -142,7 +144,7 @@ def test_a_missing_or_corrupt_index_is_a_full_render(
     entries = [
         p
         for p in (cache_dir / cache_mod.ENTRIES).rglob("*")
-        if p.is_file() and b'"stamps"' in p.read_bytes()
+        if p.is_file() and b"stamps" in p.read_bytes()
     ]
     assert len(entries) == 1
     if damage == "missing":
@@ -190,3 +192,99 @@ def test_an_answer_from_the_index_teaches_the_scrub(repo: Path, tmp_path: Path) 
         render_repo(cfg, renderer, RenderOptions(cache=cache, index=keeper, run=run))
         assert keeper.used == "none-changed"
         assert redaction.known().scrub("pw wobbly-lantern-4417") != "pw wobbly-lantern-4417"
+
+
+# -- the entry: a packed value (cache/fileformat.py) -----------------------------------------
+
+
+def _index_parts(root: Path) -> tuple[dict[str, worktree.Stamp | None], Snapshot, Reads]:
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: é\n"
+    doc = Document(DocId("", "ConfigMap", "", "a"), "v1", text, documents.sha256_text(text))
+    ok = TargetResult(Target("apps/a", "path", root / "apps/a"), (doc,), "1" * 64)
+    bad = TargetResult(Target("apps/b", "path", root / "apps/b"), error="missing.yaml")
+    snapshot = Snapshot(
+        renderer=RendererInfo("kubectl", "v1.31.0", ("kubectl",)),
+        results={"apps/a": ok, "apps/b": bad},
+        warnings=("a warning",),
+    )
+    reads = Reads()
+    files = (("file", "kustomization.yaml"), ("file", "cm.yaml"), ("dir", "."))
+    reads.paths["apps/a"] = Read(str(root / "apps/a"), files, (("env", "a.env"),), "d" * 64)
+    reads.flux["k" * 64] = Read(str(root / "apps/a"), files[:1], (), "e" * 64)
+    stamps = {"apps": (0o40755, 4096, 1, 2, 3), "apps/a/cm.yaml": (0o100644, 9, 4, 5, 6)}
+    return {**stamps, "apps/a/new.yaml": None}, snapshot, reads
+
+
+def test_an_index_reads_back_equal(tmp_path: Path) -> None:
+    stamps, snapshot, reads = _index_parts(tmp_path)
+    store = cache_mod.Store(tmp_path / "cache")
+    with Run().entered():
+        kept = worktree.remember(
+            cache_mod.RenderCache(store), "ab" * 32, stamps, snapshot, reads, tmp_path
+        )
+    assert kept is not None
+    with Run().entered():  # a fresh process
+        loaded = worktree.load(cache_mod.RenderCache(store), "ab" * 32, tmp_path, "")
+    assert loaded == kept
+    assert loaded.snapshot == snapshot and loaded.stamps == stamps
+    assert loaded.paths == reads.paths and loaded.flux == reads.flux
+    assert loaded.items.keys() == {"apps/a", "apps/b"}
+    with Run().entered():  # stored again from what was read: the same entry
+        again = worktree.remember(
+            cache_mod.RenderCache(store), "cd" * 32, stamps, snapshot, reads, tmp_path, loaded
+        )
+    assert again == kept
+    assert store.get_packed("cd" * 32) == store.get_packed("ab" * 32)
+
+
+def _bent(path: tuple[object, ...], value: object) -> Callable[[dict[str, Any]], None]:
+    def change(payload: dict[str, Any]) -> None:
+        at: Any = payload
+        for step in path[:-1]:
+            at = at[step]
+        at[path[-1]] = value
+
+    return change
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        _bent(("stamps", 0), ["apps"]),  # fewer paths than stamps
+        _bent(("stamps", 1, 0), [1, 2, 3]),
+        _bent(("stamps", 1, 0, 0), "40755"),
+        _bent(("stamps", 1, 0, 0), True),
+        _bent(("stamps", 0, 0), 7),
+        _bent(("warnings",), "a warning"),
+        _bent(("paths", "apps/a", 1), ["file"]),  # an odd number of halves of pairs
+        _bent(("paths", "apps/a", 1, 0), None),
+        _bent(("paths", "apps/a"), ["root", [], []]),
+        _bent(("flux",), [1]),
+        _bent(("snapshot", "results", 0, 4), 1),
+        _bent(("snapshot", "documents", 0, 6), 5),  # a text past the strings
+        _bent(("extra",), 1),
+    ],
+)
+def test_an_index_of_another_shape_is_no_index(
+    tmp_path: Path, change: Callable[[dict[str, Any]], None]
+) -> None:
+    stamps, snapshot, reads = _index_parts(tmp_path)
+    store = cache_mod.Store(tmp_path / "cache")
+    with Run().entered():
+        worktree.remember(
+            cache_mod.RenderCache(store), "ab" * 32, stamps, snapshot, reads, tmp_path
+        )
+    packed = store.get_packed("ab" * 32)
+    assert packed is not None
+    change(packed[0])
+    store.put_packed("ab" * 32, *packed)
+    with Run().entered():
+        assert worktree.load(cache_mod.RenderCache(store), "ab" * 32, tmp_path, "") is None
+
+
+def test_an_index_of_the_first_format_is_no_index(tmp_path: Path) -> None:
+    """A JSON entry (the first layout, KIND v1) under the index's digest is a miss."""
+    store = cache_mod.Store(tmp_path / "cache")
+    store.put("ab" * 32, {"stamps": [], "snapshot": {}, "warnings": [], "paths": {}, "flux": {}})
+    assert worktree.load(cache_mod.RenderCache(store), "ab" * 32, tmp_path, "") is None
+    assert worktree.KIND == "worktree-index-v2"
