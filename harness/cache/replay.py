@@ -61,7 +61,6 @@ Standard library only, light modules only: this module runs before harness.cli i
 from __future__ import annotations
 
 import io
-import marshal
 import os
 import sys
 import time
@@ -70,8 +69,9 @@ from harness import __version__
 from harness.cache import fileformat
 from harness.cache.fileformat import sha256
 
-# Imports are the bulk of a replay's own time: typing, contextlib, json, base64 and hashlib
-# are avoided here (records are marshal'd, sha256 is the interpreter's own).
+# Imports are the bulk of a replay's own time: typing, contextlib, base64 and hashlib are
+# avoided here, json is imported only when a record is read or written (~2.5 ms), sha256 is
+# the interpreter's own.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -83,7 +83,7 @@ if TYPE_CHECKING:
 
 # `output` values a replay must not answer: JUnit XML holds the run's duration
 OFF_OUTPUTS = frozenset({"junit"})
-KIND = "harness-run-v1"
+KIND = "harness-run-v2"  # v2: JSON records (v1 was marshal)
 ENV_OFF = "HARNESS_NO_REPLAY"
 ENV_LOG = "HARNESS_REPLAY_LOG"
 # a file whose mtime is within this of the recording may change again inside one mtime tick
@@ -501,7 +501,7 @@ def replay(run: Plan) -> int | None:
         roots = list(payload["roots"])
         skip = str(payload["skip"])
         recorded = Fingerprint(str(payload["signature"]), dict(payload["digests"]))
-        chunks = [(int(fd), bytes(data)) for fd, data in payload["output"]]
+        chunks = [(int(fd), _bytes(data)) for fd, data in payload["output"]]
         code = int(payload["exit"])
         racy_after = int(payload["racy_after"])
         tools = {str(k): str(v) for k, v in dict(payload["tools"]).items()}
@@ -511,7 +511,7 @@ def replay(run: Plan) -> int | None:
                 "git": str(git["git"]),
                 "cwd": str(git["cwd"]),
                 "args": [str(a) for a in git["args"]],
-                "out": bytes(git["out"]),
+                "out": _bytes(git["out"]),
                 "files": {str(k): str(v) for k, v in dict(git["files"]).items()},
             }
     except (KeyError, TypeError, ValueError):
@@ -537,16 +537,38 @@ def replay(run: Plan) -> int | None:
 
 
 def _load(raw: bytes, digest: str) -> dict[str, Any] | None:
-    """A record's payload: a checksummed cache entry whose body is marshal'd (builtin types
-    only; the checksum is verified before marshal reads a byte)."""
+    """A record's payload: a checksummed cache entry whose body is JSON (bytes as latin-1
+    strings). Not marshal: a cache directory is writable by whoever fills it (a CI cache a
+    pull request's run saved), the checksum proves nothing against that writer, and
+    marshal allocates whatever length a few bytes declare (a 5-byte body took 15 s); a JSON
+    parse is bounded by the entry's own (capped) size."""
+    import json
+
     body = fileformat.decode_raw(raw, digest)
     if body is None:
         return None
     try:
-        payload = marshal.loads(body)
-    except (EOFError, ValueError, TypeError):
+        payload = json.loads(body.decode("utf-8"))
+    except (ValueError, RecursionError):
         return None
     return payload if isinstance(payload, dict) else None
+
+
+def _dump(payload: dict[str, Any]) -> bytes:
+    import json
+
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _text(data: bytes) -> str:
+    """Bytes as JSON can hold them, one character per byte (`_bytes` reverses it)."""
+    return data.decode("latin-1")
+
+
+def _bytes(value: object) -> bytes:
+    if not isinstance(value, str):
+        raise TypeError("not a byte string")
+    return value.encode("latin-1")
 
 
 def _tools_unchanged(tools: dict[str, str]) -> bool:
@@ -727,11 +749,11 @@ class Recorder:
             "digests": self.before.digests,
             "racy_after": self.racy_after,
             "exit": code,
-            "output": [[fd, bytes(data)] for fd, data in self.chunks],
+            "output": [[fd, _text(bytes(data))] for fd, data in self.chunks],
         }
         if self.git is not None:
-            payload["git"] = self.git
-        data = fileformat.encode_raw(marshal.dumps(payload), self.run.digest)
+            payload["git"] = {**self.git, "out": _text(self.git["out"])}
+        data = fileformat.encode_raw(_dump(payload), self.run.digest)
         if fileformat.write_atomic(self.run.path, data):
             _log(self.run, f"recorded: exit {code}")
 

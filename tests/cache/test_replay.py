@@ -208,7 +208,7 @@ def _records(cache: Path) -> list[Path]:
     return [
         p
         for p in (cache / fileformat.ENTRIES).rglob("*.json")
-        if b"harness-run-v1" in p.read_bytes()
+        if replay.KIND.encode() in p.read_bytes()
     ]
 
 
@@ -226,6 +226,31 @@ def test_a_corrupt_record_is_never_trusted(project: Path, run: Run) -> None:
     assert run("cache", "clear")[0].code == 0
     assert _records(cache) == []
     assert "miss: no record" in _check(run, project)[1]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[\xff\xff\xff\x7f",  # marshal: a list of 2**31 items, allocated before reading
+        b"[" * 200_000,  # deeper than the parser's recursion limit
+        b'{"kind": "harness-run-v2", "argv": 1}',
+        b"\xff\xfe not utf-8",
+    ],
+)
+def test_a_hostile_record_with_a_valid_checksum_is_a_quick_miss(
+    project: Path, run: Run, body: bytes
+) -> None:
+    """Whoever writes the cache (a CI cache a pull request's run saved) can checksum any body:
+    reading one must be bounded by its size, and a miss."""
+    cache = Path(os.environ["HARNESS_CACHE_DIR"])
+    assert run("update", "--repo", project, "-j", "2")[0].code == 0
+    first, _ = _check(run, project)
+    [record] = _records(cache)
+    record.write_bytes(fileformat.encode_raw(body, record.stem))
+    assert replay._load(record.read_bytes(), record.stem) is None or body.startswith(b"{")
+    res, log = _check(run, project)
+    assert "miss: unreadable record" in log and "recorded: exit 0" in log
+    assert res.stdout == first.stdout
 
 
 @pytest.fixture
