@@ -39,7 +39,7 @@ from harness.cache import store as cache_mod
 from harness.core import redaction
 from harness.core.config import Config
 from harness.core.filefacts import RACY_SECONDS
-from harness.core.model import Snapshot, TargetResult
+from harness.core.model import Document, Snapshot, TargetResult
 from harness.flux.source.ignore import IGNORE_FILE
 from harness.pipeline import refsnap
 from harness.render.closure import learn_secrets
@@ -49,6 +49,7 @@ from harness.render.seam import Read, Reads, Reuse
 __all__ = ["Index", "Keeper", "Read", "Reuse", "key", "load", "remember", "walk"]
 
 KIND = "worktree-index"
+BUILDS_KIND = "worktree-flux-builds"
 # a changed file no build read matters only if discovery or cluster detection may read it
 _STRUCTURAL_SUFFIXES = (".yaml", ".yml", ".json")
 _STRUCTURAL_NAMES = frozenset([*KUSTOMIZATION_FILES, IGNORE_FILE, ".gitignore"])
@@ -67,6 +68,10 @@ class Index:
     # each result with the stored item it was read from: the next index reuses the items
     # of results that did not change instead of encoding them again
     items: dict[str, tuple[TargetResult, Any]] = field(default_factory=dict, compare=False)
+    # each Flux build by its cache key: the target holding its documents, that result's
+    # sha256, and the part of its entry the fixed point reads back (cached.py `kept_part`);
+    # kept in an entry of its own beside the index (`builds_key`)
+    builds: dict[str, tuple[str, str, Any]] = field(default_factory=dict, compare=False)
 
 
 @dataclass
@@ -142,7 +147,19 @@ def reuse_of(index: Index, now: dict[str, Stamp | None], repo: Path) -> Reuse | 
         ):
             return None
     results = {n: r for n, r in index.snapshot.results.items() if r.target.kind == "path"}
-    return Reuse(frozenset(stable), results, index.paths, index.flux)
+    return Reuse(frozenset(stable), results, index.paths, index.flux, _documents(index))
+
+
+def _documents(index: Index) -> dict[str, tuple[tuple[Document, ...], Any]]:
+    """Each remembered Flux build's documents, taken from the result that holds them while
+    it is the result the build gave (its sha256 as recorded), with its kept part."""
+    out: dict[str, tuple[tuple[Document, ...], Any]] = {}
+    results = index.snapshot.results
+    for digest, (name, sha, kept) in index.builds.items():
+        result = results.get(name)
+        if result is not None and result.ok and result.sha256 == sha:
+            out[digest] = (result.documents, kept)
+    return out
 
 
 def unchanged(index: Index, now: dict[str, Stamp | None]) -> bool:
@@ -167,9 +184,34 @@ def load(cache: cache_mod.RenderCache, digest: str, repo: Path, label: str) -> I
     if payload is None:
         return None
     try:
-        return _from_payload(payload, repo, label)
+        index = _from_payload(payload, repo, label)
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
+    if index is None:
+        return None
+    return replace(index, builds=_builds_from(cache.get(builds_key(digest))))
+
+
+def builds_key(digest: str) -> str:
+    """Where the Flux builds of the index stored under `digest` are kept (`Index.builds`)."""
+    return cache_mod.key(BUILDS_KIND, digest)
+
+
+def _builds_from(payload: dict[str, Any] | None) -> dict[str, tuple[str, str, Any]]:
+    """`Index.builds` as stored; empty when missing or not of that shape (every build is
+    then answered from its own entry, as without it)."""
+    rows = payload.get("builds") if payload is not None else None
+    if not isinstance(rows, list):
+        return {}
+    out: dict[str, tuple[str, str, Any]] = {}
+    for row in rows:
+        if not isinstance(row, list) or len(row) != 4:
+            return {}
+        digest, name, sha, kept = row
+        if not all(isinstance(v, str) for v in (digest, name, sha)) or not isinstance(kept, dict):
+            return {}
+        out[digest] = (name, sha, kept)
+    return out
 
 
 def remember(
@@ -188,6 +230,7 @@ def remember(
         return None
     with reads.lock:
         paths, flux = dict(reads.paths), dict(reads.flux)
+        kept, named = dict(reads.kept), dict(reads.named)
     warnings = tuple(redaction.known().scrub(w) for w in snapshot.warnings)
     cache.put(
         digest,
@@ -199,9 +242,26 @@ def remember(
             "flux": {k: _read_payload(r) for k, r in flux.items()},
         },
     )
+    builds = _builds(snapshot, flux, kept, named)
+    if previous is None or previous.builds != builds:
+        rows = [[d, name, sha, part] for d, (name, sha, part) in sorted(builds.items())]
+        cache.put(builds_key(digest), {"builds": rows})
     items = {item["name"]: (snapshot.results[item["name"]], item) for item in body["results"]}
-    kept = replace(snapshot, warnings=warnings)
-    return Index(dict(stamps), kept, paths, flux, warnings, items)
+    held = replace(snapshot, warnings=warnings)
+    return Index(dict(stamps), held, paths, flux, warnings, items, builds)
+
+
+def _builds(
+    snapshot: Snapshot, flux: dict[str, Read], kept: dict[str, Any], named: dict[str, str]
+) -> dict[str, tuple[str, str, Any]]:
+    """`Index.builds` of a render: every recorded Flux build whose documents a result holds."""
+    out: dict[str, tuple[str, str, Any]] = {}
+    for read in flux.values():
+        part, name = kept.get(read.digest), named.get(read.digest)
+        result = snapshot.results.get(name) if name is not None else None
+        if part is not None and result is not None and result.ok:
+            out[read.digest] = (result.name, result.sha256, part)
+    return out
 
 
 def _read_payload(read: Read) -> list[Any]:

@@ -30,7 +30,7 @@ from harness.core.run import Run
 from harness.pipeline import worktree
 from harness.pipeline.repo import RenderOptions, render_repo
 from harness.render import kustomize as render
-from tests.synthtree import OPS, edit, tree, write
+from tests.synthtree import FLUX_OPS, OPS, edit, tree, write
 
 
 def _view(snapshot: Snapshot) -> dict[str, object]:
@@ -76,7 +76,9 @@ def _render(root: Path, cache_dir: Path | None, keeper: worktree.Keeper | None) 
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
-    st.lists(st.tuples(st.sampled_from(OPS), st.integers(0, 50)), min_size=2, max_size=5),
+    st.lists(
+        st.tuples(st.sampled_from(OPS + FLUX_OPS), st.integers(0, 50)), min_size=2, max_size=5
+    ),
     st.booleans(),
 )
 @pytest.mark.slow
@@ -86,16 +88,55 @@ def test_an_incremental_render_is_the_full_render(
     edits: list[tuple[str, int]],
     resident: bool,
 ) -> None:
-    """Both a fresh process (index from disk) and a resident one (index in memory)."""
+    """Both a fresh process (index from disk) and a resident one (index in memory); the
+    edits include a changed Kustomization object, a changed `substituteFrom` ConfigMap and
+    Kustomizations added and removed without a file added (the fixed point re-derives them
+    while every unchanged build answers from the index)."""
     cache_dir = tmp_path_factory.mktemp("cache")
     keeper = worktree.Keeper()
     _render(repo, cache_dir, keeper)
     done: list[str] = []
     for op, seed in edits:
         done.append(edit(repo, op, seed))
-        incremental = _render(repo, cache_dir, keeper if resident else worktree.Keeper())
+        used = keeper if resident else worktree.Keeper()
+        incremental = _render(repo, cache_dir, used)
         full = _render(repo, None, None)
-        assert _view(incremental) == _view(full), done
+        assert _view(incremental) == _view(full), (done, used.used)
+
+
+@pytest.mark.parametrize(
+    ("op", "seed"),
+    [("spec", 0), ("vars", 1), ("drop", 0), ("inline", 1), ("image", 2)],
+)
+def test_flux_builds_whose_inputs_are_unchanged_read_no_entry(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, op: str, seed: int
+) -> None:
+    """After a save, a Flux build whose key and files are unchanged is answered from the
+    index (its documents a result of the last render, the rest kept beside it): not one of
+    the last render's build entries is read, and the answer is the full render's."""
+    cache_dir = tmp_path / "cache"
+    first = worktree.Keeper()
+    _render(repo, cache_dir, first)
+    assert first.memory is not None
+    remembered = set(first.memory.builds)
+    # every Flux build of both clusters: 2 roots and 8 apps, of which the two that do not
+    # substitute are one build in both clusters (one key)
+    assert len(remembered) == 8
+    edit(repo, op, seed)
+    read: list[str] = []
+    real = cache_mod.RenderCache.get
+
+    def get(self: cache_mod.RenderCache, digest: str) -> object:
+        read.append(digest)
+        return real(self, digest)
+
+    monkeypatch.setattr(cache_mod.RenderCache, "get", get)
+    keeper = worktree.Keeper()
+    head = _render(repo, cache_dir, keeper)
+    monkeypatch.undo()
+    assert keeper.used == "incremental"
+    assert remembered.isdisjoint(read)
+    assert _view(head) == _view(_render(repo, None, None))
 
 
 def test_an_unchanged_tree_is_answered_by_the_index(repo: Path, tmp_path: Path) -> None:
