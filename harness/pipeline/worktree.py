@@ -28,9 +28,12 @@ the repo, or a render that read a remote input: those are not functions of the t
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import stat
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -50,6 +53,10 @@ __all__ = ["Index", "Keeper", "Read", "Reuse", "key", "load", "remember", "walk"
 
 KIND = "worktree-index"
 BUILDS_KIND = "worktree-flux-builds"
+DELTA_KIND = "worktree-index-delta"
+# a delta holds at most 1/8 of the results (or 8) before the whole entry is written again
+REBASE_SHARE = 8
+REBASE_MIN = 8
 # a changed file no build read matters only if discovery or cluster detection may read it
 _STRUCTURAL_SUFFIXES = (".yaml", ".yml", ".json")
 _STRUCTURAL_NAMES = frozenset([*KUSTOMIZATION_FILES, IGNORE_FILE, ".gitignore"])
@@ -72,6 +79,18 @@ class Index:
     # sha256, and the part of its entry the fixed point reads back (cached.py `kept_part`);
     # kept in an entry of its own beside the index (`builds_key`)
     builds: dict[str, tuple[str, str, Any]] = field(default_factory=dict, compare=False)
+    # the whole entry this index was read from or last written as, when later renders are
+    # kept as a delta beside it (`remember`)
+    base: Base | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Base:
+    """A whole index entry as stored: where, what names it (`token`) and its results."""
+
+    digest: str
+    token: str
+    results: Mapping[str, TargetResult]
 
 
 @dataclass
@@ -189,7 +208,50 @@ def load(cache: cache_mod.RenderCache, digest: str, repo: Path, label: str) -> I
         return None
     if index is None:
         return None
-    return replace(index, builds=_builds_from(cache.get(builds_key(digest))))
+    base = Base(digest, _token(index), index.snapshot.results)
+    delta = cache.get(_delta_key(digest, base.token))
+    # a bad delta leaves the entry alone: the index of the tree as an earlier render saw it
+    with contextlib.suppress(KeyError, TypeError, ValueError, AttributeError):
+        index = (_with_delta(index, delta, repo, label) if delta is not None else None) or index
+    return replace(index, builds=_builds_from(cache.get(builds_key(digest))), base=base)
+
+
+def _token(index: Index) -> str:
+    """What names a whole entry: the tree's stat it holds, each result's sha256 and
+    whether it failed, and each build's key. A delta applies to the entry it was made
+    against, never to another (a crash between two writes leaves a delta nothing names)."""
+    parts = (
+        sorted(index.stamps.items()),
+        sorted((n, r.sha256, r.ok) for n, r in index.snapshot.results.items()),
+        sorted((n, r.digest) for n, r in index.paths.items()),
+        sorted((k, r.digest) for k, r in index.flux.items()),
+    )
+    return hashlib.sha256(repr(parts).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _delta_key(digest: str, token: str) -> str:
+    return cache_mod.key(DELTA_KIND, digest, token)
+
+
+def _with_delta(index: Index, delta: dict[str, Any], repo: Path, label: str) -> Index | None:
+    """The entry `index` with a later render's delta applied (`remember`)."""
+    items = dict(index.items)
+    found = refsnap.snapshot_from(delta["snapshot"], repo, label, items)
+    if found is None:
+        return None
+    removed = {str(n) for n in delta["removed"]}
+    results = {n: r for n, r in index.snapshot.results.items() if n not in removed}
+    results.update(found.results)
+    for name in removed:
+        items.pop(name, None)
+    warnings = tuple(str(w) for w in delta["warnings"])
+    snapshot = replace(found, results=dict(sorted(results.items())), warnings=warnings)
+    stamps: dict[str, Stamp | None] = {}
+    for rel, st in delta["stamps"]:
+        stamps[str(rel)] = None if st is None else _stamp(st)
+    paths = {str(n): _read_from(r) for n, r in dict(delta["paths"]).items()}
+    flux = {str(k): _read_from(r) for k, r in dict(delta["flux"]).items()}
+    return Index(stamps, snapshot, paths, flux, warnings, items)
 
 
 def builds_key(digest: str) -> str:
@@ -224,31 +286,57 @@ def remember(
     previous: Index | None = None,
 ) -> Index | None:
     """Store the render of the tree whose stat was `stamps` and what its builds read;
-    the index as stored (None when the render cannot be kept: refsnap's rule)."""
-    body = refsnap.snapshot_payload(snapshot, repo, previous.items if previous else None)
-    if body is None:
-        return None
+    the index as stored (None when the render cannot be kept: refsnap's rule).
+
+    When few results differ from the whole entry the index was read from (`Index.base`),
+    only a delta is written beside that entry: the tree's stat, what the builds read and
+    the results that differ (encoding the whole render again was most of this step's
+    cost). Past `REBASE_SHARE` of the results (`REBASE_MIN` for a small render), the whole
+    entry is written again."""
     with reads.lock:
         paths, flux = dict(reads.paths), dict(reads.flux)
         kept, named = dict(reads.kept), dict(reads.named)
     warnings = tuple(redaction.known().scrub(w) for w in snapshot.warnings)
-    cache.put(
-        digest,
-        {
-            "stamps": [[rel, list(s) if s is not None else None] for rel, s in stamps.items()],
-            "snapshot": body,
-            "warnings": list(warnings),
-            "paths": {n: _read_payload(r) for n, r in paths.items()},
-            "flux": {k: _read_payload(r) for k, r in flux.items()},
-        },
-    )
+    head = {
+        "stamps": [[rel, list(s) if s is not None else None] for rel, s in stamps.items()],
+        "warnings": list(warnings),
+        "paths": {n: _read_payload(r) for n, r in paths.items()},
+        "flux": {k: _read_payload(r) for k, r in flux.items()},
+    }
+    known = previous.items if previous else None
+    base = previous.base if previous is not None else None
+    if base is not None and base.digest != digest:
+        base = None  # another config's entry
+    items: dict[str, tuple[TargetResult, Any]] = {}
+    if base is not None:
+        changed = {n: r for n, r in snapshot.results.items() if base.results.get(n) != r}
+        removed = sorted(n for n in base.results if n not in snapshot.results)
+        if len(changed) + len(removed) <= max(REBASE_MIN, len(base.results) // REBASE_SHARE):
+            part = refsnap.snapshot_payload(replace(snapshot, results=changed), repo, known)
+            if part is None:
+                return None
+            cache.put(
+                _delta_key(digest, base.token), {**head, "snapshot": part, "removed": removed}
+            )
+            items = {n: known[n] for n in snapshot.results if known and n in known}
+            items.update((i["name"], (snapshot.results[i["name"]], i)) for i in part["results"])
+        else:
+            base = None
+    if base is None:
+        body = refsnap.snapshot_payload(snapshot, repo, known)
+        if body is None:
+            return None
+        cache.put(digest, {**head, "snapshot": body})
+        items = {i["name"]: (snapshot.results[i["name"]], i) for i in body["results"]}
     builds = _builds(snapshot, flux, kept, named)
     if previous is None or previous.builds != builds:
         rows = [[d, name, sha, part] for d, (name, sha, part) in sorted(builds.items())]
         cache.put(builds_key(digest), {"builds": rows})
-    items = {item["name"]: (snapshot.results[item["name"]], item) for item in body["results"]}
     held = replace(snapshot, warnings=warnings)
-    return Index(dict(stamps), held, paths, flux, warnings, items, builds)
+    index = Index(dict(stamps), held, paths, flux, warnings, items, builds)
+    if base is None:  # written whole: later renders are deltas against it
+        base = Base(digest, _token(index), held.results)
+    return replace(index, base=base)
 
 
 def _builds(

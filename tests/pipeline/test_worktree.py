@@ -173,6 +173,55 @@ def test_one_saved_file_rerenders_its_readers_only(
     assert "image: example/web:2.0.0" in texts[1]
 
 
+def _index_entry(cache_dir: Path) -> Path:
+    found = [
+        p
+        for p in (cache_dir / cache_mod.ENTRIES).rglob("*")
+        if p.is_file() and b'"stamps"' in p.read_bytes() and b'"removed"' not in p.read_bytes()
+    ]
+    assert len(found) == 1
+    return found[0]
+
+
+def test_a_small_change_is_kept_as_a_delta_beside_the_index(repo: Path, tmp_path: Path) -> None:
+    """One saved file: the whole entry is not written again, a delta against it is, and
+    the next fresh process reads both (the tree is then as the index saw it)."""
+    cache_dir = tmp_path / "cache"
+    _render(repo, cache_dir, worktree.Keeper())
+    entry = _index_entry(cache_dir)
+    whole = entry.read_bytes()
+    edit(repo, "image", 0)
+    head = _render(repo, cache_dir, worktree.Keeper())
+    assert entry.read_bytes() == whole
+    again = worktree.Keeper()
+    assert _view(_render(repo, cache_dir, again)) == _view(head)
+    assert again.used == "none-changed"
+    for name in ("web", "db", "cache"):  # past 1/8 of the results: written whole again
+        edit(repo, "image", ["web", "db", "cache", "queue"].index(name) + 4)
+    keeper = worktree.Keeper()
+    assert _view(_render(repo, cache_dir, keeper)) == _view(_render(repo, None, None))
+    assert keeper.used == "incremental"
+    assert _index_entry(cache_dir).read_bytes() != whole
+
+
+def test_a_corrupt_delta_leaves_the_index_it_was_made_against(repo: Path, tmp_path: Path) -> None:
+    cache_dir = tmp_path / "cache"
+    _render(repo, cache_dir, worktree.Keeper())
+    edit(repo, "spec", 1)
+    _render(repo, cache_dir, worktree.Keeper())
+    deltas = [
+        p
+        for p in (cache_dir / cache_mod.ENTRIES).rglob("*")
+        if p.is_file() and b'"removed"' in p.read_bytes()
+    ]
+    assert len(deltas) == 1
+    deltas[0].write_bytes(deltas[0].read_bytes()[:-40])
+    edit(repo, "vars", 0)
+    keeper = worktree.Keeper()
+    assert _view(_render(repo, cache_dir, keeper)) == _view(_render(repo, None, None))
+    assert keeper.used == "incremental"
+
+
 @pytest.mark.parametrize("damage", ["missing", "corrupt", "foreign"])
 def test_a_missing_or_corrupt_index_is_a_full_render(
     repo: Path, tmp_path: Path, damage: str
