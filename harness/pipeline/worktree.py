@@ -1,12 +1,15 @@
 """The dependency index: the working tree's last render, what each build read, and the tree's
 stat as that render saw it; a later render of the tree re-derives only what changed.
 
-Kept with the render cache (one entry per repo, config and renderer), and in memory by a
-resident `harness watch` (`Keeper`). It holds the render (documents already redacted, as
-every entry), for every path target the files its build read, for every Flux build the
-same by a key of everything else its cache key holds (its Kustomization, variables,
-strictness, ignore rules: `flux/kustomize/cached.py`), and the stat of every file and
-directory of the tree taken before that render read any (size, mtime, ctime, inode, mode).
+Kept with the render cache (per repo, config and renderer), and in memory by a resident
+`harness watch` (`Keeper`). It holds the render (documents already redacted, as every
+entry), for every path target the files its build read, for every Flux build the same by
+a key of everything else its cache key holds (its Kustomization, variables, strictness,
+ignore rules: `flux/kustomize/cached.py`), and the stat of every file and directory of the
+tree taken before that render read any (size, mtime, ctime, inode, mode). Beside it, in an
+entry of its own (`builds_key`), each Flux build by its cache key: the target whose result
+holds its documents (with that result's sha256) and the part of its entry the fixed point
+reads back (raw objects, elided Secrets, notes).
 
 A new render walks the tree's stat (no file is read) and then:
 
@@ -14,13 +17,22 @@ A new render walks the tree's stat (no file is read) and then:
 - a file or directory was added, removed, renamed or changed type, or a file changed that
   no build read but discovery might (a YAML or JSON file, a kustomization or ignore file):
   the index is not used, everything renders as without it (what exists may have changed);
-- else every target whose files are unchanged is the remembered result and every Flux
-  build whose files and other inputs are unchanged answers from its recorded key; the rest
-  (the changed files' readers, and what the Flux fixed point derives from them: a changed
+- else every target whose files are unchanged is the remembered result, and the Flux
+  fixed point runs as in a full render, each build whose files and other inputs are
+  unchanged answered from its recorded key: its documents the remembered result's, the
+  rest from the builds kept beside the index, no cache entry read or decoded (a build
+  whose result is not the recorded one reads its entry, as without the index). The rest
+  (the changed files' readers, and what the fixed point derives from them: a changed
   Kustomization object gives another prekey, a changed `substituteFrom` source other
   variables, a new or removed Kustomization another set of nodes) render through the cache.
 
-A missing, corrupt or foreign entry is no index: the render runs in full. A file modified
+Written after each render: the whole entry, or, when at most `REBASE_SHARE` of its results
+differ from the whole entry it was read from, only a delta beside that entry (the tree's
+stat, what the builds read, the results that differ), named by the entry's token so that
+it never applies to another entry: encoding the whole render again was most of the cost.
+
+A missing, corrupt or foreign entry is no index: the render runs in full (a bad delta
+leaves the entry it was made against, an index of an earlier tree). A file modified
 within `filefacts.RACY_SECONDS` of the walk is never trusted (its stat may not move when it
 changes again). Not used with helm targets, a shard, a selection, a source mapped outside
 the repo, or a render that read a remote input: those are not functions of the tree alone.
