@@ -106,7 +106,7 @@ def test_an_incremental_render_is_the_full_render(
 
 @pytest.mark.parametrize(
     ("op", "seed"),
-    [("spec", 0), ("vars", 1), ("drop", 0), ("inline", 1), ("image", 2)],
+    [("spec", 0), ("vars", 1), ("inline", 1)],
 )
 def test_flux_builds_whose_inputs_are_unchanged_read_no_entry(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, op: str, seed: int
