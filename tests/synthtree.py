@@ -141,6 +141,16 @@ def edit(root: Path, op: str, seed: int) -> str:
     elif op == "mend":
         rel = f"apps/{app}/kustomization.yaml"
         _replace(root, rel, "  - missing.yaml\n", "")
+    elif op == "restore":  # a dropped Kustomization listed again (no file is added)
+        rel = f"clusters/{cluster}/kustomization.yaml"
+        if f"  - {app}.yaml\n" not in (root / rel).read_text():
+            _replace(root, rel, "  - sync.yaml\n", f"  - sync.yaml\n  - {app}.yaml\n")
+    elif op == "inline":  # a new Kustomization in an existing file
+        rel = f"clusters/{cluster}/vars.yaml"
+        _append_once(root, rel, _again(app))
+    elif op == "unline":
+        rel = f"clusters/{cluster}/vars.yaml"
+        _replace(root, rel, _again(app), "")
     elif op == "readme":
         rel = "README.md"
         write(root, rel, f"# homelab {seed}\n")
@@ -149,4 +159,19 @@ def edit(root: Path, op: str, seed: int) -> str:
     return f"{op} {rel}"
 
 
+def _again(app: str) -> str:
+    """A second Kustomization of `app`, as a document appended to a cluster's file."""
+    ks = _flux_ks(f"{app}-again", f"./apps/{app}", f"{app}-again", subst=True, component=False)
+    return "---\n" + ks
+
+
+def _append_once(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    if path.is_file() and text not in path.read_text():
+        write(root, rel, path.read_text() + text)
+
+
 OPS = ("image", "vars", "spec", "component", "drop", "add", "break", "mend", "readme", "none")
+# saves that change the set of Kustomizations without adding a file (the dependency index
+# answers them incrementally, through the fixed point)
+FLUX_OPS = ("restore", "inline", "unline")

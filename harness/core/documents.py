@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from harness.core import parsed, redaction, yamlload
+from harness.core.memo import Memo
 from harness.core.model import DocId, Document
 
 _SEPARATOR = re.compile(r"^---[ \t]*(?:#.*)?$", re.MULTILINE)
@@ -155,6 +156,9 @@ def _is_json_op(doc: Mapping[str, Any]) -> bool:
     return isinstance(doc.get("op"), str) and isinstance(doc.get("path"), str)
 
 
+_NO_SECRET_PATCH: Memo[tuple[str, bool, bool], bool] = Memo("patches writing no Secret", 4096)
+
+
 def _secret_patches(obj: Mapping[str, Any]) -> list[tuple[int, list[Any], bool]]:
     """(index, parsed patch, targeted) of each `spec.patches` entry that may write a
     Secret's values: a strategic-merge patch that is a Secret, or one of any kind with
@@ -169,11 +173,6 @@ def _secret_patches(obj: Mapping[str, Any]) -> list[tuple[int, list[Any], bool]]
     for index, entry in enumerate(patches):
         if not isinstance(entry, dict) or not isinstance(entry.get("patch"), str):
             continue
-        try:
-            loaded = yamlload.load_all(entry["patch"])
-        except yamlload.YAMLError:
-            continue
-        docs = [d for item in loaded for d in (item if isinstance(item, list) else [item])]
         target = entry.get("target")
         target = target if isinstance(target, dict) else {}
         may_be_secret = (
@@ -181,6 +180,16 @@ def _secret_patches(obj: Mapping[str, Any]) -> list[tuple[int, list[Any], bool]]
             and str(target.get("group") or "") in CORE_GROUPS
         )
         targeted = may_be_secret and bool(target)
+        # a parent's patch gives every child Kustomization the same patches: whether one
+        # writes a Secret is decided once per run (its text and how its target reads)
+        decided = (entry["patch"], may_be_secret, targeted)
+        if _NO_SECRET_PATCH.get(decided):
+            continue
+        try:
+            loaded = yamlload.load_all(entry["patch"])
+        except yamlload.YAMLError:
+            continue
+        docs = [d for item in loaded for d in (item if isinstance(item, list) else [item])]
         if any(
             isinstance(d, dict)
             and (
@@ -191,6 +200,8 @@ def _secret_patches(obj: Mapping[str, Any]) -> list[tuple[int, list[Any], bool]]
             for d in docs
         ):
             out.append((index, loaded, targeted))
+        else:
+            _NO_SECRET_PATCH.put(decided, True)
     return out
 
 

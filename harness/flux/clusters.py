@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.core import safefile, yamlload
+from harness.core import run, safefile, yamlload
 from harness.core.config import Config
 from harness.core.errors import ConfigError
 from harness.flux import operator
@@ -102,6 +102,9 @@ class Detection:
             if entry.path == path:
                 return entry
         return None
+
+
+_SCAN_FACT = "flux-scan"  # "K": declares a Flux Kustomization, "S": may hold a sync, "-"
 
 
 @dataclass
@@ -189,14 +192,32 @@ def _scan(config: Config) -> _Scan:
             if not name.endswith(MANIFEST_SUFFIXES):
                 continue
             path = here / name
-            text = _read(path, config.repo)
-            if text is None:
+            found = _manifest(path, config.repo)
+            if found is None:
                 continue
-            if declares_flux_kustomization(text):
+            declares, text = found
+            if declares:
                 scan.declaring.setdefault(here, []).append(path)
-            if "sync" in text:
+            if text is not None:
                 scan.syncs.extend(operator.file_syncs(path, text))
     return scan
+
+
+def _manifest(path: Path, repo: Path) -> tuple[bool, str | None] | None:
+    """(whether the file declares a Flux Kustomization, its text when it may hold a
+    FluxInstance sync); None when it cannot be read. What a read found is remembered by
+    the file's stat (core/filefacts.py): a scan of an unchanged tree reads only the files
+    that may hold a sync (the others were read whole once, so none is refused now)."""
+    files = run.files()
+    at, fact = files.get(str(path), _SCAN_FACT)
+    if fact is not None and "S" not in fact:
+        return "K" in fact, None
+    text = _read(path, repo)
+    if text is None:
+        return None
+    declares, sync = declares_flux_kustomization(text), "sync" in text
+    files.put(str(path), _SCAN_FACT, at, ("K" if declares else "") + ("S" if sync else "") or "-")
+    return declares, text if sync else None
 
 
 def _guess(scan: _Scan, incl: Includes) -> list[Path]:

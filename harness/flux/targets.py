@@ -1087,6 +1087,9 @@ def _results(
         docs = node.built.documents
         if docs is None:
             docs = documents.from_objects(node.built.objects)
+        reads = ctx.seam.reads if ctx.seam is not None else None
+        if reads is not None and node.built.key is not None:
+            reads.name(node.built.key, name)  # the dependency index finds its documents here
         result = TargetResult(
             target,
             documents=docs,

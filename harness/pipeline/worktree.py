@@ -1,12 +1,15 @@
 """The dependency index: the working tree's last render, what each build read, and the tree's
 stat as that render saw it; a later render of the tree re-derives only what changed.
 
-Kept with the render cache (one entry per repo, config and renderer), and in memory by a
-resident `harness watch` (`Keeper`). It holds the render (documents already redacted, as
-every entry), for every path target the files its build read, for every Flux build the
-same by a key of everything else its cache key holds (its Kustomization, variables,
-strictness, ignore rules: `flux/kustomize/cached.py`), and the stat of every file and
-directory of the tree taken before that render read any (size, mtime, ctime, inode, mode).
+Kept with the render cache (per repo, config and renderer), and in memory by a resident
+`harness watch` (`Keeper`). It holds the render (documents already redacted, as every
+entry), for every path target the files its build read, for every Flux build the same by
+a key of everything else its cache key holds (its Kustomization, variables, strictness,
+ignore rules: `flux/kustomize/cached.py`), and the stat of every file and directory of the
+tree taken before that render read any (size, mtime, ctime, inode, mode). Beside it, in an
+entry of its own (`builds_key`), each Flux build by its cache key: the target whose result
+holds its documents (with that result's sha256) and the part of its entry the fixed point
+reads back (raw objects, elided Secrets, notes).
 
 A new render walks the tree's stat (no file is read) and then:
 
@@ -14,13 +17,22 @@ A new render walks the tree's stat (no file is read) and then:
 - a file or directory was added, removed, renamed or changed type, or a file changed that
   no build read but discovery might (a YAML or JSON file, a kustomization or ignore file):
   the index is not used, everything renders as without it (what exists may have changed);
-- else every target whose files are unchanged is the remembered result and every Flux
-  build whose files and other inputs are unchanged answers from its recorded key; the rest
-  (the changed files' readers, and what the Flux fixed point derives from them: a changed
+- else every target whose files are unchanged is the remembered result, and the Flux
+  fixed point runs as in a full render, each build whose files and other inputs are
+  unchanged answered from its recorded key: its documents the remembered result's, the
+  rest from the builds kept beside the index, no cache entry read or decoded (a build
+  whose result is not the recorded one reads its entry, as without the index). The rest
+  (the changed files' readers, and what the fixed point derives from them: a changed
   Kustomization object gives another prekey, a changed `substituteFrom` source other
   variables, a new or removed Kustomization another set of nodes) render through the cache.
 
-A missing, corrupt or foreign entry is no index: the render runs in full. A file modified
+Written after each render: the whole entry, or, when at most `REBASE_SHARE` of its results
+differ from the whole entry it was read from, only a delta beside that entry (the tree's
+stat, what the builds read, the results that differ), named by the entry's token so that
+it never applies to another entry: encoding the whole render again was most of the cost.
+
+A missing, corrupt or foreign entry is no index: the render runs in full (a bad delta
+leaves the entry it was made against, an index of an earlier tree). A file modified
 within `filefacts.RACY_SECONDS` of the walk is never trusted (its stat may not move when it
 changes again). Not used with helm targets, a shard, a selection, a source mapped outside
 the repo, or a render that read a remote input: those are not functions of the tree alone.
@@ -28,10 +40,13 @@ the repo, or a render that read a remote input: those are not functions of the t
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import itertools
 import os
 import stat
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -41,7 +56,7 @@ from harness.cache import store as cache_mod
 from harness.core import redaction
 from harness.core.config import Config
 from harness.core.filefacts import RACY_SECONDS
-from harness.core.model import Snapshot, TargetResult
+from harness.core.model import Document, Snapshot, TargetResult
 from harness.flux.source.ignore import IGNORE_FILE
 from harness.pipeline import refsnap
 from harness.render.closure import learn_secrets
@@ -51,6 +66,11 @@ from harness.render.seam import Read, Reads, Reuse
 __all__ = ["Index", "Keeper", "Read", "Reuse", "key", "load", "remember", "walk"]
 
 KIND = "worktree-index-v2"  # v2: a packed entry (cache/fileformat.py)
+BUILDS_KIND = "worktree-flux-builds"
+DELTA_KIND = "worktree-index-delta-v2"  # packed, as the entry
+# a delta holds at most 1/8 of the results (or 8) before the whole entry is written again
+REBASE_SHARE = 8
+REBASE_MIN = 8
 # a changed file no build read matters only if discovery or cluster detection may read it
 _STRUCTURAL_SUFFIXES = (".yaml", ".yml", ".json")
 _STRUCTURAL_NAMES = frozenset([*KUSTOMIZATION_FILES, IGNORE_FILE, ".gitignore"])
@@ -69,6 +89,22 @@ class Index:
     # each result with the stored item it was read from: the next index reuses the items
     # of results that did not change instead of encoding them again
     items: dict[str, tuple[TargetResult, refsnap.Row]] = field(default_factory=dict, compare=False)
+    # each Flux build by its cache key: the target holding its documents, that result's
+    # sha256, and the part of its entry the fixed point reads back (cached.py `kept_part`);
+    # kept in an entry of its own beside the index (`builds_key`)
+    builds: dict[str, tuple[str, str, Any]] = field(default_factory=dict, compare=False)
+    # the whole entry this index was read from or last written as, when later renders are
+    # kept as a delta beside it (`remember`)
+    base: Base | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Base:
+    """A whole index entry as stored: where, what names it (`token`) and its results."""
+
+    digest: str
+    token: str
+    results: Mapping[str, TargetResult]
 
 
 @dataclass
@@ -144,7 +180,19 @@ def reuse_of(index: Index, now: dict[str, Stamp | None], repo: Path) -> Reuse | 
         ):
             return None
     results = {n: r for n, r in index.snapshot.results.items() if r.target.kind == "path"}
-    return Reuse(frozenset(stable), results, index.paths, index.flux)
+    return Reuse(frozenset(stable), results, index.paths, index.flux, _documents(index))
+
+
+def _documents(index: Index) -> dict[str, tuple[tuple[Document, ...], Any]]:
+    """Each remembered Flux build's documents, taken from the result that holds them while
+    it is the result the build gave (its sha256 as recorded), with its kept part."""
+    out: dict[str, tuple[tuple[Document, ...], Any]] = {}
+    results = index.snapshot.results
+    for digest, (name, sha, kept) in index.builds.items():
+        result = results.get(name)
+        if result is not None and result.ok and result.sha256 == sha:
+            out[digest] = (result.documents, kept)
+    return out
 
 
 def unchanged(index: Index, now: dict[str, Stamp | None]) -> bool:
@@ -170,9 +218,76 @@ def load(cache: cache_mod.RenderCache, digest: str, repo: Path, label: str) -> I
         if found is None:
             return None
         try:
-            return _from_payload(found[0], found[1], repo, label)
+            index = _from_payload(found[0], found[1], repo, label)
         except (KeyError, TypeError, ValueError, IndexError, AttributeError):
             return None
+        if index is None:
+            return None
+        base = Base(digest, _token(index), index.snapshot.results)
+        delta = cache.get_packed(_delta_key(digest, base.token))
+        # a bad delta leaves the entry alone: the index of the tree as an earlier render saw it
+        with contextlib.suppress(KeyError, TypeError, ValueError, IndexError, AttributeError):
+            if delta is not None:
+                index = _with_delta(index, delta[0], delta[1], repo, label) or index
+    return replace(index, builds=_builds_from(cache.get(builds_key(digest))), base=base)
+
+
+def _token(index: Index) -> str:
+    """What names a whole entry: the tree's stat it holds, each result's sha256 and
+    whether it failed, and each build's key. A delta applies to the entry it was made
+    against, never to another (a crash between two writes leaves a delta nothing names)."""
+    parts = (
+        sorted(index.stamps.items()),
+        sorted((n, r.sha256, r.ok) for n, r in index.snapshot.results.items()),
+        sorted((n, r.digest) for n, r in index.paths.items()),
+        sorted((k, r.digest) for k, r in index.flux.items()),
+    )
+    return hashlib.sha256(repr(parts).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _delta_key(digest: str, token: str) -> str:
+    return cache_mod.key(DELTA_KIND, digest, token)
+
+
+def _with_delta(
+    index: Index, delta: dict[str, Any], strings: list[str], repo: Path, label: str
+) -> Index | None:
+    """The entry `index` with a later render's delta applied (`remember`)."""
+    if delta.keys() != _DELTA_KEYS:
+        return None
+    part = _from_payload({k: v for k, v in delta.items() if k != "removed"}, strings, repo, label)
+    removed = delta["removed"]
+    if part is None or type(removed) is not list or not {str}.issuperset(map(type, removed)):
+        return None
+    gone = set(removed)
+    results = {n: r for n, r in index.snapshot.results.items() if n not in gone}
+    results.update(part.snapshot.results)
+    items = {n: item for n, item in index.items.items() if n not in gone}
+    items.update(part.items)
+    snapshot = replace(part.snapshot, results=dict(sorted(results.items())))
+    return replace(part, snapshot=snapshot, items=items)
+
+
+def builds_key(digest: str) -> str:
+    """Where the Flux builds of the index stored under `digest` are kept (`Index.builds`)."""
+    return cache_mod.key(BUILDS_KIND, digest)
+
+
+def _builds_from(payload: dict[str, Any] | None) -> dict[str, tuple[str, str, Any]]:
+    """`Index.builds` as stored; empty when missing or not of that shape (every build is
+    then answered from its own entry, as without it)."""
+    rows = payload.get("builds") if payload is not None else None
+    if not isinstance(rows, list):
+        return {}
+    out: dict[str, tuple[str, str, Any]] = {}
+    for row in rows:
+        if not isinstance(row, list) or len(row) != 4:
+            return {}
+        digest, name, sha, kept = row
+        if not all(isinstance(v, str) for v in (digest, name, sha)) or not isinstance(kept, dict):
+            return {}
+        out[digest] = (name, sha, kept)
+    return out
 
 
 def remember(
@@ -185,36 +300,80 @@ def remember(
     previous: Index | None = None,
 ) -> Index | None:
     """Store the render of the tree whose stat was `stamps` and what its builds read;
-    the index as stored (None when the render cannot be kept: refsnap's rule)."""
-    rows: dict[str, refsnap.Row] = {}
-    with fileformat.paused_gc():
-        packed = refsnap.snapshot_payload(
-            snapshot, repo, previous.items if previous else None, rows
-        )
-    if packed is None:
-        return None
-    body, strings = packed
+    the index as stored (None when the render cannot be kept: refsnap's rule).
+
+    When few results differ from the whole entry the index was read from (`Index.base`),
+    only a delta is written beside that entry: the tree's stat, what the builds read and
+    the results that differ (encoding the whole render again was most of this step's
+    cost). Past `REBASE_SHARE` of the results (`REBASE_MIN` for a small render), the whole
+    entry is written again. Both are packed entries (cache/fileformat.py): the documents'
+    texts beside the JSON."""
     with reads.lock:
         paths, flux = dict(reads.paths), dict(reads.flux)
+        kept, named = dict(reads.kept), dict(reads.named)
     warnings = tuple(redaction.known().scrub(w) for w in snapshot.warnings)
-    # a packed entry (cache/fileformat.py): the documents' texts beside the JSON
-    cache.put_packed(
-        digest,
-        {
-            "stamps": [list(stamps), list(stamps.values())],
-            "snapshot": body,
-            "warnings": list(warnings),
-            "paths": {n: _read_payload(r) for n, r in paths.items()},
-            "flux": {k: _read_payload(r) for k, r in flux.items()},
-        },
-        strings,
-    )
-    items = {name: (snapshot.results[name], row) for name, row in rows.items()}
-    kept = replace(snapshot, warnings=warnings)
-    return Index(dict(stamps), kept, paths, flux, warnings, items)
+    head = {
+        "stamps": [list(stamps), list(stamps.values())],
+        "warnings": list(warnings),
+        "paths": {n: _read_payload(r) for n, r in paths.items()},
+        "flux": {k: _read_payload(r) for k, r in flux.items()},
+    }
+    known = previous.items if previous else None
+    base = previous.base if previous is not None else None
+    if base is not None and base.digest != digest:
+        base = None  # another config's entry
+    rows: dict[str, refsnap.Row] = {}
+    items: dict[str, tuple[TargetResult, refsnap.Row]] = {}
+    if base is not None:
+        changed = {n: r for n, r in snapshot.results.items() if base.results.get(n) != r}
+        removed = sorted(n for n in base.results if n not in snapshot.results)
+        if len(changed) + len(removed) <= max(REBASE_MIN, len(base.results) // REBASE_SHARE):
+            with fileformat.paused_gc():
+                part = refsnap.snapshot_payload(
+                    replace(snapshot, results=changed), repo, known, rows
+                )
+            if part is None:
+                return None
+            body, strings = part
+            delta = {**head, "snapshot": body, "removed": removed}
+            cache.put_packed(_delta_key(digest, base.token), delta, strings)
+            items = {n: known[n] for n in snapshot.results if known and n in known}
+        else:
+            base = None
+    if base is None:
+        with fileformat.paused_gc():
+            whole = refsnap.snapshot_payload(snapshot, repo, known, rows)
+        if whole is None:
+            return None
+        body, strings = whole
+        cache.put_packed(digest, {**head, "snapshot": body}, strings)
+    items.update((name, (snapshot.results[name], row)) for name, row in rows.items())
+    builds = _builds(snapshot, flux, kept, named)
+    if previous is None or previous.builds != builds:
+        table = [[d, name, sha, part] for d, (name, sha, part) in sorted(builds.items())]
+        cache.put(builds_key(digest), {"builds": table})
+    held = replace(snapshot, warnings=warnings)
+    index = Index(dict(stamps), held, paths, flux, warnings, items, builds)
+    if base is None:  # written whole: later renders are deltas against it
+        base = Base(digest, _token(index), held.results)
+    return replace(index, base=base)
+
+
+def _builds(
+    snapshot: Snapshot, flux: dict[str, Read], kept: dict[str, Any], named: dict[str, str]
+) -> dict[str, tuple[str, str, Any]]:
+    """`Index.builds` of a render: every recorded Flux build whose documents a result holds."""
+    out: dict[str, tuple[str, str, Any]] = {}
+    for read in flux.values():
+        part, name = kept.get(read.digest), named.get(read.digest)
+        result = snapshot.results.get(name) if name is not None else None
+        if part is not None and result is not None and result.ok:
+            out[read.digest] = (result.name, result.sha256, part)
+    return out
 
 
 _INDEX_KEYS = frozenset(["stamps", "snapshot", "warnings", "paths", "flux"])
+_DELTA_KEYS = _INDEX_KEYS | {"removed"}
 
 
 def _read_payload(read: Read) -> list[Any]:

@@ -96,6 +96,10 @@ class Reads:
 
     paths: dict[str, Read] = field(default_factory=dict)
     flux: dict[str, Read] = field(default_factory=dict)
+    # by a Flux build's cache key: the part of its entry the fixed point reads back
+    # (`kept`: flux/kustomize/cached.py) and a target whose documents it gave (`named`)
+    kept: dict[str, Any] = field(default_factory=dict)
+    named: dict[str, str] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def path(self, name: str, read: Read | None) -> None:
@@ -103,10 +107,17 @@ class Reads:
             with self.lock:
                 self.paths[name] = read
 
-    def build(self, prekey: str, read: Read | None) -> None:
+    def build(self, prekey: str, read: Read | None, kept: Any = None) -> None:
         if read is not None:
             with self.lock:
                 self.flux[prekey] = read
+                if kept is not None:
+                    self.kept[read.digest] = kept
+
+    def name(self, digest: str, target: str) -> None:
+        """`target`'s documents are those of the Flux build keyed `digest`."""
+        with self.lock:
+            self.named.setdefault(digest, target)
 
 
 @dataclass(frozen=True)
@@ -119,6 +130,9 @@ class Reuse:
     results: Mapping[str, TargetResult]  # the previous render's path targets, by name
     paths: Mapping[str, Read]
     flux: Mapping[str, Read]
+    # a Flux build's cache key -> its documents (a result of the previous render) and the
+    # part of its entry the fixed point reads back: the build answered without its entry
+    builds: Mapping[str, tuple[tuple[Document, ...], Any]] = field(default_factory=dict)
 
     def unchanged(self, read: Read) -> bool:
         return all(f in self.stable for f in read.files())

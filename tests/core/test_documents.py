@@ -8,6 +8,7 @@ import pytest
 
 from harness.core import documents, redaction
 from harness.core.model import DocId
+from harness.core.run import Run
 
 DEPLOY_V1 = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: a\n"
 SECRET = (
@@ -115,6 +116,27 @@ def test_a_flux_kustomization_patch_that_writes_a_secret_is_masked_in_the_kustom
     assert "plain-3" not in patches[1]["patch"]
     assert patches[2] == {"patch": other}  # no Secret: as it was
     assert patches[3]["patch"] == ops  # a ConfigMap's data is not a Secret's
+
+
+def test_a_patch_decided_once_per_run_is_decided_by_its_target_too() -> None:
+    """Children of one parent carry the same patch texts: a run decides once that a text
+    writes no Secret, for the way its target reads; the same text aimed at a Secret is
+    masked all the same."""
+    ops = '[{"op": "add", "path": "/stringData/token", "value": "plain-4"}]'
+
+    def ks(target: dict[str, str]) -> dict[str, object]:
+        return {
+            "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+            "kind": "Kustomization",
+            "metadata": {"name": "apps", "namespace": "flux-system"},
+            "spec": {"patches": [{"patch": ops, "target": target}]},
+        }
+
+    with Run().entered():
+        for _ in range(2):
+            assert documents.redact(ks({"kind": "ConfigMap"})) is None
+            hidden = documents.redact(ks({"kind": "Secret", "name": "db"}))
+            assert hidden is not None and "plain-4" not in repr(hidden)
 
 
 def test_inline_substitute_values_a_secret_takes_are_masked_in_the_kustomization() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -423,3 +424,38 @@ def test_generic_directory_names_give_way_to_the_meaningful_one(tmp_path: Path) 
         "cluster/flux": "flux",  # nothing meaningful above it: the basename
         "clusters/dev": "dev",
     }
+
+
+def test_a_scan_of_an_unchanged_tree_reads_no_file_again(
+    make_repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a scan found in a file is kept by its stat (core/filefacts.py): the next scan
+    reads only the unchanged files that may hold a sync, and a changed one again."""
+    repo = make_repo(
+        {
+            "clusters/base/kustomization.yaml": ks_file("apps.yaml"),
+            "clusters/base/apps.yaml": flux_ks("apps", "./apps"),
+            **overlay("dev"),
+            "apps/a.yaml": cm("a"),
+        }
+    )
+    for path in repo.rglob("*.yaml"):  # saved long ago: past the racy window
+        os.utime(path, (1_600_000_000, 1_600_000_000))
+    read: list[str] = []
+    real = clusters._read
+
+    def counting(path: Path, root: Path) -> str | None:
+        read.append(path.relative_to(repo).as_posix())
+        return real(path, root)
+
+    monkeypatch.setattr(clusters, "_read", counting)
+    assert candidates(repo) == ["clusters/dev"]
+    assert "apps/a.yaml" in read
+    read.clear()
+    assert candidates(repo) == ["clusters/dev"]
+    assert read == ["clusters/dev/kustomization.yaml"]  # it says "sync": it may hold one
+    read.clear()
+    (repo / "apps/a.yaml").write_text(flux_ks("more", "./apps"))
+    os.utime(repo / "apps/a.yaml", (1_600_000_100, 1_600_000_100))
+    assert candidates(repo) == ["apps", "clusters/dev"]
+    assert sorted(read) == ["apps/a.yaml", "clusters/dev/kustomization.yaml"]

@@ -32,7 +32,7 @@ from harness.pipeline import worktree
 from harness.pipeline.repo import RenderOptions, render_repo
 from harness.render import kustomize as render
 from harness.render.seam import Read, Reads
-from tests.synthtree import OPS, edit, tree, write
+from tests.synthtree import FLUX_OPS, OPS, edit, tree, write
 
 
 def _view(snapshot: Snapshot) -> dict[str, object]:
@@ -78,7 +78,9 @@ def _render(root: Path, cache_dir: Path | None, keeper: worktree.Keeper | None) 
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
-    st.lists(st.tuples(st.sampled_from(OPS), st.integers(0, 50)), min_size=2, max_size=5),
+    st.lists(
+        st.tuples(st.sampled_from(OPS + FLUX_OPS), st.integers(0, 50)), min_size=2, max_size=5
+    ),
     st.booleans(),
 )
 @pytest.mark.slow
@@ -88,16 +90,55 @@ def test_an_incremental_render_is_the_full_render(
     edits: list[tuple[str, int]],
     resident: bool,
 ) -> None:
-    """Both a fresh process (index from disk) and a resident one (index in memory)."""
+    """Both a fresh process (index from disk) and a resident one (index in memory); the
+    edits include a changed Kustomization object, a changed `substituteFrom` ConfigMap and
+    Kustomizations added and removed without a file added (the fixed point re-derives them
+    while every unchanged build answers from the index)."""
     cache_dir = tmp_path_factory.mktemp("cache")
     keeper = worktree.Keeper()
     _render(repo, cache_dir, keeper)
     done: list[str] = []
     for op, seed in edits:
         done.append(edit(repo, op, seed))
-        incremental = _render(repo, cache_dir, keeper if resident else worktree.Keeper())
+        used = keeper if resident else worktree.Keeper()
+        incremental = _render(repo, cache_dir, used)
         full = _render(repo, None, None)
-        assert _view(incremental) == _view(full), done
+        assert _view(incremental) == _view(full), (done, used.used)
+
+
+@pytest.mark.parametrize(
+    ("op", "seed"),
+    [("spec", 0), ("vars", 1), ("inline", 1)],
+)
+def test_flux_builds_whose_inputs_are_unchanged_read_no_entry(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, op: str, seed: int
+) -> None:
+    """After a save, a Flux build whose key and files are unchanged is answered from the
+    index (its documents a result of the last render, the rest kept beside it): not one of
+    the last render's build entries is read, and the answer is the full render's."""
+    cache_dir = tmp_path / "cache"
+    first = worktree.Keeper()
+    _render(repo, cache_dir, first)
+    assert first.memory is not None
+    remembered = set(first.memory.builds)
+    # every Flux build of both clusters: 2 roots and 8 apps, of which the two that do not
+    # substitute are one build in both clusters (one key)
+    assert len(remembered) == 8
+    edit(repo, op, seed)
+    read: list[str] = []
+    real = cache_mod.RenderCache.get
+
+    def get(self: cache_mod.RenderCache, digest: str) -> object:
+        read.append(digest)
+        return real(self, digest)
+
+    monkeypatch.setattr(cache_mod.RenderCache, "get", get)
+    keeper = worktree.Keeper()
+    head = _render(repo, cache_dir, keeper)
+    monkeypatch.undo()
+    assert keeper.used == "incremental"
+    assert remembered.isdisjoint(read)
+    assert _view(head) == _view(_render(repo, None, None))
 
 
 def test_an_unchanged_tree_is_answered_by_the_index(repo: Path, tmp_path: Path) -> None:
@@ -132,6 +173,55 @@ def test_one_saved_file_rerenders_its_readers_only(
     assert len(walked) == 3  # apps/web as a path target, and in each cluster
     texts = [d.text for d in head.results["apps/web"].documents]
     assert "image: example/web:2.0.0" in texts[1]
+
+
+def _index_entry(cache_dir: Path) -> Path:
+    found = [
+        p
+        for p in (cache_dir / cache_mod.ENTRIES).rglob("*")
+        if p.is_file() and b'"stamps"' in p.read_bytes() and b'"removed"' not in p.read_bytes()
+    ]
+    assert len(found) == 1
+    return found[0]
+
+
+def test_a_small_change_is_kept_as_a_delta_beside_the_index(repo: Path, tmp_path: Path) -> None:
+    """One saved file: the whole entry is not written again, a delta against it is, and
+    the next fresh process reads both (the tree is then as the index saw it)."""
+    cache_dir = tmp_path / "cache"
+    _render(repo, cache_dir, worktree.Keeper())
+    entry = _index_entry(cache_dir)
+    whole = entry.read_bytes()
+    edit(repo, "image", 0)
+    head = _render(repo, cache_dir, worktree.Keeper())
+    assert entry.read_bytes() == whole
+    again = worktree.Keeper()
+    assert _view(_render(repo, cache_dir, again)) == _view(head)
+    assert again.used == "none-changed"
+    for name in ("web", "db", "cache"):  # past 1/8 of the results: written whole again
+        edit(repo, "image", ["web", "db", "cache", "queue"].index(name) + 4)
+    keeper = worktree.Keeper()
+    assert _view(_render(repo, cache_dir, keeper)) == _view(_render(repo, None, None))
+    assert keeper.used == "incremental"
+    assert _index_entry(cache_dir).read_bytes() != whole
+
+
+def test_a_corrupt_delta_leaves_the_index_it_was_made_against(repo: Path, tmp_path: Path) -> None:
+    cache_dir = tmp_path / "cache"
+    _render(repo, cache_dir, worktree.Keeper())
+    edit(repo, "spec", 1)
+    _render(repo, cache_dir, worktree.Keeper())
+    deltas = [
+        p
+        for p in (cache_dir / cache_mod.ENTRIES).rglob("*")
+        if p.is_file() and b'"removed"' in p.read_bytes()
+    ]
+    assert len(deltas) == 1
+    deltas[0].write_bytes(deltas[0].read_bytes()[:-40])
+    edit(repo, "vars", 0)
+    keeper = worktree.Keeper()
+    assert _view(_render(repo, cache_dir, keeper)) == _view(_render(repo, None, None))
+    assert keeper.used == "incremental"
 
 
 @pytest.mark.parametrize("damage", ["missing", "corrupt", "foreign"])

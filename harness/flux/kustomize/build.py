@@ -113,6 +113,10 @@ class Built:
     notes: tuple[str, ...] = ()
     # the target's documents when already made (a cache hit, or made to be stored)
     documents: tuple[Document, ...] | None = None
+    # the render cache key it was answered from or stored under, and that entry's part the
+    # fixed point reads back (cached.py `kept_part`): what the dependency index keeps of it
+    key: str | None = dataclasses.field(default=None, compare=False)
+    kept: Any = dataclasses.field(default=None, compare=False, repr=False)
 
 
 class Memo:

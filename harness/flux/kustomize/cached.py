@@ -38,6 +38,7 @@ from typing import Any
 
 from harness.cache import store as cache_mod
 from harness.core import documents, redaction, secretflow, yamlload
+from harness.core.model import Document
 from harness.core.outside import DeclaredObject
 from harness.flux import resourceset
 from harness.flux.api import (
@@ -155,19 +156,20 @@ def build_flux(
         read = seam_mod.read_of(closure, digest, _kustomization_files(directory, root))
     if known is not None:
         if read is not None and seam.reads is not None and prekey is not None:
-            seam.reads.build(prekey, read)
+            seam.reads.build(prekey, read, known.kept)
         return known  # type: ignore[no-any-return]
     payload = cache.get(digest)
     if payload is not None:
         found = _from_payload(
             payload,
             _Rebuild(lambda: build(ks, directory, ctx, lookup, rules, flows), _name(ks)),
+            digest,
         )
         if found is not None:
             if builds is not None and not any(isinstance(o, ElidedSecret) for o in found.raw):
                 builds[digest] = found  # no tie to this run's build: kept by a resident seam
             if read is not None and seam.reads is not None and prekey is not None:
-                seam.reads.build(prekey, read)
+                seam.reads.build(prekey, read, found.kept)
             return found
     missing_digest = _missing_key(digest, ks, lookup)
     if missing_digest is not None:
@@ -192,9 +194,11 @@ def build_flux(
         raise
     docs = documents.from_objects(built.objects)
     built = dataclasses.replace(built, documents=docs)
-    cache.put(digest, _payload(built))
+    payload = _payload(built)
+    cache.put(digest, payload)
+    built = dataclasses.replace(built, key=digest, kept=kept_part(payload))
     if read is not None and seam.reads is not None and prekey is not None:
-        seam.reads.build(prekey, read)
+        seam.reads.build(prekey, read, built.kept)
     return built
 
 
@@ -246,7 +250,10 @@ def _reused(
 ) -> Built | None:
     """The build as the previous render of this tree answered it, when its inputs other
     than files are the same and none of its files changed: its key is the one recorded,
-    so no closure is walked or digested. The scrub learns its files as on every run."""
+    so no closure is walked or digested. Its documents are the previous render's (the
+    dependency index holds them decoded) with the part of its entry the fixed point reads
+    back, kept beside the index: no entry is read. The scrub learns its files as on every
+    run."""
     reuse = seam.reuse
     if reuse is None or prekey is None or seam.cache is None:
         return None
@@ -256,25 +263,28 @@ def _reused(
     builds = seam.builds
     known = builds.get(read.digest) if builds is not None else None
     if known is None:
-        payload = seam.cache.get(read.digest)
-        if payload is None:
-            return None
-        known = _from_payload(
-            payload,
-            _Rebuild(
-                lambda: build(
-                    ks, directory, ctx, lookup, rules, _flows(ks, directory, ctx, rules, root)
-                ),
-                _name(ks),
+        rebuild = _Rebuild(
+            lambda: build(
+                ks, directory, ctx, lookup, rules, _flows(ks, directory, ctx, rules, root)
             ),
+            _name(ks),
         )
+        remembered = reuse.builds.get(read.digest)
+        if remembered is not None:
+            docs, kept = remembered
+            known = _from_kept(kept, docs, rebuild, read.digest)
+        if known is None:
+            payload = seam.cache.get(read.digest)
+            if payload is None:
+                return None
+            known = _from_payload(payload, rebuild, read.digest)
         if known is None:
             return None
         if builds is not None and not any(isinstance(o, ElidedSecret) for o in known.raw):
             builds[read.digest] = known
     learn_secrets(read.closure())
     if seam.reads is not None:
-        seam.reads.build(prekey, read)
+        seam.reads.build(prekey, read, known.kept)
     return known
 
 
@@ -430,13 +440,31 @@ def _json_exact(objects: list[dict[str, Any]]) -> str | None:
     return text if json.loads(text) == objects else None
 
 
-def _from_payload(payload: dict[str, Any], rebuild: _Rebuild) -> Built | None:
+def kept_part(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """What of an entry the fixed point reads back besides the documents (the raw objects,
+    the Secrets elided from them, the notes): the dependency index keeps it beside the
+    render whose results hold the documents (pipeline/worktree.py)."""
+    return {k: v for k, v in payload.items() if k != "documents"}
+
+
+def _from_payload(payload: dict[str, Any], rebuild: _Rebuild, key: str) -> Built | None:
     docs = documents_from_payload(payload.get("documents"))
-    notes = payload.get("notes")
-    elided_rows = payload.get("elided")
-    if docs is None or not isinstance(notes, list) or not isinstance(elided_rows, list):
+    if docs is None:
         return None
-    raw = _raw_objects(payload)
+    return _from_kept(kept_part(payload), docs, rebuild, key)
+
+
+def _from_kept(
+    kept: Mapping[str, Any], docs: tuple[Document, ...], rebuild: _Rebuild, key: str
+) -> Built | None:
+    """A build from its documents and its entry's `kept_part` (None: not of that shape)."""
+    if not isinstance(kept, Mapping):
+        return None
+    notes = kept.get("notes")
+    elided_rows = kept.get("elided")
+    if not isinstance(notes, list) or not isinstance(elided_rows, list):
+        return None
+    raw = _raw_objects(kept)
     if raw is None:
         return None
     elided = {ObjectRef("Secret", str(r[0]), str(r[1])) for r in elided_rows if len(r) == 2}
@@ -445,10 +473,11 @@ def _from_payload(payload: dict[str, Any], rebuild: _Rebuild) -> Built | None:
         if obj.get("kind") == "Secret" and object_ref(obj, "default") in elided:
             obj = ElidedSecret(obj, object_ref(obj, "default"), rebuild)
         out.append(obj)
-    return Built((), tuple(out), tuple(str(n) for n in notes), documents=docs)
+    notes_ = tuple(str(n) for n in notes)
+    return Built((), tuple(out), notes_, documents=docs, key=key, kept=dict(kept))
 
 
-def _raw_objects(payload: dict[str, Any]) -> list[dict[str, Any]] | None:
+def _raw_objects(payload: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     as_json, as_yaml = payload.get("raw_json"), payload.get("raw")
     try:
         if isinstance(as_json, str):
