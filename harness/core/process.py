@@ -10,7 +10,8 @@ stops the current run (core/run.py) from starting more. The live groups are proc
 run's, so the next run in the process starts tools again.
 
 A renderer is bounded too (core/limits.py): `memory` sets its address space
-(RLIMIT_AS, in the child before it executes) and `cap` the bytes read from each of its
+(RLIMIT_AS: with prlimit as the child starts on Linux, else in the child before it
+executes) and `cap` the bytes read from each of its
 stdout and stderr; one that prints past the cap is killed and `OutputTooLarge` names the
 stream, so a kustomize printing without end fails its target instead of filling harness's
 memory. Standard library only (and core/run.py, which is too).
@@ -84,22 +85,51 @@ def start(
             start_new_session=True,
             env=dict(env) if env is not None else None,
             cwd=cwd,
-            preexec_fn=_address_space(memory),
+            preexec_fn=None if _PRLIMIT else _address_space(memory),
         )
         _live.add(proc)
+        if _PRLIMIT and memory > 0:
+            _bind(proc, memory)
     return proc
 
 
+# Where the kernel can set another process's limits (Linux), the child's RLIMIT_AS is set
+# from here as soon as it starts: a `preexec_fn` makes subprocess fork the whole harness
+# process (instead of vfork) and run Python in the child, ~17 ms of CPU per renderer on a
+# 300 MiB harness with the GIL held through the fork, a third of a kustomize run's own
+# CPU (scripts/bench.py --floor). Popen returns once the child has executed the tool, which
+# is then in its runtime's start-up, far from reading input, let alone gigabytes of it.
+_PRLIMIT = hasattr(resource, "prlimit")
+
+
+def _limit(memory: int) -> tuple[int, int]:
+    """RLIMIT_AS (soft, hard) for a child: `memory`, never above a soft limit already lower
+    (a limit harness runs under already binds its tools), the hard limit kept."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        memory = min(memory, soft)
+    return memory, hard
+
+
+def _bind(proc: subprocess.Popen[bytes], memory: int) -> None:
+    """The child's address-space limit; a child that cannot be bound is not left running."""
+    try:
+        resource.prlimit(proc.pid, resource.RLIMIT_AS, _limit(memory))
+    except ProcessLookupError:
+        return  # it has already exited (its output is in its pipes)
+    except OSError:
+        kill_group(proc)
+        _live.discard(proc)
+        raise
+
+
 def _address_space(memory: int) -> Callable[[], None] | None:
-    """What the child runs before exec: RLIMIT_AS set to `memory` (never raised above a
-    hard limit already lower). A prepared call of C code: nothing in it takes a lock the
-    fork may have copied held, and no allocation happens between fork and exec for it."""
+    """What the child runs before exec where prlimit is missing: RLIMIT_AS set to `memory`.
+    A prepared call of C code: nothing in it takes a lock the fork may have copied held,
+    and no allocation happens between fork and exec for it."""
     if memory <= 0:
         return None
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    if soft != resource.RLIM_INFINITY:  # a limit harness runs under already binds its tools
-        memory = min(memory, soft)
-    return functools.partial(resource.setrlimit, resource.RLIMIT_AS, (memory, hard))
+    return functools.partial(resource.setrlimit, resource.RLIMIT_AS, _limit(memory))
 
 
 def finished(proc: subprocess.Popen[bytes]) -> None:
