@@ -2,7 +2,7 @@
 """Benchmark harness against bare `kubectl kustomize` on the same targets, in one run.
 
     python scripts/bench.py [REPO ...] [--repeat 3] [--jobs N] [--homelab CxN] [--synthetic N]
-                            [--no-inprocess]
+                            [--no-inprocess] [--incremental | --floor | --accept]
 
 A REPO may be a real public repo as fetched: it is copied into a fresh git repo, and one
 without harness.yaml gets one from `harness init` first (untimed; the config and goldens
@@ -40,6 +40,15 @@ $HARNESS_HELM; skipped without one), and the example's helm stage. `--helm-chart
 bjw-s app-template with a typical release's values), in-process, as harness renders it.
 `--accept` measures only api-reject (bench_accept): a cold in-process render of each REPO
 (and the `--homelab` repo) against the rule's cold and warm validation of that render.
+`--floor` measures only a cold `harness render` (the CLI, a fresh cache dir each round)
+against its own floor (bench_floor): bare `kubectl kustomize`, `--jobs` in parallel, over
+every distinct build the render needs (floor_builds: the path targets, plus each Flux
+target's build whose generated kustomization differs from the path's own, materialised by
+Flux's generator, generator.plan, in a workspace of the bench's; a plan that builds the path
+in place is the path target's run and counts once), on a copy of each REPO, interleaved,
+best of `--repeat`; it prints the floor build count, the cold in-process render's kustomize
+runs as a cross-check, the floor with and without harness's Go runtime settings, the ratio
+(against the stricter floor) and the load average.
 """
 
 from __future__ import annotations
