@@ -10,11 +10,10 @@ stops the current run (core/run.py) from starting more. The live groups are proc
 run's, so the next run in the process starts tools again.
 
 A renderer is bounded too (core/limits.py): `memory` sets its address space
-(RLIMIT_AS: with prlimit as the child starts on Linux, else in the child before it
-executes) and `cap` the bytes read from each of its
-stdout and stderr; one that prints past the cap is killed and `OutputTooLarge` names the
-stream, so a kustomize printing without end fails its target instead of filling harness's
-memory. Standard library only (and core/run.py, which is too).
+(RLIMIT_AS, set by /bin/sh before it executes the tool: `_bounded`) and `cap` the bytes
+read from each of its stdout and stderr; one that prints past the cap is killed and
+`OutputTooLarge` names the stream, so a kustomize printing without end fails its target
+instead of filling harness's memory. Standard library only (and core/run.py, which is too).
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ import functools
 import os
 import resource
 import selectors
+import shutil
 import signal
 import subprocess
 import threading
@@ -77,54 +77,52 @@ def start(
     with _lock:
         if owner is not None and owner.stopped:
             raise Stopped("interrupted")
+        shell = memory > 0 and _SHELL
         proc = subprocess.Popen(
-            list(argv),
+            _bounded(argv, memory, env) if shell else list(argv),
             stdin=stdin,
             stdout=subprocess.PIPE,
             stderr=stderr,
             start_new_session=True,
             env=dict(env) if env is not None else None,
             cwd=cwd,
-            preexec_fn=None if _PRLIMIT else _address_space(memory),
+            preexec_fn=None if shell else _address_space(memory),
         )
         _live.add(proc)
-        if _PRLIMIT and memory > 0:
-            _bind(proc, memory)
     return proc
 
 
-# Where the kernel can set another process's limits (Linux), the child's RLIMIT_AS is set
-# from here as soon as it starts: a `preexec_fn` makes subprocess fork the whole harness
-# process (instead of vfork) and run Python in the child, ~17 ms of CPU per renderer on a
-# 300 MiB harness with the GIL held through the fork, a third of a kustomize run's own
-# CPU (scripts/bench.py --floor). Popen returns once the child has executed the tool, which
-# is then in its runtime's start-up, far from reading input, let alone gigabytes of it.
-_PRLIMIT = hasattr(resource, "prlimit")
+# The address-space limit is set by a POSIX shell that then executes the tool in its place
+# (same pid, same group), not by a `preexec_fn`: that makes subprocess fork the whole
+# harness process instead of vfork and run Python in the child, ~17 ms of CPU per renderer
+# on a 300 MiB harness, a third of a kustomize run's own CPU (scripts/bench.py --floor); the
+# shell costs ~1 ms. Set before the tool executes, so a Go runtime sizes itself to it.
+_SHELL = os.access("/bin/sh", os.X_OK)
+_BOUND = 'ulimit -S -v "$1" && shift && exec "$@"'
+
+
+def _bounded(argv: Sequence[str], memory: int, env: Mapping[str, str] | None) -> list[str]:
+    """`argv` run by /bin/sh under `ulimit -S -v` (KiB); a tool that is not there is
+    FileNotFoundError here, as Popen says it, not the shell's exit 127."""
+    tool = argv[0]
+    path = (env or os.environ).get("PATH", os.defpath)
+    if shutil.which(tool, path=path) is None:
+        raise FileNotFoundError(2, "No such file or directory", tool)
+    return ["/bin/sh", "-c", _BOUND, "harness-bound", str(_limit(memory)[0] // 1024), *argv]
 
 
 def _limit(memory: int) -> tuple[int, int]:
-    """RLIMIT_AS (soft, hard) for a child: `memory`, never above a soft limit already lower
-    (a limit harness runs under already binds its tools), the hard limit kept."""
+    """RLIMIT_AS (soft, hard) for a child: `memory`, never above a limit already lower (a
+    limit harness runs under already binds its tools), the hard limit kept."""
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    if soft != resource.RLIM_INFINITY:
-        memory = min(memory, soft)
+    for bound in (soft, hard):
+        if bound != resource.RLIM_INFINITY:
+            memory = min(memory, bound)
     return memory, hard
 
 
-def _bind(proc: subprocess.Popen[bytes], memory: int) -> None:
-    """The child's address-space limit; a child that cannot be bound is not left running."""
-    try:
-        resource.prlimit(proc.pid, resource.RLIMIT_AS, _limit(memory))
-    except ProcessLookupError:
-        return  # it has already exited (its output is in its pipes)
-    except OSError:
-        kill_group(proc)
-        _live.discard(proc)
-        raise
-
-
 def _address_space(memory: int) -> Callable[[], None] | None:
-    """What the child runs before exec where prlimit is missing: RLIMIT_AS set to `memory`.
+    """What the child runs before exec where there is no /bin/sh: RLIMIT_AS set to `memory`.
     A prepared call of C code: nothing in it takes a lock the fork may have copied held,
     and no allocation happens between fork and exec for it."""
     if memory <= 0:

@@ -75,3 +75,8 @@ def test_the_child_runs_under_the_memory_limit_it_was_given() -> None:
     )
     done = process.run([sys.executable, "-c", show], timeout=60, memory=768 * 1024 * 1024)
     assert done.stdout == b"805306368\n"
+
+
+def test_a_bounded_tool_that_is_not_there_is_not_found() -> None:
+    with pytest.raises(FileNotFoundError):
+        process.run(["/nonexistent/harness-tool"], timeout=30, memory=768 * 1024 * 1024)
