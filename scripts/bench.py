@@ -135,54 +135,16 @@ def in_process(cfg: config_mod.Config, jobs: int, flux: bool) -> Callable[[], in
     return run
 
 
-def distinct_builds(
-    cfg: config_mod.Config, jobs: int, dest: Path
-) -> list[tuple[Path, tuple[str, ...]]]:
-    """Every distinct kustomize build a cold render of path + Flux targets runs, each as a
-    directory that outlives the render: a Flux build's mirror (generator.py: the chain of
-    directories down to `spec.path`, symlinks to the originals and the generated file) is
-    copied, symlinks kept, before its workspace goes. The floor of a cold render is a bare
-    `kubectl kustomize` over these, as many in parallel as the render runs."""
-    renderer = render.resolve(flags=cfg.kubectl_flags, timeout=cfg.timeout)
-    real_build = renderer.build
-    seen: dict[str, tuple[Path, tuple[str, ...]]] = {}
-    lock = threading.Lock()
-    repo = cfg.repo.resolve()
-
-    def build(directory: Path, extra: Sequence[str] = ()) -> render.BuildOutput:
-        where = directory.resolve()
-        with lock:
-            if str(where) not in seen:
-                kept = where
-                if not where.is_relative_to(repo):
-                    top = next(a for a in where.parents if re.fullmatch(r"[0-9a-f]{20}", a.name))
-                    copy = dest / f"{len(seen):05d}"
-                    shutil.copytree(top, copy, symlinks=True)
-                    kept = copy / where.relative_to(top)
-                seen[str(where)] = (kept, tuple(extra))
-        return real_build(directory, extra)
-
-    renderer.build = build  # type: ignore[method-assign]
-    render_repo(cfg, renderer, RenderOptions(jobs=jobs, flux=True))
-    return list(seen.values())
-
-
 def bare_builds(
     kubectl: Path,
     flags: tuple[str, ...],
-    builds: Sequence[tuple[Path, tuple[str, ...]] | FloorBuild],
+    builds: Sequence[FloorBuild],
     jobs: int,
     env: dict[str, str] | None = None,
 ) -> None:
-    def one(build: tuple[Path, tuple[str, ...]] | FloorBuild) -> None:
-        directory, extra = (
-            (build.directory, build.extra) if isinstance(build, FloorBuild) else build
-        )
-        subprocess.run(
-            [str(kubectl), "kustomize", *flags, *extra, str(directory)],
-            capture_output=True,
-            env=env,
-        )
+    def one(build: FloorBuild) -> None:
+        argv = [str(kubectl), "kustomize", *flags, *build.extra, str(build.directory)]
+        subprocess.run(argv, capture_output=True, env=env)
 
     with ThreadPoolExecutor(jobs) as pool:
         list(pool.map(one, builds))
@@ -588,7 +550,8 @@ def _bench(
     dirs = [t.path for t in discover.path_targets(cfg)]
     kubectl = render.resolve().binary
     flux_runs = in_process(cfg, jobs, flux=True)() if inprocess else 0
-    builds = distinct_builds(cfg, jobs, tmp / "builds")
+    ws = generator.Workspace(work)  # the floor's Flux builds (floor_builds), until the end
+    builds = floor_builds(cfg, jobs, ws)[0]
     print(
         f"\n== {name}  ({len(dirs)} path targets; path + Flux targets need {flux_runs or '?'} "
         f"kustomize runs; jobs={jobs}; best of {repeat}, interleaved)",
@@ -754,6 +717,7 @@ def _bench(
         if label.startswith("one-file diff --base") and floor_note:
             print(floor_note)
     print(f"  load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    ws.close()
     if cache:
         shape = f"{len(dirs)} path dirs" + (f", {flux_runs} kustomize runs" if flux_runs else "")
         ROWS.append(
