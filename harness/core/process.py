@@ -23,7 +23,6 @@ import functools
 import os
 import resource
 import selectors
-import shutil
 import signal
 import subprocess
 import threading
@@ -77,9 +76,9 @@ def start(
     with _lock:
         if owner is not None and owner.stopped:
             raise Stopped("interrupted")
-        shell = memory > 0 and _SHELL
+        shell = memory > 0 and _SHELL and _executable(argv[0])
         proc = subprocess.Popen(
-            _bounded(argv, memory, env) if shell else list(argv),
+            _bounded(argv, memory) if shell else list(argv),
             stdin=stdin,
             stdout=subprocess.PIPE,
             stderr=stderr,
@@ -101,13 +100,15 @@ _SHELL = os.access("/bin/sh", os.X_OK)
 _BOUND = 'ulimit -S -v "$1" && shift && exec "$@"'
 
 
-def _bounded(argv: Sequence[str], memory: int, env: Mapping[str, str] | None) -> list[str]:
-    """`argv` run by /bin/sh under `ulimit -S -v` (KiB); a tool that is not there is
-    FileNotFoundError here, as Popen says it, not the shell's exit 127."""
-    tool = argv[0]
-    path = (env or os.environ).get("PATH", os.defpath)
-    if shutil.which(tool, path=path) is None:
-        raise FileNotFoundError(2, "No such file or directory", tool)
+def _executable(tool: str) -> bool:
+    """An absolute path to an executable file: the shell runs it; anything else (a name
+    PATH finds, a tool that is not there) goes the `preexec_fn` way, so Popen's own
+    FileNotFoundError still says a tool is missing."""
+    return os.path.isabs(tool) and os.path.isfile(tool) and os.access(tool, os.X_OK)
+
+
+def _bounded(argv: Sequence[str], memory: int) -> list[str]:
+    """`argv` run by /bin/sh under `ulimit -S -v` (KiB), which then executes it."""
     return ["/bin/sh", "-c", _BOUND, "harness-bound", str(_limit(memory)[0] // 1024), *argv]
 
 
