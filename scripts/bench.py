@@ -2,7 +2,7 @@
 """Benchmark harness against bare `kubectl kustomize` on the same targets, in one run.
 
     python scripts/bench.py [REPO ...] [--repeat 3] [--jobs N] [--homelab CxN] [--synthetic N]
-                            [--no-inprocess]
+                            [--no-inprocess] [--incremental | --floor | --accept]
 
 A REPO may be a real public repo as fetched: it is copied into a fresh git repo, and one
 without harness.yaml gets one from `harness init` first (untimed; the config and goldens
@@ -40,6 +40,15 @@ $HARNESS_HELM; skipped without one), and the example's helm stage. `--helm-chart
 bjw-s app-template with a typical release's values), in-process, as harness renders it.
 `--accept` measures only api-reject (bench_accept): a cold in-process render of each REPO
 (and the `--homelab` repo) against the rule's cold and warm validation of that render.
+`--floor` measures only a cold `harness render` (the CLI, a fresh cache dir each round)
+against its own floor (bench_floor): bare `kubectl kustomize`, `--jobs` in parallel, over
+every distinct build the render needs (floor_builds: the path targets, plus each Flux
+target's build whose generated kustomization differs from the path's own, materialised by
+Flux's generator, generator.plan, in a workspace of the bench's; a plan that builds the path
+in place is the path target's run and counts once), on a copy of each REPO, interleaved,
+best of `--repeat`; it prints the floor build count, the cold in-process render's kustomize
+runs as a cross-check, the floor with and without harness's Go runtime settings, the ratio
+(against the stricter floor) and the load average.
 """
 
 from __future__ import annotations
@@ -65,12 +74,24 @@ HERE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HERE))
 
 from harness.core import config as config_mod  # noqa: E402
+from harness.core import parsed  # noqa: E402
+from harness.core.errors import ConfigError  # noqa: E402
+from harness.flux.api import (  # noqa: E402
+    KUSTOMIZE_GROUP,
+    FluxKustomization,
+    parse_kustomization,
+    secure_join,
+)
 from harness.flux.helm import stage  # noqa: E402
 from harness.flux.helm.targets import ClusterObjects  # noqa: E402
+from harness.flux.kustomize import generator  # noqa: E402
+from harness.flux.source.ignore import SourceIgnores  # noqa: E402
+from harness.flux.spec import SpecError  # noqa: E402
 from harness.flux.targets import render_flux  # noqa: E402
 from harness.pipeline.repo import RenderOptions, render_repo  # noqa: E402
 from harness.render import closure, discover  # noqa: E402
 from harness.render import kustomize as render  # noqa: E402
+from harness.render.kustomize import UNRESTRICTED  # noqa: E402
 
 HARNESS = (sys.executable, "-m", "harness")
 # the CLI runs measure this checkout, as the in-process lines do
@@ -114,49 +135,103 @@ def in_process(cfg: config_mod.Config, jobs: int, flux: bool) -> Callable[[], in
     return run
 
 
-def distinct_builds(
-    cfg: config_mod.Config, jobs: int, dest: Path
-) -> list[tuple[Path, tuple[str, ...]]]:
-    """Every distinct kustomize build a cold render of path + Flux targets runs, each as a
-    directory that outlives the render: a Flux build's mirror (generator.py: the chain of
-    directories down to `spec.path`, symlinks to the originals and the generated file) is
-    copied, symlinks kept, before its workspace goes. The floor of a cold render is a bare
-    `kubectl kustomize` over these, as many in parallel as the render runs."""
-    renderer = render.resolve(flags=cfg.kubectl_flags, timeout=cfg.timeout)
-    real_build = renderer.build
-    seen: dict[str, tuple[Path, tuple[str, ...]]] = {}
-    lock = threading.Lock()
-    repo = cfg.repo.resolve()
-
-    def build(directory: Path, extra: Sequence[str] = ()) -> render.BuildOutput:
-        where = directory.resolve()
-        with lock:
-            if str(where) not in seen:
-                kept = where
-                if not where.is_relative_to(repo):
-                    top = next(a for a in where.parents if re.fullmatch(r"[0-9a-f]{20}", a.name))
-                    copy = dest / f"{len(seen):05d}"
-                    shutil.copytree(top, copy, symlinks=True)
-                    kept = copy / where.relative_to(top)
-                seen[str(where)] = (kept, tuple(extra))
-        return real_build(directory, extra)
-
-    renderer.build = build  # type: ignore[method-assign]
-    render_repo(cfg, renderer, RenderOptions(jobs=jobs, flux=True))
-    return list(seen.values())
-
-
 def bare_builds(
-    kubectl: Path, flags: tuple[str, ...], builds: list[tuple[Path, tuple[str, ...]]], jobs: int
+    kubectl: Path,
+    flags: tuple[str, ...],
+    builds: Sequence[FloorBuild],
+    jobs: int,
+    env: dict[str, str] | None = None,
 ) -> None:
-    def one(build: tuple[Path, tuple[str, ...]]) -> None:
-        directory, extra = build
-        subprocess.run(
-            [str(kubectl), "kustomize", *flags, *extra, str(directory)], capture_output=True
-        )
+    def one(build: FloorBuild) -> None:
+        argv = [str(kubectl), "kustomize", *flags, *build.extra, str(build.directory)]
+        subprocess.run(argv, capture_output=True, env=env)
 
     with ThreadPoolExecutor(jobs) as pool:
         list(pool.map(one, builds))
+
+
+@dataclass(frozen=True)
+class FloorBuild:
+    """One kustomize build a cold render needs: where it runs and with which extra flags."""
+
+    directory: Path
+    extra: tuple[str, ...]
+    flux: bool  # a Flux build whose generated kustomization differs from the path's own
+
+
+def floor_builds(
+    cfg: config_mod.Config, jobs: int, ws: generator.Workspace
+) -> tuple[list[FloorBuild], int, list[str]]:
+    """Every distinct build a cold render of path + Flux targets needs, made independently of
+    the render's own memo: the path targets, plus for each Flux target the directory Flux's
+    generator (generator.plan, its public entry) writes under `ws` for the Kustomization
+    object the render found (a plan that builds the path in place is the path target's
+    run, counted once). Also the kustomize runs a cold in-process render counted, as a cross
+    check, and the Flux targets no Kustomization object was found for (synthesized roots)."""
+    renderer = render.resolve(flags=cfg.kubectl_flags, timeout=cfg.timeout)
+    snap = render_repo(cfg, renderer, RenderOptions(jobs=jobs, flux=True))
+    path_dirs = [t.path.resolve() for t in discover.path_targets(cfg)]
+    builds = {(str(d), ()): FloorBuild(d, (), False) for d in path_dirs}
+    # every Flux Kustomization object any target rendered, by namespace/name
+    objects: dict[tuple[str, str], list[tuple[str, dict[str, object]]]] = {}
+    for result in snap.results.values():
+        cluster = result.target.cluster or ""
+        for doc in result.documents:
+            if doc.id.kind == "Kustomization" and doc.id.group == KUSTOMIZE_GROUP:
+                obj = parsed.load(doc.text)
+                if isinstance(obj, dict):
+                    objects.setdefault((doc.id.namespace, doc.id.name), []).append((cluster, obj))
+    unrestricted = () if "LoadRestrictionsNone" in " ".join(cfg.kubectl_flags) else UNRESTRICTED
+    ignores = SourceIgnores()
+    synthesized: list[str] = []
+    for result in snap.results.values():
+        target = result.target
+        if target.kind != "flux" or result.error is not None:
+            continue
+        cluster, namespace, name = target.name.split("/", 2)
+        directory = target.path.resolve()
+        ks = _kustomization_for(objects.get((namespace, name), []), cluster, namespace, directory)
+        if ks is None:  # the root harness synthesizes for a bootstrap path: no overrides
+            synthesized.append(target.name)
+            ks = parse_kustomization(_root_object(name, namespace, directory, cfg.repo), namespace)
+        rules = ignores.rules(cfg.repo.resolve(), ks.source.kind)
+        plan = generator.plan(ks, directory, ws, rules)
+        if plan.empty:
+            continue
+        if not plan.generated and (str(plan.directory.resolve()), ()) in builds:
+            continue  # the path target's own build (the renderer shares it)
+        where = plan.directory.resolve()
+        builds.setdefault((str(where), unrestricted), FloorBuild(where, unrestricted, True))
+    return list(builds.values()), renderer.runs, synthesized
+
+
+def _kustomization_for(
+    found: list[tuple[str, dict[str, object]]], cluster: str, namespace: str, directory: Path
+) -> FluxKustomization | None:
+    """The Kustomization object a Flux target was built from: of that name, its `spec.path`
+    naming the target's directory under some source root, from its own cluster first."""
+    matches: list[tuple[bool, FluxKustomization]] = []
+    for where, obj in found:
+        try:
+            ks = parse_kustomization(obj, namespace)
+        except (SpecError, ValueError):
+            continue
+        if any(secure_join(r, ks.path) == directory for r in (directory, *directory.parents)):
+            matches.append((where != cluster, ks))
+    matches.sort(key=lambda m: m[0])
+    return matches[0][1] if matches else None
+
+
+def _root_object(name: str, namespace: str, directory: Path, repo: Path) -> dict[str, object]:
+    return {
+        "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+        "kind": "Kustomization",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "path": directory.relative_to(repo.resolve()).as_posix(),
+            "sourceRef": {"kind": "GitRepository", "name": "flux-system"},
+        },
+    }
 
 
 def has_cache_options() -> bool:
@@ -475,7 +550,8 @@ def _bench(
     dirs = [t.path for t in discover.path_targets(cfg)]
     kubectl = render.resolve().binary
     flux_runs = in_process(cfg, jobs, flux=True)() if inprocess else 0
-    builds = distinct_builds(cfg, jobs, tmp / "builds")
+    ws = generator.Workspace(work)  # the floor's Flux builds (floor_builds), until the end
+    builds = floor_builds(cfg, jobs, ws)[0]
     print(
         f"\n== {name}  ({len(dirs)} path targets; path + Flux targets need {flux_runs or '?'} "
         f"kustomize runs; jobs={jobs}; best of {repeat}, interleaved)",
@@ -641,6 +717,7 @@ def _bench(
         if label.startswith("one-file diff --base") and floor_note:
             print(floor_note)
     print(f"  load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    ws.close()
     if cache:
         shape = f"{len(dirs)} path dirs" + (f", {flux_runs} kustomize runs" if flux_runs else "")
         ROWS.append(
@@ -706,6 +783,64 @@ def bench_incremental(work: Path, tmp: Path, repeat: int, jobs: int) -> None:
     print(f"  no-change diff --base HEAD     {best['none']:7.3f}s   x{best['none'] / par:.3f} bare")
     print(f"  watch save -> answer           {watch:7.3f}s   x{watch / par:.3f} bare")
     print(f"  (edited {edited.relative_to(work)}; load average after: {load})", flush=True)
+
+
+def bench_floor(repo: Path, tmp: Path, repeat: int, jobs: int) -> None:
+    """A cold `harness render` (the CLI, a fresh cache dir each round) against its own floor:
+    bare `kubectl kustomize`, `jobs` in parallel, over every distinct build it needs
+    (floor_builds), in interleaved rounds on a copy of the repo. The floor is timed twice:
+    in the environment as it is, and with the Go runtime settings harness gives kustomize
+    (render.GO_RUNTIME), the stricter floor the ratio is taken against."""
+    work = prepared(repo, tmp)
+    config_file = config_mod.find_config(work) or work / "harness.yaml"
+    try:
+        cfg = config_mod.load(work, config_file)
+    except ConfigError:  # goldens outside the copy (an example's): put them inside it
+        kept = [ln for ln in config_file.read_text().splitlines() if not ln.startswith("goldens:")]
+        config_file = tmp / "harness.yaml"
+        kept.append(f"goldens: {work / '.harness-bench' / 'goldens'}")
+        config_file.write_text("\n".join([*kept, ""]))
+        cfg = config_mod.load(work, config_file)
+    kubectl = render.resolve().binary
+    cli = Cli(work, config_file, jobs, True)
+    load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    with generator.workspace(work) as ws:
+        builds, runs, synthesized = floor_builds(cfg, jobs, ws)
+        flux = sum(1 for b in builds if b.flux)
+        print(
+            f"\n== {repo.name} (cold render vs its floor; jobs={jobs}; best of {repeat}, "
+            f"interleaved)\n  floor builds: {len(builds) - flux} path targets + {flux} distinct "
+            f"Flux builds = {len(builds)} (a cold in-process render ran {runs} kustomize)",
+            flush=True,
+        )
+        if synthesized:
+            print(f"  ({len(synthesized)} synthesized roots, e.g. {synthesized[0]})")
+        go_env = render.child_env()
+        n = 0
+
+        def cold_render() -> None:
+            nonlocal n
+            n += 1
+            cache_dir = tmp / f"cache-{n}"
+            cli.run(cli.args("render", cache_dir=cache_dir))
+            shutil.rmtree(cache_dir, ignore_errors=True)
+
+        times = interleaved(
+            repeat,
+            [
+                ("floor", lambda: bare_builds(kubectl, cfg.kubectl_flags, builds, jobs)),
+                ("floor-go", lambda: bare_builds(kubectl, cfg.kubectl_flags, builds, jobs, go_env)),
+                ("render", cold_render),
+            ],
+        )
+    floor = min(times["floor"], times["floor-go"])
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"  floor, bare kubectl kustomize, {jobs} par        {times['floor']:7.3f}s")
+    print(f"  floor, same with harness's GOGC/GOMEMLIMIT     {times['floor-go']:7.3f}s")
+    print(f"  harness render, cold (CLI, fresh cache dir)    {times['render']:7.3f}s")
+    verdict = "ok" if times["render"] / floor <= 1.15 else "MISSED"
+    print(f"  cold render / its floor  {times['render'] / floor:.3f}  (goal <= 1.15)  {verdict}")
+    print(f"  (load average before: {load_before}; after: {load})", flush=True)
 
 
 def print_table() -> None:
@@ -1202,6 +1337,12 @@ def main() -> None:
         "under the bench's temp dir)",
     )
     parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="only a cold `harness render` against its floor (bare kubectl over every distinct "
+        "build it needs), on a copy of each REPO (with its harness.yaml)",
+    )
+    parser.add_argument(
         "--no-inprocess",
         action="store_true",
         help="skip the in-process lines (-j1 path targets, path + Flux), for long real repos",
@@ -1230,6 +1371,11 @@ def main() -> None:
     repos = args.repos or (
         [] if args.synthetic or args.homelab else [HERE / "examples" / "homelab"]
     )
+    if args.floor:
+        for repo in repos:
+            with tempfile.TemporaryDirectory(prefix="harness-bench-floor-") as tmp_name:
+                bench_floor(repo.resolve(), Path(tmp_name), args.repeat, args.jobs)
+        return
     if args.incremental:
         for repo in repos:
             with tempfile.TemporaryDirectory(prefix="harness-bench-") as tmp_name:

@@ -67,3 +67,16 @@ def test_an_interrupted_run_starts_no_tool_and_the_next_run_does() -> None:
     with Run().entered():
         assert process.run(QUICK, timeout=30).stdout == b"ran\n"
     assert process.run(QUICK, timeout=30).returncode == 0  # outside any run: never stopped
+
+
+def test_the_child_runs_under_the_memory_limit_it_was_given() -> None:
+    show = (
+        "import resource, time\ntime.sleep(0.2)\nprint(resource.getrlimit(resource.RLIMIT_AS)[0])"
+    )
+    done = process.run([sys.executable, "-c", show], timeout=60, memory=768 * 1024 * 1024)
+    assert done.stdout == b"805306368\n"
+
+
+def test_a_bounded_tool_that_is_not_there_is_not_found() -> None:
+    with pytest.raises(FileNotFoundError):
+        process.run(["/nonexistent/harness-tool"], timeout=30, memory=768 * 1024 * 1024)
