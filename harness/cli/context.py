@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from harness.cache import replay
 from harness.cache import store as cache_mod
 from harness.core import config as config_mod
-from harness.core import confine, limits
+from harness.core import confine, limits, process
 from harness.core.config import Config
 from harness.core.errors import ConfigError
 from harness.core.memo import Memo
@@ -96,6 +96,8 @@ def renderer_for(common: Common, cfg: Config) -> render.Renderer:
         timeout=cfg.timeout,
     )
     replay.note_tool(renderer.binary)
+    for program in process.runs_through():
+        replay.note_tool(program)
     return renderer
 
 

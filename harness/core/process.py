@@ -96,7 +96,8 @@ def start(
 # harness process instead of vfork and run Python in the child, ~17 ms of CPU per renderer
 # on a 300 MiB harness, a third of a kustomize run's own CPU (scripts/bench.py --floor); the
 # shell costs ~1 ms. Set before the tool executes, so a Go runtime sizes itself to it.
-_SHELL = os.access("/bin/sh", os.X_OK)
+SHELL = "/bin/sh"
+_SHELL = os.access(SHELL, os.X_OK)
 _BOUND = 'ulimit -S -v "$1" && shift && exec "$@"'
 
 
@@ -109,7 +110,13 @@ def _executable(tool: str) -> bool:
 
 def _bounded(argv: Sequence[str], memory: int) -> list[str]:
     """`argv` run by /bin/sh under `ulimit -S -v` (KiB), which then executes it."""
-    return ["/bin/sh", "-c", _BOUND, "harness-bound", str(_limit(memory)[0] // 1024), *argv]
+    return [SHELL, "-c", _BOUND, "harness-bound", str(_limit(memory)[0] // 1024), *argv]
+
+
+def runs_through() -> tuple[str, ...]:
+    """The programs `start` runs a bounded tool through (the shell), which a whole-run
+    replay must fingerprint beside the tool itself (cache/replay.py `note_tool`)."""
+    return (SHELL,) if _SHELL else ()
 
 
 def _limit(memory: int) -> tuple[int, int]:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.cache import replay
 from harness.cache import store as cache
 from harness.core import config as config_mod
 from harness.core import documents
@@ -117,7 +118,7 @@ def test_canary_secret_value_never_reaches_the_cache(tmp_path: Path) -> None:
         assert res.code in (0, 1) and CANARY not in res.stdout + res.stderr, res.stderr
     needles = [CANARY.encode(), base64.b64encode(CANARY.encode())]
     files = [p for p in cache_dir.rglob("*") if p.is_file()]
-    records = [p for p in files if b"harness-run-v1" in p.read_bytes()]
+    records = [p for p in files if replay.KIND.encode() in p.read_bytes()]
     assert len(records) == 3
     # two path targets, three Flux builds, kubectl's version, three run records, three
     # api-reject verdict entries (one per validated target); and the facts about unchanged

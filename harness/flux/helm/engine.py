@@ -315,6 +315,8 @@ def resolve(binary: str | None, timeout: float) -> Engine:
         raise RendererError(f"{origin} {chosen}: no such executable")
     extra = tuple(shlex.split(os.environ.get("HARNESS_HELM_ARGS", "")))
     replay.note_tool(found)
+    for program in process.runs_through():
+        replay.note_tool(program)
     return BinaryEngine(Path(found), timeout, extra)
 
 
