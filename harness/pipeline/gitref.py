@@ -126,17 +126,55 @@ def subdirectory(root: Path, repo: Path) -> Path:
 def changed_files(root: Path, repo: Path, base_sha: str, head_sha: str | None) -> list[str]:
     """Files that differ between `base_sha` and `head_sha` (None: the working tree, untracked
     files included, ignored ones not), relative to `repo` and limited to it. Read-only:
-    `git diff` on commits and the work tree, `ls-files` for untracked files."""
+    `git diff` on commits; the work tree by `worktree_changes`, `ls-files` for untracked
+    files."""
     sub = subdirectory(root, repo).as_posix()
     scope = ["--", "." if sub == "." else sub]
-    args = ["diff", "--name-only", "--no-renames", "-z", base_sha]
-    out = git(root, *args, *([head_sha] if head_sha else []), *scope)
-    names = [n for n in out.split("\0") if n]
     if head_sha is None:
+        names = worktree_changes(root, base_sha, scope)
         untracked = git(root, "ls-files", "--others", "--exclude-standard", "-z", *scope)
         names += [n for n in untracked.split("\0") if n]
+    else:
+        args = ["diff", "--name-only", "--no-renames", "-z", base_sha, head_sha, *scope]
+        names = [n for n in git(root, *args).split("\0") if n]
     prefix = "" if sub == "." else sub + "/"
     return sorted({n[len(prefix) :] for n in names if n.startswith(prefix)})
+
+
+_REGULAR = frozenset(["100644", "100755"])
+_NO_BLOB = "0" * 40
+
+
+def worktree_changes(root: Path, base_sha: str, scope: list[str]) -> list[str]:
+    """Tracked files whose working copy differs from `base_sha`, as `git diff --name-only
+    BASE` lists them, without writing the user's index: porcelain `git diff` refreshes the
+    index's stat cache as it goes (git 2.39, even with GIT_OPTIONAL_LOCKS=0), so harness
+    would rewrite `.git/index` on every run. Plumbing `diff-index` only reads it, and lists
+    also the files whose stat alone moved (saved unchanged, touched, checked out again):
+    those are hashed by `git hash-object` (git's own clean filters, no object written)
+    and dropped when their content is the base's."""
+    args = ["diff-index", "--raw", "--no-renames", "-z", base_sha, *scope]
+    fields = git(root, *args).split("\0")
+    changed: list[str] = []
+    verify: dict[str, str] = {}  # path -> the base's blob id, for stat-only candidates
+    for head, name in zip(fields[0:-1:2], fields[1::2], strict=False):
+        parts = head.lstrip(":").split(" ")
+        if len(parts) != 5:
+            raise GitError(f"git diff-index: unexpected output {head[:80]!r}")
+        old_mode, new_mode, old_sha, new_sha, status = parts
+        same_kind = old_mode == new_mode and old_mode in _REGULAR
+        if status == "M" and same_kind and new_sha == _NO_BLOB and old_sha != _NO_BLOB:
+            verify[name] = old_sha
+        else:
+            changed.append(name)
+    names = sorted(verify)
+    for start in range(0, len(names), 500):  # argv stays short whatever the change
+        chunk = names[start : start + 500]
+        ids = git(root, "hash-object", "--", *chunk).split()
+        if len(ids) != len(chunk):
+            raise GitError("git hash-object: unexpected output")
+        changed += [n for n, blob in zip(chunk, ids, strict=True) if blob != verify[n]]
+    return changed
 
 
 @contextlib.contextmanager

@@ -215,3 +215,39 @@ def test_checkout_ahead_exports_in_the_background_and_cleans_up(repo: Path, tmp_
     (repo / "later" / "kustomization.yaml").unlink()
     (repo / "later").rmdir()
     assert state(repo) == before
+
+
+def test_changed_files_of_the_work_tree_match_git_diff_and_leave_the_index_alone(
+    repo: Path,
+) -> None:
+    """Before: porcelain `git diff` rewrote .git/index (its stat cache) on every run, so a
+    recorded diff's git files changed under it and the user's index was written."""
+    app = repo / "examples" / "app"
+    (app / "extra.yaml").write_text(configmap("x", v="1"))
+    (app / "gone.yaml").write_text(configmap("g", v="1"))
+    commit_all(repo, "three")
+    base = gitref.resolve(repo, "HEAD~1")  # "two": extra.yaml and gone.yaml are new since
+    (app / "cm.yaml").write_text(configmap("a", v="3"))  # modified
+    os.utime(app / "kustomization.yaml", (1, 1))  # its stat moved, not its content
+    (app / "extra.yaml").write_text((app / "extra.yaml").read_text())  # rewritten, same
+    (app / "gone.yaml").unlink()
+    (app / "new.yaml").write_text(configmap("n", v="1"))  # untracked
+    (repo / "README.md").write_text("outside the repo's subdirectory\n")
+    index = repo / ".git" / "index"
+    before = (index.read_bytes(), index.stat().st_mtime_ns)
+    found = gitref.changed_files(repo, repo / "examples", base, None)
+    # extra.yaml is new since `two` whatever its stat; gone.yaml too (in neither side now)
+    assert found == ["app/cm.yaml", "app/extra.yaml", "app/new.yaml"]
+    assert (index.read_bytes(), index.stat().st_mtime_ns) == before
+    found = gitref.changed_files(repo, repo / "examples", gitref.resolve(repo, "HEAD"), None)
+    assert found == ["app/cm.yaml", "app/gone.yaml", "app/new.yaml"]
+    assert (index.read_bytes(), index.stat().st_mtime_ns) == before
+    porcelain = subprocess.run(
+        ["git", "diff", "--name-only", "HEAD", "--", "examples"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert porcelain == ["examples/app/cm.yaml", "examples/app/gone.yaml"]
+    assert index.stat().st_mtime_ns != before[1]  # what harness no longer does
