@@ -335,13 +335,19 @@ class RenderCache:
         return f"{message}: running uncached"
 
     def get(self, digest: str) -> dict[str, Any] | None:
+        return self._lookup(self._memory, digest, self.store.get if self.store else None)
+
+    def _lookup(
+        self, table: dict[str, T], digest: str, read: Callable[[str], T | None] | None
+    ) -> T | None:
+        """An entry from memory, else from the store (then kept in memory), counted."""
         with self._lock:
-            found = self._memory.get(digest)
-        if found is None and self.store is not None:
-            found = self.store.get(digest)
+            found = table.get(digest)
+        if found is None and read is not None:
+            found = read(digest)
             if found is not None:
                 with self._lock:
-                    self._memory[digest] = found
+                    table[digest] = found
         with self._lock:
             if found is None:
                 self.misses += 1
@@ -358,19 +364,7 @@ class RenderCache:
     def get_packed(self, digest: str) -> Packed | None:
         """`get` of a packed entry (a whole render: Store.get_packed), kept in memory once
         read. Shared: nobody may mutate it."""
-        with self._lock:
-            found = self._packed.get(digest)
-        if found is None and self.store is not None:
-            found = self.store.get_packed(digest)
-            if found is not None:
-                with self._lock:
-                    self._packed[digest] = found
-        with self._lock:
-            if found is None:
-                self.misses += 1
-            else:
-                self.hits += 1
-        return found
+        return self._lookup(self._packed, digest, self.store.get_packed if self.store else None)
 
     def put_packed(self, digest: str, payload: dict[str, Any], strings: list[str]) -> None:
         with self._lock:
