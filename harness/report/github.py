@@ -22,7 +22,7 @@ from harness.hazards.engine import HazardReport
 from harness.report import markdown_budget as mb
 from harness.report.diff_text import verdict_line
 from harness.report.junit import Case, check_cases, diff_cases
-from harness.report.markdown import image_bullet
+from harness.report.markdown import image_bullet, list_block
 from harness.report.text import summary_line
 from harness.report.values import shorten
 from harness.report.visible import visible
@@ -207,10 +207,7 @@ def diff_summary(analysis: Analysis, verdict: Verdict, body: str | None = None) 
     ]
     bullets = [image_bullet(c) for c in image_changes(analysis.base, analysis.head)]
     if bullets:  # what a reviewer asks first, as in the comment
-        shown = bullets[:SUMMARY_ROWS]
-        rest = len(bullets) - len(shown)
-        out += [f"**Images** ({len(bullets)})", "", *shown]
-        out += [f"- ... and {rest} more", ""] if rest else [""]
+        out += [list_block("Images", bullets, SUMMARY_ROWS).rstrip("\n"), ""]
     if rows:
         out += ["| target | documents | removed | added | changed |", *_rule(5)]
         for t in rows[:SUMMARY_ROWS]:

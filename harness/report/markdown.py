@@ -454,12 +454,13 @@ def _notes(info: CommentInput) -> str:
 
 def _bullets(title: str, items: Sequence[str], limit: int | None) -> str:
     """Plain-text items as a list; a long one is shortened with a mark (values.shorten)."""
-    return _list_block(
+    return list_block(
         title, [f"- {mb.escape_text(shorten(item, LINE_CHARS))}" for item in items], limit
     )
 
 
-def _list_block(title: str, lines: Sequence[str], limit: int | None, more: str = "") -> str:
+def list_block(title: str, lines: Sequence[str], limit: int | None, more: str = "") -> str:
+    """`**Title** (n)`, then the first `limit` lines (None: all) and how many more, or ""."""
     if not lines:
         return ""
     shown = list(lines if limit is None else lines[:limit])
@@ -500,7 +501,7 @@ HeadBlock = Callable[[Analysis, CommentInput, int], str]
 
 def _images_head(analysis: Analysis, info: CommentInput, level: int) -> str:
     """What a bump changes, first: every image change at full length, fewer after."""
-    return _list_block("Images", info.images, (IMAGES_IN_HEAD, 10, 3)[level])
+    return list_block("Images", info.images, (IMAGES_IN_HEAD, 10, 3)[level])
 
 
 def _hazards_head(analysis: Analysis, info: CommentInput, level: int) -> str:
@@ -550,7 +551,7 @@ def _reasons_head(analysis: Analysis, info: CommentInput, level: int) -> str:
     ]
     lines += [f"- {mb.escape_text(c.line())} in: {places_md(c.places)}" for c in churn]
     lines += [f"- {mb.escape_text(shorten(r, LINE_CHARS))}" for r in info.reasons]
-    return _list_block("What changes", lines, (REASONS_IN_HEAD, 3)[level], " (see the details)")
+    return list_block("What changes", lines, (REASONS_IN_HEAD, 3)[level], " (see the details)")
 
 
 def _table_head(analysis: Analysis, info: CommentInput, level: int) -> str:
