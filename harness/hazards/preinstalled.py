@@ -251,6 +251,10 @@ def _under_bootstrap(rel: str) -> bool:
 _TALOS_FACT = "talos-manifests"
 
 
+def _names_talos_manifests(text: str) -> bool:
+    return "inlineManifests" in text or "extraManifests" in text
+
+
 def _talos_candidate(path: Path) -> bool:
     """Whether the file may be a Talos machine config (it names `inlineManifests` or
     `extraManifests`), remembered by the file's stat (core/filefacts.py): a scan repeated
@@ -266,7 +270,7 @@ def _talos_candidate(path: Path) -> bool:
         text = safefile.read_text(path)
     except (OSError, UnicodeDecodeError):
         return False
-    candidate = "inlineManifests" in text or "extraManifests" in text
+    candidate = _names_talos_manifests(text)
     facts.put(key, _TALOS_FACT, at, "1" if candidate else "0")
     return candidate
 
@@ -328,7 +332,7 @@ class _Scanner:
                 text = safefile.read_text(path)
             except (OSError, UnicodeDecodeError):
                 continue
-            talos = "inlineManifests" in text or "extraManifests" in text
+            talos = _names_talos_manifests(text)
             if not (helmfile or k3s or bootstrap or talos):
                 continue
             docs = load_documents(text)
