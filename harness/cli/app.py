@@ -94,7 +94,8 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"harness {__version__}")
+        with shared.closed_stdout_ends():
+            typer.echo(f"harness {__version__}")
         raise typer.Exit(0)
 
 
