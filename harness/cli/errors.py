@@ -2,7 +2,7 @@
 
 Every verb's typer function runs its work through `run` (as pre-commit's error_handler does):
 a `HarnessError` is one `error:` line and exit 2, Ctrl-C 130, SIGTERM 143, a closed stdout
-141 and nothing said (cli/entry.py), and a bug one `internal error:` line and exit 2 (its
+141 and nothing said (cli/pipe.py), and a bug one `internal error:` line and exit 2 (its
 traceback with --debug or HARNESS_DEBUG=1).
 """
 
@@ -38,7 +38,7 @@ def run(fn: Callable[[], int], debug: bool = False) -> None:
 
 def _guarded(fn: Callable[[], int], debug: bool) -> int:
     """The verb's exit code; every verb cleans up on SIGTERM as on Ctrl-C."""
-    from harness.cli import entry
+    from harness.cli import pipe
     from harness.cli.context import EXIT_ERROR
     from harness.core import process
     from harness.core.errors import HarnessError
@@ -56,9 +56,9 @@ def _guarded(fn: Callable[[], int], debug: bool) -> int:
         terminated = isinstance(exc, process.Terminated)
         typer.echo("terminated" if terminated else "interrupted", err=True)
         return 143 if terminated else 130
-    except BrokenPipeError as exc:  # `| head -1`: quiet, exit 141 (cli/entry.py)
-        if entry.stdout_closed():
-            return entry.closed_stdout()
+    except BrokenPipeError as exc:  # `| head -1`: quiet, exit 141 (cli/pipe.py)
+        if pipe.stdout_closed():
+            return pipe.closed_stdout()
         return _internal(exc, debug)
     except Exception as exc:  # a bug: never a bare traceback ending in exit 1 ("drift")
         return _internal(exc, debug)

@@ -51,19 +51,19 @@ def _show_help(ctx: typer.Context, value: bool) -> None:
 @contextlib.contextmanager
 def closed_stdout_ends() -> Iterator[None]:
     """Output printed outside a verb's run (--help, --version) ends a closed stdout as a verb
-    does (cli/entry.py: quiet, exit 141), not as click (exit 1) or rich (exit 1) would."""
-    from harness.cli import entry
+    does (cli/pipe.py: quiet, exit 141), not as click (exit 1) or rich (exit 1) would."""
+    from harness.cli import pipe
 
     try:
         yield
     except BrokenPipeError:
-        if not entry.stdout_closed():
+        if not pipe.stdout_closed():
             raise
-        raise SystemExit(entry.closed_stdout()) from None
+        raise SystemExit(pipe.closed_stdout()) from None
     except SystemExit as exc:  # typer's help is printed by a rich console: its exit 1
         if exc.code != 1:
             raise
-        raise SystemExit(entry.EXIT_CLOSED) from None  # (rich pointed fd 1 at /dev/null)
+        raise SystemExit(pipe.EXIT_CLOSED) from None  # (rich pointed fd 1 at /dev/null)
 
 
 HelpOpt = Annotated[

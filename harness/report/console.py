@@ -53,7 +53,7 @@ def _color_allowed() -> bool:
 
 
 class _Console(Console):
-    """rich's console, except that a closed pipe is the CLI's to end (cli/entry.py: quiet,
+    """rich's console, except that a closed pipe is the CLI's to end (cli/pipe.py: quiet,
     exit 141) rather than rich's exit 1, which is harness's "difference"."""
 
     def on_broken_pipe(self) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import entry
+from harness.cli import pipe
 from tests.conftest import configmap, kustomization
 from tests.gitkit import commit_all, init
 
@@ -63,7 +63,7 @@ def _closed(*args: str, cwd: Path, replay: bool = False) -> subprocess.Completed
 )
 def test_a_closed_stdout_ends_quietly_with_141(project: Path, args: tuple[str, ...]) -> None:
     done = _closed(*args, cwd=project)
-    assert done.returncode == entry.EXIT_CLOSED, done.stderr
+    assert done.returncode == pipe.EXIT_CLOSED, done.stderr
     assert b"Traceback" not in done.stderr
     assert b"error" not in done.stderr
     assert b"Broken pipe" not in done.stderr
@@ -80,7 +80,7 @@ def test_a_replayed_run_ends_so_too(project: Path) -> None:
     )
     assert first.returncode == 0, first.stderr
     done = _closed("diff", "-q", cwd=project, replay=True)
-    assert done.returncode == entry.EXIT_CLOSED, done.stderr
+    assert done.returncode == pipe.EXIT_CLOSED, done.stderr
     assert b"Traceback" not in done.stderr
 
 
