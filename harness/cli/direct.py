@@ -152,8 +152,10 @@ def spec(fn: Callable[..., Any]) -> Spec | None:
             pairs = [(on, True), (off, False)] if slash else [(on, True)]
             for word, flag in pairs:
                 word = word.strip()
-                if word in options or not word.startswith("-"):
-                    return None
+                long_name = word.startswith("--") and len(word) > 2
+                short_name = len(word) == 2 and word[0] == "-" and word[1] != "-"
+                if word in options or not (long_name or short_name):
+                    return None  # click reads `-foo` as a long option: typer's to read
                 options[word] = Option(
                     name,
                     kind,
