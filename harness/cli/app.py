@@ -94,7 +94,8 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"harness {__version__}")
+        with shared.closed_stdout_ends():
+            typer.echo(f"harness {__version__}")
         raise typer.Exit(0)
 
 
@@ -114,11 +115,25 @@ def _root(
     """Render-and-diff for Flux + kustomize GitOps repos."""
 
 
+# the verbs whose plain command line cli/direct.py reads (their function is named as the verb)
+DIRECT = frozenset(VERBS) - {"cache", "merge"}
+
+
 def main() -> None:
     """Console-script entry; usage errors exit 2 as well.
 
-    Only typer's public API: option values are coerced by typer itself (through Pydantic,
-    ~80 ms of CPU per run that is not replayed; a replayed check never imports typer)."""
+    A verb's plain command line is read by cli/direct.py and its function called (typer
+    would coerce each value through Pydantic: ~80 ms of CPU); anything else, --help and
+    every usage error included, is typer's to read and say."""
+    import sys
+
+    args = sys.argv[1:]
+    if args and args[0] in DIRECT:
+        from harness.cli import direct
+
+        verb_app(args[0])  # imports the verb's module
+        module = sys.modules[f"harness.cli.commands.{args[0]}"]
+        direct.call(getattr(module, args[0]), args[1:])  # exits, unless typer must read
     typer.main.get_command(app)(prog_name="harness")
 
 

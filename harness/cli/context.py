@@ -9,24 +9,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.cache import replay
-from harness.cache import store as cache_mod
-from harness.core import config as config_mod
-from harness.core import confine, limits, process
-from harness.core.config import Config
-from harness.core.errors import ConfigError
 from harness.core.memo import Memo
-from harness.core.model import Snapshot
-from harness.pipeline.repo import RenderOptions, render_repo
-from harness.render import kustomize as render
-from harness.render.discover import find_repo_root
-from harness.report.console import escape, render_progress, stderr
-from harness.report.text import skipped_lines
 
+# the config, render and report modules load when a verb runs, not when it is built
 if TYPE_CHECKING:
+    from harness.cache import store as cache_mod
+    from harness.core.config import Config
+    from harness.core.model import Snapshot
     from harness.core.run import Run
     from harness.hazards.engine import HazardReport
     from harness.pipeline.shard import Sharder
     from harness.pipeline.worktree import Keeper
+    from harness.render import kustomize as render
     from harness.render.seam import Resident
 
 EXIT_OK = 0
@@ -66,11 +60,19 @@ def confined(common: Common, path: Path | None, flag: str) -> None:
     """Fail before anything renders or is written when `flag PATH` would write outside the
     repository (core/confine.py: relative paths stay inside, absolute ones are the user's)."""
     if path is not None:
+        from harness.core import confine
+        from harness.render.discover import find_repo_root
+
         repo = common.repo if common.repo is not None else find_repo_root(Path.cwd())
         confine.from_cli(path, flag, repo)
 
 
 def load_config(common: Common) -> Config:
+    from harness.core import config as config_mod
+    from harness.core import limits
+    from harness.core.errors import ConfigError
+    from harness.render.discover import find_repo_root
+
     repo = common.repo if common.repo is not None else find_repo_root(Path.cwd())
     if not repo.is_dir():
         raise ConfigError(f"--repo {repo}: not a directory")
@@ -89,6 +91,9 @@ def load_config(common: Common) -> Config:
 
 
 def renderer_for(common: Common, cfg: Config) -> render.Renderer:
+    from harness.core import process
+    from harness.render import kustomize as render
+
     renderer = render.resolve(
         kubectl=common.kubectl,
         kustomize=common.kustomize,
@@ -103,6 +108,8 @@ def renderer_for(common: Common, cfg: Config) -> render.Renderer:
 
 def cache_settings(common: Common) -> cache_mod.Settings:
     """`--no-cache` / `--cache-dir` as typed; the store's defaults come from the environment."""
+    from harness.cache import store as cache_mod
+
     return cache_mod.Settings(enabled=not common.no_cache, directory=common.cache_dir)
 
 
@@ -126,6 +133,10 @@ def render_snapshot(
     belongs to (watch's own); None: the current one, which the verb runner entered.
     `index`: the working tree's dependency index (pipeline/worktree.py), for a render of
     the working tree that may reuse its last one."""
+    from harness.cache import store as cache_mod
+    from harness.pipeline.repo import RenderOptions, render_repo
+    from harness.report.console import render_progress
+
     own = cache is None
     if own:
         cache = cache_mod.open_cache(cache_settings(common))
@@ -199,6 +210,8 @@ def _unseen_warnings(snapshot: Snapshot) -> Snapshot:
 
 def warn_cache(cache: cache_mod.RenderCache | None) -> None:
     """The one line an unusable cache gets (cache_mod.RenderCache.warning)."""
+    from harness.report.console import escape, stderr
+
     message = cache.warning() if cache is not None else None
     if message is not None:
         replay.taint("the render cache is unusable")
@@ -209,6 +222,9 @@ def print_skipped(common: Common, *snapshots: Snapshot) -> None:
     """The Flux targets skipped on purpose (their source is external), once per run however
     many sides it rendered: one summary line, each of them with --verbose; none with --quiet
     (errors and the verdict only: the verdict line counts them)."""
+    from harness.report.console import escape, stderr
+    from harness.report.text import skipped_lines
+
     if common.quiet:
         return
     skipped: dict[str, str] = {}
@@ -221,6 +237,8 @@ def print_skipped(common: Common, *snapshots: Snapshot) -> None:
 
 def print_warnings(snapshot: Snapshot) -> None:
     """The run's warnings (a `helm:` glob that matches nothing, clusters guessed)."""
+    from harness.report.console import escape, stderr
+
     err = stderr()
     for warning in snapshot.warnings:
         err.print(f"[yellow]warning: {escape(warning)}[/yellow]")

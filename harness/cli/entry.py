@@ -2,14 +2,26 @@
 
 Kept apart from app.py so that a replayed `check`, `lint` or `diff` imports no more than
 replay.py needs, and flags.py: the options of the verbs it replays, as plain data (no typer).
+A closed stdout ends any verb here quietly with exit 141 (cli/pipe.py).
 """
 
 from __future__ import annotations
 
 import sys
 
+from harness.cli import pipe
+
 
 def main() -> None:
+    try:
+        _main()
+    except BrokenPipeError:
+        if not pipe.stdout_closed():
+            raise
+        raise SystemExit(pipe.closed_stdout()) from None
+
+
+def _main() -> None:
     from harness.cache import replay
     from harness.cli import flags
 

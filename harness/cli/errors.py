@@ -1,8 +1,9 @@
 """How a verb ends: its exit code, or what it raised as one line and the exit code shells expect.
 
 Every verb's typer function runs its work through `run` (as pre-commit's error_handler does):
-a `HarnessError` is one `error:` line and exit 2, Ctrl-C 130, SIGTERM 143, and a bug one
-`internal error:` line and exit 2 (its traceback with --debug or HARNESS_DEBUG=1).
+a `HarnessError` is one `error:` line and exit 2, Ctrl-C 130, SIGTERM 143, a closed stdout
+141 and nothing said (cli/pipe.py), and a bug one `internal error:` line and exit 2 (its
+traceback with --debug or HARNESS_DEBUG=1).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def run(fn: Callable[[], int], debug: bool = False) -> None:
 
 def _guarded(fn: Callable[[], int], debug: bool) -> int:
     """The verb's exit code; every verb cleans up on SIGTERM as on Ctrl-C."""
-    from harness.cache import replay
+    from harness.cli import pipe
     from harness.cli.context import EXIT_ERROR
     from harness.core import process
     from harness.core.errors import HarnessError
@@ -55,17 +56,30 @@ def _guarded(fn: Callable[[], int], debug: bool) -> int:
         terminated = isinstance(exc, process.Terminated)
         typer.echo("terminated" if terminated else "interrupted", err=True)
         return 143 if terminated else 130
+    except BrokenPipeError as exc:  # `| head -1`: quiet, exit 141 (cli/pipe.py)
+        if pipe.stdout_closed():
+            return pipe.closed_stdout()
+        return _internal(exc, debug)
     except Exception as exc:  # a bug: never a bare traceback ending in exit 1 ("drift")
-        replay.taint("an internal error")
-        if debug:
-            _traceback(exc)
-        detail = visible(f"{type(exc).__name__}: {exc}")
-        typer.echo(
-            f"internal error: {detail} (a bug in harness: please report it with the "
-            f"traceback --debug or {ENV_DEBUG}=1 prints)",
-            err=True,
-        )
-        return EXIT_ERROR
+        return _internal(exc, debug)
+
+
+def _internal(exc: Exception, debug: bool) -> int:
+    """A bug: one line asking to report it (its traceback with --debug), exit 2."""
+    from harness.cache import replay
+    from harness.cli.context import EXIT_ERROR
+    from harness.report.visible import visible
+
+    replay.taint("an internal error")
+    if debug:
+        _traceback(exc)
+    detail = visible(f"{type(exc).__name__}: {exc}")
+    typer.echo(
+        f"internal error: {detail} (a bug in harness: please report it with the "
+        f"traceback --debug or {ENV_DEBUG}=1 prints)",
+        err=True,
+    )
+    return EXIT_ERROR
 
 
 def _traceback(exc: BaseException) -> None:

@@ -12,8 +12,10 @@ Light on imports: app.py loads this for `harness --version`.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -41,8 +43,27 @@ def option(flag: flags.Flag, *, help: str | None = None, **settings: Any) -> Any
 def _show_help(ctx: typer.Context, value: bool) -> None:
     """What click's own help option does: print the command's help and exit 0."""
     if value and not ctx.resilient_parsing:
-        typer.echo(ctx.get_help(), color=ctx.color)
+        with closed_stdout_ends():
+            typer.echo(ctx.get_help(), color=ctx.color)
         ctx.exit()
+
+
+@contextlib.contextmanager
+def closed_stdout_ends() -> Iterator[None]:
+    """Output printed outside a verb's run (--help, --version) ends a closed stdout as a verb
+    does (cli/pipe.py: quiet, exit 141), not as click (exit 1) or rich (exit 1) would."""
+    from harness.cli import pipe
+
+    try:
+        yield
+    except BrokenPipeError:
+        if not pipe.stdout_closed():
+            raise
+        raise SystemExit(pipe.closed_stdout()) from None
+    except SystemExit as exc:  # typer's help is printed by a rich console: its exit 1
+        if exc.code != 1:
+            raise
+        raise SystemExit(pipe.EXIT_CLOSED) from None  # (rich pointed fd 1 at /dev/null)
 
 
 HelpOpt = Annotated[

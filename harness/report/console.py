@@ -52,8 +52,18 @@ def _color_allowed() -> bool:
     return "NO_COLOR" not in os.environ
 
 
+class _Console(Console):
+    """rich's console, except that a closed pipe is the CLI's to end (cli/pipe.py: quiet,
+    exit 141) rather than rich's exit 1, which is harness's "difference"."""
+
+    def on_broken_pipe(self) -> None:
+        """rich's documented hook: raise, as a plain write to the closed pipe would."""
+        self.quiet = True  # nothing more is written to it
+        raise BrokenPipeError(32, "the output's reader went away")
+
+
 def stdout() -> Console:
-    return Console(
+    return _Console(
         file=sys.stdout,
         no_color=not _color_allowed(),
         highlight=False,
@@ -63,7 +73,7 @@ def stdout() -> Console:
 
 
 def stderr() -> Console:
-    return Console(
+    return _Console(
         file=sys.stderr,
         no_color=not _color_allowed(),
         highlight=False,

@@ -6,39 +6,30 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Annotated, Any, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 import typer
 
-from harness.cache import replay
-from harness.cache import store as cache_mod
 from harness.cli import errors, shared
-from harness.cli.context import (
-    Common,
-    cache_settings,
-    confined,
-    hazard_gate,
-    load_config,
-    print_skipped,
-    render_snapshot,
-    renderer_for,
-    warn_cache,
-)
-from harness.compare import gate, inputs
-from harness.compare.analyze import Analysis, Origin, analyze, ignore_patterns
-from harness.compare.coverage import BlindSpots, uncovered, under_failed
-from harness.core.config import DEFAULT_CHART_METADATA, Config
-from harness.core.errors import HarnessError
-from harness.core.model import Snapshot
-from harness.hazards import engine as hazard_engine
-from harness.hazards.engine import HazardReport
-from harness.pipeline import gitref, refsnap, worktree
-from harness.render.kustomize import Renderer
-from harness.render.seam import known_version
-from harness.report import formats
+
+# the render, compare and hazard modules load when a diff runs, not when the verb is built
+# (`harness diff --help`; watch, comment and merge importing this module)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from harness.cache import store as cache_mod
+    from harness.cli.context import Common
+    from harness.compare import gate
+    from harness.compare.analyze import Analysis, Origin
+    from harness.compare.coverage import BlindSpots
+    from harness.core.config import Config
+    from harness.core.model import Snapshot
+    from harness.hazards import engine as hazard_engine
+    from harness.hazards.engine import HazardReport
+    from harness.pipeline import gitref, refsnap
+    from harness.render.kustomize import Renderer
 
 DEFAULT_BASE = "HEAD"
 
@@ -179,6 +170,10 @@ def _side(
     Both sides share `cache`: a target whose inputs are the same on both is rendered once.
     A ref's file digests come from its git blob ids.
     """
+    from harness.cli.context import render_snapshot
+    from harness.compare.analyze import Origin
+    from harness.pipeline import gitref, worktree
+
     if ref is None:
         origin = Origin("worktree", "working tree", path=str(cfg.repo))
         snapshot = render_snapshot(
@@ -226,6 +221,10 @@ def _ref_side(
 ) -> Side:
     """`_side` of a ref, from its checkout (still there while this runs); remembered under
     `key` when every target's render is a function of the tree (pipeline/refsnap.py)."""
+    from harness.cli.context import render_snapshot
+    from harness.compare.analyze import Origin
+    from harness.pipeline import refsnap
+
     checkout = exported.checkout
     origin = Origin("git", checkout.label, ref=checkout.ref, sha=checkout.sha)
     at = config_at(cfg, checkout.repo)
@@ -258,6 +257,9 @@ class Side(NamedTuple):
 
 def _finish(cfg: Config, snapshot: Snapshot, origin: Origin, changed: Sequence[str] | None) -> Side:
     """What must be read from a side's tree while it still exists."""
+    from harness.compare import inputs
+    from harness.compare.coverage import uncovered, under_failed
+
     digests = inputs.side_digests(cfg.repo, snapshot)
     hidden = under_failed(cfg.repo, snapshot)
     if not changed:
@@ -276,6 +278,10 @@ def _ref_key(
 ) -> refsnap.RefKey | None:
     """Where the whole render of `ref` is remembered; None when it cannot be (no cache,
     helm targets, a shard, or a checkout that may differ from the tree)."""
+    from harness.core.errors import HarnessError
+    from harness.pipeline import gitref, refsnap
+    from harness.render.seam import known_version
+
     if cache is None or resolved is None or cfg.helm or common.shard is not None:
         return None
     sha = resolved.shas.get(ref)
@@ -300,6 +306,9 @@ def _remembered(
 ) -> Side | None:
     """A ref's remembered render, as `_ref_side` would have made it (its skipped targets
     are said with the run's, once)."""
+    from harness.compare.analyze import Origin
+    from harness.pipeline import refsnap
+
     if cache is None or key is None:
         return None
     origin = Origin("git", f"{ref} ({key.sha[:12]})", ref=ref, sha=key.sha)
@@ -326,6 +335,8 @@ def _sides(
     cache either order gives the same results), and the export is removed in the background
     while the caller analyses (`stack` holds it until then). A base remembered whole
     (pipeline/refsnap.py) needs no checkout at all."""
+    from harness.pipeline import gitref
+
     if head_ref is not None:
         base = _side(common, cfg, renderer, base_ref, cache, resolved)
         return base, _side(common, cfg, renderer, head_ref, cache, resolved, changed)
@@ -364,11 +375,15 @@ def run(common: Common, options: DiffOptions) -> int:
 
 def _chart_metadata(config: Config | None) -> tuple[str, ...]:
     """The labels and annotations a chart bump is said once by (config helm.chart_metadata)."""
+    from harness.core.config import DEFAULT_CHART_METADATA
+
     return DEFAULT_CHART_METADATA if config is None else config.helm_chart_metadata
 
 
 def report(result: DiffRun, options: DiffOptions, verbose: bool = False) -> int:
     """Print one diff in the chosen output; the exit code. A shard's block joins the JSON."""
+    from harness.report import formats
+
     view = formats.DiffResult(
         result.analysis,
         result.verdict,
@@ -391,6 +406,23 @@ def report(result: DiffRun, options: DiffOptions, verbose: bool = False) -> int:
 
 def compute(common: Common, options: DiffOptions) -> DiffRun:
     """Render both sides, analyse, judge; no output."""
+    from harness.cache import replay
+    from harness.cache import store as cache_mod
+    from harness.cli.context import (
+        cache_settings,
+        confined,
+        load_config,
+        print_skipped,
+        renderer_for,
+        warn_cache,
+    )
+    from harness.compare import inputs
+    from harness.compare.analyze import Origin, ignore_patterns
+    from harness.compare.coverage import BlindSpots
+    from harness.core.errors import HarnessError
+    from harness.hazards import engine as hazard_engine
+    from harness.pipeline import gitref
+
     started = time.monotonic()
     confined(common, options.html, "--html")
     cfg = load_config(common)
@@ -485,6 +517,11 @@ def conclude(
 ) -> DiffRun:
     """Analyse two rendered sides and judge them (shared with `harness merge`); `same_inputs`
     names the failed targets whose inputs did not change (their errors are pre-existing)."""
+    from harness.cli.context import hazard_gate
+    from harness.compare import gate
+    from harness.compare.analyze import analyze, ignore_patterns
+    from harness.hazards import engine as hazard_engine
+
     ignore = ignore_patterns(cfg)
     analysis = analyze(
         base,

@@ -5,14 +5,15 @@ The loop and what it keeps between answers live in cli/watching.py; this verb pr
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from harness.cli import errors, shared, watching
+from harness.cli import errors, shared
 from harness.cli.commands import diff as diff_cmd
-from harness.cli.context import Common
-from harness.report.console import stderr
+
+if TYPE_CHECKING:  # the loop and the reports load when watch runs, not when it is built
+    from harness.cli.context import Common
 
 app = typer.Typer(add_completion=False)
 
@@ -87,6 +88,9 @@ def watch(
 def run(
     common: Common, options: diff_cmd.DiffOptions, *, once: bool = False, poll: bool = False
 ) -> int:
+    from harness.cli import watching
+    from harness.report.console import stderr
+
     watcher = watching.Watcher(common, options)
     count = 0
 
