@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import posixpath
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from harness.compare.snapshots import Comparison, Status, compare
 from harness.core.errors import ConfigError
 from harness.core.model import DocId, Document, Snapshot, Target, TargetResult
-from harness.flux.ksgraph import Placement, graphs, placement
+from harness.flux.ksgraph import ClusterGraph, Placement, graphs, split_target_name
 
 if TYPE_CHECKING:  # docdiff and fieldpath load when a document differs (see `_Differ`)
     from harness.compare.docdiff import DocChange
@@ -330,7 +330,8 @@ def analyze(
     not_judged = unreachable_charts(base, head, same_inputs)
     set_aside = {t for n in not_judged for t in n.targets}
     preexisting = preexisting_errors(base, head, set(same_inputs) - set_aside)
-    base_place, head_place = placement(base), placement(head)
+    base_graphs, head_graphs = graphs(base), graphs(head)  # remembered per run for the rules
+    base_place, head_place = Placement(base_graphs), Placement(head_graphs)
     # built on first use: most diffs add or remove no document, and both sides' indexes
     # cost a tenth of a second on a large repo
     indexes: dict[str, _Index] = {}
@@ -345,7 +346,18 @@ def analyze(
             indexes["head"] = _Index(head.results.values(), head_place)
         return indexes["head"]
 
-    base_ids, head_ids = _ids(base), _ids(head)
+    ids: dict[str, dict[str, frozenset[DocId]]] = {}  # on first use, as the indexes
+
+    def base_ids(name: str) -> frozenset[DocId]:
+        if "base" not in ids:
+            ids["base"] = _ids(base)
+        return ids["base"].get(name, frozenset())
+
+    def head_ids(name: str) -> frozenset[DocId]:
+        if "head" not in ids:
+            ids["head"] = _ids(head)
+        return ids["head"].get(name, frozenset())
+
     targets: list[TargetChange] = []
     for t in comparison.targets:
         before, after = base.results.get(t.name), head.results.get(t.name)
@@ -358,7 +370,7 @@ def analyze(
                     Location(
                         name,
                         differ.compare(doc, other, labels=labels),
-                        doc.id not in base_ids.get(name, ()),
+                        doc.id not in base_ids(name),
                         base_index().holds(left, name, other),
                     )
                     for name, other in head_index().find(left, doc.id, t.name)
@@ -374,7 +386,7 @@ def analyze(
                     Location(
                         name,
                         differ.compare(other, doc, labels=labels),
-                        doc.id not in head_ids.get(name, ()),
+                        doc.id not in head_ids(name),
                         head_index().holds(came, name, other),
                     )
                     for name, other in base_index().find(came, doc.id, t.name)
@@ -410,19 +422,20 @@ def analyze(
         if t.repaired is not None
     )
     not_errors = {p.target for p in preexisting} | set_aside | {r.target for r in repaired}
+    paths_differing = {t.name for t in targets if t.kind == "path" and t.differs}
     return Analysis(
         base=base,
         head=head,
         targets=tuple(targets),
         moves=_moves(targets, differ, labels),
-        duplicates=_duplicates(base, head, base_place, head_place),
+        duplicates=_duplicates(base, head, base_place, head_place, base_graphs, head_graphs),
         errors=_errors(base, head, not_errors),
         preexisting=preexisting,
         not_judged=not_judged,
         repairs=repaired,
         deployed=frozenset(
-            _deployed(base, {t.name for t in targets if t.kind == "path" and t.differs})
-            | _deployed(head, {t.name for t in targets if t.kind == "path" and t.differs})
+            _deployed(base, paths_differing, base_graphs)
+            | _deployed(head, paths_differing, head_graphs)
         ),
     )
 
@@ -431,7 +444,9 @@ def _below(name: str, directory: str) -> bool:
     return name.startswith(directory + "/")
 
 
-def _deployed(snapshot: Snapshot, wanted: set[str]) -> set[str]:
+def _deployed(
+    snapshot: Snapshot, wanted: set[str], graphs_: Mapping[str, ClusterGraph] | None = None
+) -> set[str]:
     """The `wanted` path targets a Flux target of this side deploys: a directory some
     Kustomization builds (its `spec.path`, or the directory a Flux target was built from),
     one below such a directory that has no kustomization file, or one whose every identity a
@@ -441,7 +456,7 @@ def _deployed(snapshot: Snapshot, wanted: set[str]) -> set[str]:
         return set()
     built = {
         posixpath.normpath(node.path)
-        for graph in graphs(snapshot).values()
+        for graph in (graphs(snapshot) if graphs_ is None else graphs_).values()
         for node in graph.nodes.values()
         if node.path
     }
@@ -452,21 +467,14 @@ def _deployed(snapshot: Snapshot, wanted: set[str]) -> set[str]:
         r.target.path for r in snapshot.results.values() if r.target.kind == "flux" and r.ok
     }
     path_dirs = {r.target.path for r in paths.values()}
-    direct = {
-        n: frozenset(d.id for d in r.documents)
-        for n, r in paths.items()
-        if n in built or r.target.path in flux_dirs
-    }
+    direct = {n for n, r in paths.items() if n in built or r.target.path in flux_dirs}
     # a built directory without a kustomization file (no path target): Flux's generated
     # kustomization takes the directories below it that have one
     # (never the tree's top: a build of the whole tree is no evidence about one directory)
     generated = [d for d in built if d not in snapshot.results and d != "."]
-    top = Path(os.path.commonpath([str(d) for d in path_dirs])) if path_dirs else None
-    unlisted = [
-        d
-        for d in flux_dirs
-        if d not in path_dirs and not (top is not None and top.is_relative_to(d))
-    ]
+    outside = [d for d in flux_dirs if d not in path_dirs]
+    top = Path(os.path.commonpath([str(d) for d in path_dirs])) if path_dirs and outside else None
+    unlisted = [d for d in outside if not (top is not None and top.is_relative_to(d))]
     out = {
         n
         for n in wanted
@@ -474,11 +482,14 @@ def _deployed(snapshot: Snapshot, wanted: set[str]) -> set[str]:
         or any(_below(n, d) for d in generated)
         or (n in paths and any(paths[n].target.path.is_relative_to(d) for d in unlisted))
     }
-    for name in wanted - out:
-        result = paths.get(name)
-        ids = frozenset(d.id for d in result.documents) if result is not None else frozenset()
-        if ids and any(ids <= theirs for theirs in direct.values()):
-            out.add(name)
+    rest = wanted - out
+    if rest and direct:  # the identities of the built directories, read only when asked
+        theirs = [frozenset(d.id for d in paths[n].documents) for n in direct]
+        for name in rest:
+            result = paths.get(name)
+            ids = frozenset(d.id for d in result.documents) if result is not None else frozenset()
+            if ids and any(ids <= built_ids for built_ids in theirs):
+                out.add(name)
     return out
 
 
@@ -577,9 +588,77 @@ def _owners(
     return owners
 
 
+_Owners = dict[tuple[str | None, str | None, DocId], set[str]]
+
+
+class _GraphOwners:
+    """`_owners` answered from the cluster graphs' per-applied-to-cluster indexes (built
+    for placement and the hazard rules anyway), without a walk of every document: valid
+    when every successful flux target is its cluster graph's node of its own name."""
+
+    def __init__(self, graphs_: Mapping[str, ClusterGraph]) -> None:
+        self.graphs = graphs_
+
+    @staticmethod
+    def covers(snapshot: Snapshot, graphs_: Mapping[str, ClusterGraph], place: Placement) -> bool:
+        for result in snapshot.results.values():
+            if not result.ok or result.target.kind != "flux":
+                continue
+            cluster = result.target.cluster
+            graph = graphs_.get(cluster) if cluster is not None else None
+            parts = split_target_name(result.name)
+            if graph is None or parts is None or parts[0] != cluster:
+                return False
+            key = (parts[1], parts[2])
+            if graph.results.get(key) is not result:
+                return False
+            if place.of(result.target) != graph.applied_to(key):
+                return False
+        return True
+
+    def owners(self, cluster: str, where: str, doc_id: DocId) -> set[str]:
+        graph = self.graphs.get(cluster)
+        if graph is None:
+            return set()
+        return {graph.results[key].name for key, _doc in graph.within(where).get(doc_id, ())}
+
+    def shared(self) -> _Owners:
+        """Only the identities rendered by more than one flux target."""
+        out: _Owners = {}
+        for cluster, graph in self.graphs.items():
+            for where, index in graph.indexes.items():
+                for doc_id, found in index.items():
+                    if len(found) > 1:
+                        names = {graph.results[key].name for key, _doc in found}
+                        if len(names) > 1:
+                            out[(cluster, where, doc_id)] = names
+        return out
+
+
 def _duplicates(
-    base: Snapshot, head: Snapshot, base_place: Placement, head_place: Placement
+    base: Snapshot,
+    head: Snapshot,
+    base_place: Placement,
+    head_place: Placement,
+    base_graphs: Mapping[str, ClusterGraph],
+    head_graphs: Mapping[str, ClusterGraph],
 ) -> tuple[Duplicate, ...]:
+    if _GraphOwners.covers(base, base_graphs, base_place) and _GraphOwners.covers(
+        head, head_graphs, head_place
+    ):
+        before_graphs, after_graphs = _GraphOwners(base_graphs), _GraphOwners(head_graphs)
+        found = [
+            Duplicate(
+                doc_id,
+                cluster,
+                tuple(sorted(names)),
+                len(before_graphs.owners(cluster, where, doc_id)) > 1,
+                where if where != cluster else None,
+            )
+            for (cluster, where, doc_id), names in after_graphs.shared().items()
+            if cluster is not None and where is not None
+        ]
+        return tuple(sorted(found, key=lambda d: (d.cluster or "", d.applied_to or "", d.id)))
     before = _owners(base, base_place)
     out = [
         Duplicate(
