@@ -27,7 +27,7 @@ object lives there; what each one renders is indexed per applied-to cluster (`wi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -299,6 +299,23 @@ def _node_from(cluster: str, doc: Document, declared_by: str) -> KsNode:
     )
 
 
+# a Kustomization or ResourceSet document's node and a HelmRelease document's spec facts,
+# by content: both sides of a diff (and each answer of `harness watch`) share them
+_NODES: memo.Memo[tuple[str, str, DocId, str], KsNode] = memo.Memo("ks nodes", 16384)
+_RELEASES: memo.Memo[tuple[str, str], tuple[KubeConfigRef | None, tuple[Key, ...]]] = memo.Memo(
+    "release specs", 16384
+)
+
+
+def _node(cluster: str, doc: Document, declared_by: str, rset: bool) -> KsNode:
+    key = (cluster, declared_by, doc.id, doc.text)
+    found = _NODES.get(key)
+    if found is None:
+        found = (_rset_node if rset else _node_from)(cluster, doc, declared_by)
+        _NODES.put(key, found)
+    return found
+
+
 def cluster_graph(cluster: str, results: Iterable[TargetResult]) -> ClusterGraph:
     """The graph of one cluster from its flux target results."""
     by_key: dict[Key, TargetResult] = {}
@@ -307,15 +324,18 @@ def cluster_graph(cluster: str, results: Iterable[TargetResult]) -> ClusterGraph
         if parts is None:
             continue
         by_key[(parts[1], parts[2])] = result
+    ordered = sorted(by_key.items())
     nodes: dict[Key, KsNode] = {}
-    for _key, result in sorted(by_key.items()):
+    for _key, result in ordered:
         if not result.ok:
             continue
         for doc in result.documents:
-            if is_flux_kustomization(doc.id):
-                node = _node_from(cluster, doc, result.name)
-            elif is_resourceset(doc.id):
-                node = _rset_node(cluster, doc, result.name)
+            doc_id = doc.id
+            group = doc_id.group  # the two kinds inline: this loop sees every document
+            if group == KUSTOMIZE_GROUP and doc_id.kind == "Kustomization":
+                node = _node(cluster, doc, result.name, False)
+            elif group == RSET_GROUP and doc_id.kind == "ResourceSet":
+                node = _node(cluster, doc, result.name, True)
             else:
                 continue
             nodes.setdefault(node.key, node)
@@ -331,22 +351,30 @@ def cluster_graph(cluster: str, results: Iterable[TargetResult]) -> ClusterGraph
                 spec_known=False,
             )
     applied = applied_to(cluster, nodes)
+    remote = any(where != cluster for where in applied.values())
     index: dict[DocId, list[tuple[Key, Document]]] = {}
     indexes: dict[str, dict[DocId, list[tuple[Key, Document]]]] = {}
-    for key, result in sorted(by_key.items()):
+    for key, result in ordered:
         if result.ok:
-            within = indexes.setdefault(applied.get(key, cluster), {})
+            within = indexes.setdefault(applied.get(key, cluster), {}) if remote else None
             for doc in result.documents:
-                index.setdefault(doc.id, []).append((key, doc))
-                within.setdefault(doc.id, []).append((key, doc))
+                entry = (key, doc)
+                index.setdefault(doc.id, []).append(entry)
+                if within is not None:
+                    within.setdefault(doc.id, []).append(entry)
+    whole = {k: tuple(v) for k, v in index.items()}
+    if remote:
+        split = {c: {k: tuple(v) for k, v in i.items()} for c, i in sorted(indexes.items())}
+    else:  # every Kustomization applies here: the one index is the cluster's (shared)
+        split = {cluster: whole} if any(r.ok for _k, r in ordered) else {}
     return ClusterGraph(
         cluster=cluster,
         nodes=dict(sorted(nodes.items())),
         results=by_key,
-        index={k: tuple(v) for k, v in index.items()},
-        releases=_releases(cluster, index, applied),
+        index=whole,
+        releases=_releases(cluster, whole, applied),
         applied={k: v for k, v in sorted(applied.items()) if v != cluster},
-        indexes={c: {k: tuple(v) for k, v in i.items()} for c, i in sorted(indexes.items())},
+        indexes=split,
     )
 
 
@@ -412,35 +440,45 @@ def is_helm_release(doc_id: DocId) -> bool:
     return doc_id.group == HELM_GROUP and doc_id.kind == "HelmRelease"
 
 
+def _release_spec(doc: Document, namespace: str) -> tuple[KubeConfigRef | None, tuple[Key, ...]]:
+    """A HelmRelease document's `spec.kubeConfig` and `spec.dependsOn` (remembered by text)."""
+    memo_key = (doc.text, namespace)
+    found = _RELEASES.get(memo_key)
+    if found is not None:
+        return found
+    spec = parse(doc).get("spec")
+    deps: list[Key] = []
+    items = spec.get("dependsOn") if isinstance(spec, dict) else None
+    for item in items if isinstance(items, list) else []:
+        name = item.get("name") if isinstance(item, dict) else None
+        if isinstance(name, str) and name:
+            dep_ns = item.get("namespace")
+            deps.append((dep_ns if isinstance(dep_ns, str) and dep_ns else namespace, name))
+    found = (kube_config(spec, namespace), tuple(deps))
+    _RELEASES.put(memo_key, found)
+    return found
+
+
 def _releases(
     cluster: str,
-    index: Mapping[DocId, list[tuple[Key, Document]]],
+    index: Mapping[DocId, Sequence[tuple[Key, Document]]],
     applied: Mapping[Key, str] | None = None,
 ) -> dict[Key, ReleaseNode]:
     """Every HelmRelease the cluster's Kustomizations render, with its dependsOn and the
     applied-to cluster of its chart (its own `kubeConfig`, else its first owner's)."""
     out: dict[Key, ReleaseNode] = {}
-    for doc_id, owners in sorted(index.items()):
-        if not is_helm_release(doc_id):
-            continue
+    found = [(doc_id, owners) for doc_id, owners in index.items() if is_helm_release(doc_id)]
+    for doc_id, owners in sorted(found):
         namespace = doc_id.namespace or "default"
-        spec = parse(owners[0][1]).get("spec")
-        remote = kube_config(spec, namespace)
+        remote, deps = _release_spec(owners[0][1], namespace)
         lands = (applied or {}).get(owners[0][0], cluster)
-        deps: list[Key] = []
-        items = spec.get("dependsOn") if isinstance(spec, dict) else None
-        for item in items if isinstance(items, list) else []:
-            name = item.get("name") if isinstance(item, dict) else None
-            if isinstance(name, str) and name:
-                dep_ns = item.get("namespace")
-                deps.append((dep_ns if isinstance(dep_ns, str) and dep_ns else namespace, name))
         key = (namespace, doc_id.name)
         out[key] = ReleaseNode(
             cluster,
             namespace,
             doc_id.name,
             tuple(sorted({k for k, _d in owners})),
-            tuple(deps),
+            deps,
             remote.remote(cluster) if remote is not None else lands,
         )
     return out
