@@ -659,6 +659,13 @@ def _duplicates(
             if cluster is not None and where is not None
         ]
         return tuple(sorted(found, key=lambda d: (d.cluster or "", d.applied_to or "", d.id)))
+    return _walked_duplicates(base, head, base_place, head_place)
+
+
+def _walked_duplicates(
+    base: Snapshot, head: Snapshot, base_place: Placement, head_place: Placement
+) -> tuple[Duplicate, ...]:
+    """`_duplicates` by a walk of every flux document of both sides (its definition)."""
     before = _owners(base, base_place)
     out = [
         Duplicate(
