@@ -10,10 +10,9 @@ leaving the production spoke's Kustomization is no move into the staging one's.
 
 from __future__ import annotations
 
-import os
 import posixpath
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -454,12 +453,13 @@ def _deployed(
     the side's own directories, so both sides of a diff (and the goldens) group alike."""
     if not wanted:
         return set()
-    built = {
-        posixpath.normpath(node.path)
+    written = {
+        node.path
         for graph in (graphs(snapshot) if graphs_ is None else graphs_).values()
         for node in graph.nodes.values()
         if node.path
     }
+    built = {posixpath.normpath(p) for p in written}
     paths = {n: r for n, r in snapshot.results.items() if r.target.kind == "path" and r.ok}
     # the directories the Flux targets of this side were built from (a synthesised root has
     # no spec.path to read: its target's directory says it), on the side's own paths
@@ -473,8 +473,8 @@ def _deployed(
     # (never the tree's top: a build of the whole tree is no evidence about one directory)
     generated = [d for d in built if d not in snapshot.results and d != "."]
     outside = [d for d in flux_dirs if d not in path_dirs]
-    top = Path(os.path.commonpath([str(d) for d in path_dirs])) if path_dirs and outside else None
-    unlisted = [d for d in outside if not (top is not None and top.is_relative_to(d))]
+    below = _below_all(path_dirs) if path_dirs and outside else None
+    unlisted = [d for d in outside if below is None or not below(d)]
     out = {
         n
         for n in wanted
@@ -491,6 +491,15 @@ def _deployed(
             if ids and any(ids <= built_ids for built_ids in theirs):
                 out.add(name)
     return out
+
+
+def _below_all(paths: Collection[Path]) -> Callable[[Path], bool]:
+    """Whether every one of `paths` is a directory or below it (their common path is): the
+    paths below one directory are one run in the order of their parts, so the first and the
+    last of that order say it for all (no common path of every one computed)."""
+    first = min(paths, key=lambda p: p.parts)
+    last = max(paths, key=lambda p: p.parts)
+    return lambda directory: first.is_relative_to(directory) and last.is_relative_to(directory)
 
 
 def _scope(target: Target, place: Placement) -> Scope:
@@ -557,6 +566,8 @@ def _moves(
             left[(t.where, r.doc.id)].append((t.name, r.doc))
         for a in t.added:
             arrived[(t.where, a.doc.id)].append((t.name, a.doc))
+    if not left or not arrived:
+        return ()
     cluster_of = {t.name: t.cluster for t in targets}
     moves = [
         Move(
@@ -688,7 +699,8 @@ def _errors(
     unjudged charts, repaired targets)."""
     sides: tuple[tuple[Side, Snapshot], ...] = (("base", base), ("head", head))
     out: list[RenderError] = []
-    for name in sorted((set(base.results) | set(head.results)) - set(set_aside)):
+    failed = {n for side in (base, head) for n, r in side.results.items() if not r.ok}
+    for name in sorted(failed - set(set_aside)):
         for side, snapshot in sides:
             result = snapshot.results.get(name)
             if result is not None and not result.ok:

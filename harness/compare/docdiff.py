@@ -110,8 +110,11 @@ class Differ:
 
     def parse(self, doc: Document) -> Any:
         if doc.sha256 not in self._parsed:
-            try:  # the object the cache entry carries, when it does (an equal, fresh copy)
-                self._parsed[doc.sha256] = parsed.fresh(doc.text)
+            try:  # a private copy of the object known for the text (JSON: equal, fast)
+                encoded = parsed.stored(doc.text)
+                self._parsed[doc.sha256] = (
+                    json.loads(encoded) if encoded is not None else yamlload.load(doc.text)
+                )
             except yamlload.YAMLError:
                 self._parsed[doc.sha256] = {"__unparsable__": doc.sha256}
         return self._parsed[doc.sha256]

@@ -114,9 +114,9 @@ def same_documents(before: TargetResult | None, after: TargetResult | None) -> b
     known = _SAME.get((id(before), id(after)))
     if known is not None and known[0] is before and known[1] is after:
         return known[2]
-    same = [a.sha256 for a in old] == [b.sha256 for b in new] and all(
-        a.id == b.id for a, b in zip(old, new, strict=True)
-    )
+    same = [a.sha256 for a in old] == [b.sha256 for b in new] and [a.id for a in old] == [
+        b.id for b in new
+    ]
     _SAME.put((id(before), id(after)), (before, after, same))
     return same
 

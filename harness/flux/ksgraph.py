@@ -316,6 +316,11 @@ def _node(cluster: str, doc: Document, declared_by: str, rset: bool) -> KsNode:
     return found
 
 
+# the last graph of each cluster made in this run: the next one (the head after the base,
+# `harness watch`'s next answer) is derived from it when only documents' bytes changed
+_LAST: memo.Memo[str, ClusterGraph] = memo.Memo("last cluster graphs", 64)
+
+
 def cluster_graph(cluster: str, results: Iterable[TargetResult]) -> ClusterGraph:
     """The graph of one cluster from its flux target results."""
     by_key: dict[Key, TargetResult] = {}
@@ -324,6 +329,81 @@ def cluster_graph(cluster: str, results: Iterable[TargetResult]) -> ClusterGraph
         if parts is None:
             continue
         by_key[(parts[1], parts[2])] = result
+    last = _LAST.get(cluster)
+    graph = _derived(last, by_key) if last is not None else None
+    if graph is None:
+        graph = _built(cluster, by_key)
+    _LAST.put(cluster, graph)
+    return graph
+
+
+def _same_ids(before: TargetResult, after: TargetResult) -> bool | None:
+    """True: the very same documents (identities and sha256, in order); False: the same
+    identities in order, other bytes; None: anything else (an identity or a failure
+    differs)."""
+    if before.name != after.name or before.ok != after.ok:
+        return None
+    if not before.ok:
+        return True
+    old, new = before.documents, after.documents
+    if len(old) != len(new) or [a.id for a in old] != [b.id for b in new]:
+        return None
+    return [a.sha256 for a in old] == [b.sha256 for b in new]
+
+
+def _shapes(result: TargetResult) -> bool:
+    """Whether the result holds a document the graph's nodes come from."""
+    return result.ok and any(
+        (d.id.group, d.id.kind) in ((KUSTOMIZE_GROUP, "Kustomization"), (RSET_GROUP, "ResourceSet"))
+        for d in result.documents
+    )
+
+
+def _derived(last: ClusterGraph, by_key: dict[Key, TargetResult]) -> ClusterGraph | None:
+    """`_built(cluster, by_key)` from the cluster's last graph, when every target keeps its
+    identities in order and no Kustomization or ResourceSet document changed: the nodes,
+    where each applies and the index's order stay; only the changed targets' documents are
+    put in the index (the others keep the last graph's equal documents). None otherwise."""
+    if last.applied or by_key.keys() != last.results.keys():
+        return None  # a remote splits the index: built afresh
+    changed: dict[Key, TargetResult] = {}
+    for key, result in by_key.items():
+        same = _same_ids(last.results[key], result)
+        if same is None:
+            return None
+        if not same:
+            if _shapes(result) or _shapes(last.results[key]):
+                return None
+            changed[key] = result
+    index = dict(last.index)
+    fresh: dict[tuple[Key, DocId], list[Document]] = {}
+    for key, result in changed.items():
+        for doc in result.documents:
+            fresh.setdefault((key, doc.id), []).append(doc)
+    for doc_id in {doc_id for _key, doc_id in fresh}:  # each in the index: same identities
+        taken: dict[Key, int] = {}
+        entries = []
+        for key, doc in index[doc_id]:
+            if key in changed:
+                at = taken.get(key, 0)
+                taken[key] = at + 1
+                doc = fresh[(key, doc_id)][at]
+            entries.append((key, doc))
+        index[doc_id] = tuple(entries)
+    cluster = last.cluster
+    return ClusterGraph(
+        cluster=cluster,
+        nodes=last.nodes,
+        results=by_key,
+        index=index,
+        releases=_releases(cluster, index, last.applied),
+        applied=last.applied,
+        indexes={cluster: index} if last.indexes else {},
+    )
+
+
+def _built(cluster: str, by_key: dict[Key, TargetResult]) -> ClusterGraph:
+    """A cluster's graph from scratch."""
     ordered = sorted(by_key.items())
     nodes: dict[Key, KsNode] = {}
     for _key, result in ordered:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.compare import analyze as analyze_mod
 from harness.compare import gate
@@ -233,3 +238,20 @@ def test_a_flux_target_outside_any_graph_takes_the_walk() -> None:
     head = replace(base, results={**base.results, "stray": stray})
     assert not analyze_mod._GraphOwners.covers(head, graphs(head), Placement(graphs(head)))
     assert [d.targets for d in _both_ways(head, head)] == [("dev/flux-system/a", "stray")]
+
+
+_PART = st.sampled_from(["a", "b", "b-c", "b.d", "c"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.lists(_PART, min_size=1, max_size=4), min_size=1, max_size=6),
+    st.lists(_PART, max_size=3),
+)
+def test_below_all_is_below_the_common_path(paths: list[list[str]], directory: list[str]) -> None:
+    """First and last by parts decide it for all: what commonpath says (`b-c` sorts between
+    `b` and `b/...` as a string, not as parts)."""
+    dirs = [Path("/repo", *p) for p in paths]
+    where = Path("/repo", *directory)
+    common = Path(os.path.commonpath([str(d) for d in dirs]))
+    assert analyze_mod._below_all(dirs)(where) == common.is_relative_to(where)
