@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from harness.core.model import DocId, Snapshot, Target
 from harness.core.run import Run
@@ -263,3 +264,51 @@ def test_a_cluster_with_only_local_kustomizations_has_one_index() -> None:
     assert dev.indexes == {"dev": dev.index}
     nothing = graphs(snapshot(flux("dev", "flux-system", error="boom")))["dev"]
     assert nothing.indexes == {} and nothing.within("dev") == {}
+
+
+def _same_graphs(made: dict[str, ClusterGraph], fresh: dict[str, ClusterGraph]) -> None:
+    """Equal, and in the same order (rules walk the index and nodes in order)."""
+    assert made == fresh
+    for cluster, graph in made.items():
+        assert list(graph.index) == list(fresh[cluster].index)
+        assert [list(i) for i in graph.indexes.values()] == [
+            list(i) for i in fresh[cluster].indexes.values()
+        ]
+        assert list(graph.nodes) == list(fresh[cluster].nodes)
+        assert list(graph.releases) == list(fresh[cluster].releases)
+
+
+def test_a_graph_derived_from_the_last_one_is_the_fresh_one() -> None:
+    """Bytes changed under the same identities (an annotation, a release's values, a
+    ConfigMap two targets render): the head's graph is derived from the base's and equals
+    the one built from scratch, order included; a changed identity or failure rebuilds."""
+
+    def side(
+        value: str, extra: tuple[dict[str, Any], ...] = (), fail: bool = False, dep: str = ""
+    ) -> Snapshot:
+        sonarr = helmrelease("sonarr", "media", tag=value)
+        if dep:
+            sonarr["spec"]["dependsOn"] = [{"name": dep}]
+        return snapshot(
+            flux("dev", "flux-system", ks("infra"), ks("apps", depends=["infra"])),
+            flux("dev", "apps", cm("shared", "media", v=value), sonarr, cm("x", "media"))
+            if not fail
+            else flux("dev", "apps", error="boom"),
+            flux("dev", "infra", cm("shared", "media"), ns("media"), *extra),
+        )
+
+    base = side("1")
+    heads = [
+        side("2"),
+        side("2", dep="postgres"),  # the release's dependsOn: same identities
+        side("1", extra=(cm("new", "media"),)),
+        side("2", fail=True),
+        side("1"),
+    ]
+    fresh = [_fresh(base), *(_fresh(head) for head in heads)]
+    with Run().entered():
+        _same_graphs(graphs(base), fresh[0])
+        for head, expected in zip(heads, fresh[1:], strict=True):
+            _same_graphs(graphs(head), expected)
+    assert fresh[1] != fresh[0] and fresh[5] == fresh[0]
+    assert fresh[2]["dev"].releases[("media", "sonarr")].depends_on == (("media", "postgres"),)
