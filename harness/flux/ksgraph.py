@@ -391,12 +391,19 @@ def _derived(last: ClusterGraph, by_key: dict[Key, TargetResult]) -> ClusterGrap
             entries.append((key, doc))
         index[doc_id] = tuple(entries)
     cluster = last.cluster
+    # a release node reads its first owner's document: anew where that owner changed
+    releases = dict(last.releases)
+    for key, doc_id in fresh:
+        if is_helm_release(doc_id):
+            owners = index[doc_id]
+            if owners[0][0] == key:
+                releases.update(_releases(cluster, {doc_id: owners}, last.applied))
     return ClusterGraph(
         cluster=cluster,
         nodes=last.nodes,
         results=by_key,
         index=index,
-        releases=_releases(cluster, index, last.applied),
+        releases=releases,
         applied=last.applied,
         indexes={cluster: index} if last.indexes else {},
     )
