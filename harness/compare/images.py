@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.compare.snapshots import same_documents
+from harness.compare.snapshots import same_targets
 from harness.core import imageref, parsed
 from harness.core.imageref import ImageRef
 from harness.core.model import DocId, Document, Snapshot, TargetResult
@@ -304,17 +304,6 @@ def _some_images(
     return _uses(found, set())
 
 
-def _same_target(before: TargetResult, after: TargetResult | None) -> bool:
-    """The target renders the very same documents for the same cluster on both sides: it
-    contributes the very same image uses to each."""
-    return (
-        after is not None
-        and before.target.kind == after.target.kind
-        and before.target.cluster == after.target.cluster
-        and same_documents(before, after)
-    )
-
-
 def _touched(
     base: Snapshot,
     head: Snapshot,
@@ -324,7 +313,12 @@ def _touched(
     """The workloads whose images may differ between the sides: every one naming an image
     in a target that is not the same on both, and the HelmReleases whose own helm target
     renders on one side only (their values are read on the other)."""
-    same = {n for n, r in base.results.items() if _same_target(r, head.results.get(n))}
+    same = {
+        n
+        for n in same_targets(base, head)
+        if base.results[n].target.kind == head.results[n].target.kind
+        and base.results[n].target.cluster == head.results[n].target.cluster
+    }
     out: set[_Named] = set()
     for snapshot in (base, head):
         for name, result in snapshot.results.items():

@@ -10,6 +10,7 @@ from harness.compare.snapshots import (
     compare_documents,
     compare_target,
     same_documents,
+    same_targets,
 )
 from harness.core.documents import parse_stream
 from harness.core.model import TargetResult
@@ -93,8 +94,11 @@ def test_the_same_documents_shortcut_is_the_walk() -> None:
     assert same_documents(*cases[0]) and not any(same_documents(*c) for c in cases[1:])
 
 
-def test_the_shortcut_is_remembered_per_pair_in_a_run() -> None:
-    a, b = result("t", [cm("a")]), result("t", [cm("a")])
+def test_same_targets_are_remembered_per_pair_of_sides_in_a_run() -> None:
+    base = snapshot({"same": [cm("a")], "edit": [cm("a")], "bad": "boom"})
+    head = snapshot({"same": [cm("a")], "edit": [cm("a", k="2")], "bad": "boom"})
     with Run().entered():
-        assert same_documents(a, b) and same_documents(a, b)
-        assert not same_documents(a, result("t", [cm("a", k="2")]))
+        assert same_targets(base, head) == {"same"}
+        assert same_targets(base, head) is same_targets(base, head)
+        assert same_targets(head, base) == {"same"}
+    assert [t.status for t in compare(base, head).targets] == ["error", "changed", "match"]
