@@ -10,10 +10,9 @@ leaving the production spoke's Kustomization is no move into the staging one's.
 
 from __future__ import annotations
 
-import os
 import posixpath
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from harness.compare.snapshots import Comparison, Status, compare
 from harness.core.errors import ConfigError
 from harness.core.model import DocId, Document, Snapshot, Target, TargetResult
-from harness.flux.ksgraph import Placement, graphs, placement
+from harness.flux.ksgraph import ClusterGraph, Placement, graphs, split_target_name
 
 if TYPE_CHECKING:  # docdiff and fieldpath load when a document differs (see `_Differ`)
     from harness.compare.docdiff import DocChange
@@ -330,7 +329,8 @@ def analyze(
     not_judged = unreachable_charts(base, head, same_inputs)
     set_aside = {t for n in not_judged for t in n.targets}
     preexisting = preexisting_errors(base, head, set(same_inputs) - set_aside)
-    base_place, head_place = placement(base), placement(head)
+    base_graphs, head_graphs = graphs(base), graphs(head)  # remembered per run for the rules
+    base_place, head_place = Placement(base_graphs), Placement(head_graphs)
     # built on first use: most diffs add or remove no document, and both sides' indexes
     # cost a tenth of a second on a large repo
     indexes: dict[str, _Index] = {}
@@ -345,7 +345,18 @@ def analyze(
             indexes["head"] = _Index(head.results.values(), head_place)
         return indexes["head"]
 
-    base_ids, head_ids = _ids(base), _ids(head)
+    ids: dict[str, dict[str, frozenset[DocId]]] = {}  # on first use, as the indexes
+
+    def base_ids(name: str) -> frozenset[DocId]:
+        if "base" not in ids:
+            ids["base"] = _ids(base)
+        return ids["base"].get(name, frozenset())
+
+    def head_ids(name: str) -> frozenset[DocId]:
+        if "head" not in ids:
+            ids["head"] = _ids(head)
+        return ids["head"].get(name, frozenset())
+
     targets: list[TargetChange] = []
     for t in comparison.targets:
         before, after = base.results.get(t.name), head.results.get(t.name)
@@ -358,7 +369,7 @@ def analyze(
                     Location(
                         name,
                         differ.compare(doc, other, labels=labels),
-                        doc.id not in base_ids.get(name, ()),
+                        doc.id not in base_ids(name),
                         base_index().holds(left, name, other),
                     )
                     for name, other in head_index().find(left, doc.id, t.name)
@@ -374,7 +385,7 @@ def analyze(
                     Location(
                         name,
                         differ.compare(other, doc, labels=labels),
-                        doc.id not in head_ids.get(name, ()),
+                        doc.id not in head_ids(name),
                         head_index().holds(came, name, other),
                     )
                     for name, other in base_index().find(came, doc.id, t.name)
@@ -410,19 +421,20 @@ def analyze(
         if t.repaired is not None
     )
     not_errors = {p.target for p in preexisting} | set_aside | {r.target for r in repaired}
+    paths_differing = {t.name for t in targets if t.kind == "path" and t.differs}
     return Analysis(
         base=base,
         head=head,
         targets=tuple(targets),
         moves=_moves(targets, differ, labels),
-        duplicates=_duplicates(base, head, base_place, head_place),
+        duplicates=_duplicates(base, head, base_place, head_place, base_graphs, head_graphs),
         errors=_errors(base, head, not_errors),
         preexisting=preexisting,
         not_judged=not_judged,
         repairs=repaired,
         deployed=frozenset(
-            _deployed(base, {t.name for t in targets if t.kind == "path" and t.differs})
-            | _deployed(head, {t.name for t in targets if t.kind == "path" and t.differs})
+            _deployed(base, paths_differing, base_graphs)
+            | _deployed(head, paths_differing, head_graphs)
         ),
     )
 
@@ -431,7 +443,9 @@ def _below(name: str, directory: str) -> bool:
     return name.startswith(directory + "/")
 
 
-def _deployed(snapshot: Snapshot, wanted: set[str]) -> set[str]:
+def _deployed(
+    snapshot: Snapshot, wanted: set[str], graphs_: Mapping[str, ClusterGraph] | None = None
+) -> set[str]:
     """The `wanted` path targets a Flux target of this side deploys: a directory some
     Kustomization builds (its `spec.path`, or the directory a Flux target was built from),
     one below such a directory that has no kustomization file, or one whose every identity a
@@ -439,12 +453,13 @@ def _deployed(snapshot: Snapshot, wanted: set[str]) -> set[str]:
     the side's own directories, so both sides of a diff (and the goldens) group alike."""
     if not wanted:
         return set()
-    built = {
-        posixpath.normpath(node.path)
-        for graph in graphs(snapshot).values()
+    written = {
+        node.path
+        for graph in (graphs(snapshot) if graphs_ is None else graphs_).values()
         for node in graph.nodes.values()
         if node.path
     }
+    built = {posixpath.normpath(p) for p in written}
     paths = {n: r for n, r in snapshot.results.items() if r.target.kind == "path" and r.ok}
     # the directories the Flux targets of this side were built from (a synthesised root has
     # no spec.path to read: its target's directory says it), on the side's own paths
@@ -452,21 +467,14 @@ def _deployed(snapshot: Snapshot, wanted: set[str]) -> set[str]:
         r.target.path for r in snapshot.results.values() if r.target.kind == "flux" and r.ok
     }
     path_dirs = {r.target.path for r in paths.values()}
-    direct = {
-        n: frozenset(d.id for d in r.documents)
-        for n, r in paths.items()
-        if n in built or r.target.path in flux_dirs
-    }
+    direct = {n for n, r in paths.items() if n in built or r.target.path in flux_dirs}
     # a built directory without a kustomization file (no path target): Flux's generated
     # kustomization takes the directories below it that have one
     # (never the tree's top: a build of the whole tree is no evidence about one directory)
     generated = [d for d in built if d not in snapshot.results and d != "."]
-    top = Path(os.path.commonpath([str(d) for d in path_dirs])) if path_dirs else None
-    unlisted = [
-        d
-        for d in flux_dirs
-        if d not in path_dirs and not (top is not None and top.is_relative_to(d))
-    ]
+    outside = [d for d in flux_dirs if d not in path_dirs]
+    below = _below_all(path_dirs) if path_dirs and outside else None
+    unlisted = [d for d in outside if below is None or not below(d)]
     out = {
         n
         for n in wanted
@@ -474,12 +482,24 @@ def _deployed(snapshot: Snapshot, wanted: set[str]) -> set[str]:
         or any(_below(n, d) for d in generated)
         or (n in paths and any(paths[n].target.path.is_relative_to(d) for d in unlisted))
     }
-    for name in wanted - out:
-        result = paths.get(name)
-        ids = frozenset(d.id for d in result.documents) if result is not None else frozenset()
-        if ids and any(ids <= theirs for theirs in direct.values()):
-            out.add(name)
+    rest = wanted - out
+    if rest and direct:  # the identities of the built directories, read only when asked
+        theirs = [frozenset(d.id for d in paths[n].documents) for n in direct]
+        for name in rest:
+            result = paths.get(name)
+            ids = frozenset(d.id for d in result.documents) if result is not None else frozenset()
+            if ids and any(ids <= built_ids for built_ids in theirs):
+                out.add(name)
     return out
+
+
+def _below_all(paths: Collection[Path]) -> Callable[[Path], bool]:
+    """Whether every one of `paths` is a directory or below it (their common path is): the
+    paths below one directory are one run in the order of their parts, so the first and the
+    last of that order say it for all (no common path of every one computed)."""
+    first = min(paths, key=lambda p: p.parts)
+    last = max(paths, key=lambda p: p.parts)
+    return lambda directory: first.is_relative_to(directory) and last.is_relative_to(directory)
 
 
 def _scope(target: Target, place: Placement) -> Scope:
@@ -546,6 +566,8 @@ def _moves(
             left[(t.where, r.doc.id)].append((t.name, r.doc))
         for a in t.added:
             arrived[(t.where, a.doc.id)].append((t.name, a.doc))
+    if not left or not arrived:
+        return ()
     cluster_of = {t.name: t.cluster for t in targets}
     moves = [
         Move(
@@ -577,9 +599,84 @@ def _owners(
     return owners
 
 
+_Owners = dict[tuple[str | None, str | None, DocId], set[str]]
+
+
+class _GraphOwners:
+    """`_owners` answered from the cluster graphs' per-applied-to-cluster indexes (built
+    for placement and the hazard rules anyway), without a walk of every document: valid
+    when every successful flux target is its cluster graph's node of its own name."""
+
+    def __init__(self, graphs_: Mapping[str, ClusterGraph]) -> None:
+        self.graphs = graphs_
+
+    @staticmethod
+    def covers(snapshot: Snapshot, graphs_: Mapping[str, ClusterGraph], place: Placement) -> bool:
+        for result in snapshot.results.values():
+            if not result.ok or result.target.kind != "flux":
+                continue
+            cluster = result.target.cluster
+            graph = graphs_.get(cluster) if cluster is not None else None
+            parts = split_target_name(result.name)
+            if graph is None or parts is None or parts[0] != cluster:
+                return False
+            key = (parts[1], parts[2])
+            if graph.results.get(key) is not result:
+                return False
+            if place.of(result.target) != graph.applied_to(key):
+                return False
+        return True
+
+    def owners(self, cluster: str, where: str, doc_id: DocId) -> set[str]:
+        graph = self.graphs.get(cluster)
+        if graph is None:
+            return set()
+        return {graph.results[key].name for key, _doc in graph.within(where).get(doc_id, ())}
+
+    def shared(self) -> _Owners:
+        """Only the identities rendered by more than one flux target."""
+        out: _Owners = {}
+        for cluster, graph in self.graphs.items():
+            for where, index in graph.indexes.items():
+                for doc_id, found in index.items():
+                    if len(found) > 1:
+                        names = {graph.results[key].name for key, _doc in found}
+                        if len(names) > 1:
+                            out[(cluster, where, doc_id)] = names
+        return out
+
+
 def _duplicates(
+    base: Snapshot,
+    head: Snapshot,
+    base_place: Placement,
+    head_place: Placement,
+    base_graphs: Mapping[str, ClusterGraph],
+    head_graphs: Mapping[str, ClusterGraph],
+) -> tuple[Duplicate, ...]:
+    if _GraphOwners.covers(base, base_graphs, base_place) and _GraphOwners.covers(
+        head, head_graphs, head_place
+    ):
+        before_graphs, after_graphs = _GraphOwners(base_graphs), _GraphOwners(head_graphs)
+        found = [
+            Duplicate(
+                doc_id,
+                cluster,
+                tuple(sorted(names)),
+                len(before_graphs.owners(cluster, where, doc_id)) > 1,
+                where if where != cluster else None,
+            )
+            for (cluster, where, doc_id), names in after_graphs.shared().items()
+            if cluster is not None and where is not None
+        ]
+        return tuple(sorted(found, key=lambda d: (d.cluster or "", d.applied_to or "", d.id)))
+    return _walked_duplicates(base, head, base_place, head_place)
+
+
+def _walked_duplicates(
     base: Snapshot, head: Snapshot, base_place: Placement, head_place: Placement
 ) -> tuple[Duplicate, ...]:
+    """`_duplicates` by a walk of every flux document of both sides (its definition)."""
     before = _owners(base, base_place)
     out = [
         Duplicate(
@@ -602,7 +699,8 @@ def _errors(
     unjudged charts, repaired targets)."""
     sides: tuple[tuple[Side, Snapshot], ...] = (("base", base), ("head", head))
     out: list[RenderError] = []
-    for name in sorted((set(base.results) | set(head.results)) - set(set_aside)):
+    failed = {n for side in (base, head) for n, r in side.results.items() if not r.ok}
+    for name in sorted(failed - set(set_aside)):
         for side, snapshot in sides:
             result = snapshot.results.get(name)
             if result is not None and not result.ok:

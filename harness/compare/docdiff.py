@@ -25,7 +25,7 @@ import yaml
 
 from harness.compare import fieldpath, masking
 from harness.compare.fieldpath import FieldPattern, Keyed, Segment
-from harness.core import yamlload
+from harness.core import parsed, yamlload
 from harness.core.model import DocId, Document
 
 FieldOp = Literal["changed", "added", "removed", "reordered"]
@@ -110,8 +110,11 @@ class Differ:
 
     def parse(self, doc: Document) -> Any:
         if doc.sha256 not in self._parsed:
-            try:
-                self._parsed[doc.sha256] = yamlload.load(doc.text)
+            try:  # a private copy of the object known for the text (JSON: equal, fast)
+                encoded = parsed.stored(doc.text)
+                self._parsed[doc.sha256] = (
+                    json.loads(encoded) if encoded is not None else yamlload.load(doc.text)
+                )
             except yamlload.YAMLError:
                 self._parsed[doc.sha256] = {"__unparsable__": doc.sha256}
         return self._parsed[doc.sha256]

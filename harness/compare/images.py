@@ -24,9 +24,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from harness.compare.snapshots import same_targets
 from harness.core import imageref, parsed
 from harness.core.imageref import ImageRef
-from harness.core.model import DocId, Snapshot, TargetResult
+from harness.core.model import DocId, Document, Snapshot, TargetResult
 
 # kind -> the keys from the object to its Pod spec
 POD_SPECS: Mapping[str, tuple[str, ...]] = {
@@ -157,30 +158,40 @@ def _oci_image(obj: Any) -> str | None:
     return text
 
 
+def _reads_images(doc_id: DocId) -> bool:
+    """Whether a document of this identity can name an image (a workload, a HelmRelease, an
+    OCIRepository)."""
+    return doc_id.kind in POD_SPECS or (doc_id.group, doc_id.kind) in (HELMRELEASE, OCIREPOSITORY)
+
+
+def _doc_uses(doc: Document) -> Iterator[tuple[str, str, str]]:
+    """(field, container or values path, reference) of each image one document names."""
+    kind = doc.id.kind
+    pair = (doc.id.group, kind)
+    try:
+        obj = parsed.load(doc.text)
+    except Exception:  # a document kubectl printed is YAML; never fail a listing on one
+        return
+    if pair == HELMRELEASE:
+        release = obj.get("spec") if isinstance(obj, dict) else None
+        values = release.get("values") if isinstance(release, dict) else None
+        for where, text in _values_images(values, "spec.values"):
+            yield "values", where, text
+        return
+    if pair == OCIREPOSITORY:
+        artifact = _oci_image(obj)
+        if artifact is not None:
+            yield "ociRepository", "spec.ref", artifact
+        return
+    spec = _pod_spec(obj, kind)
+    if spec is not None:
+        yield from _containers(spec)
+
+
 def _result_uses(result: TargetResult) -> Iterator[tuple[DocId, str, str, str]]:
     for doc in result.documents:
-        kind = doc.id.kind
-        pair = (doc.id.group, kind)
-        if kind not in POD_SPECS and pair not in (HELMRELEASE, OCIREPOSITORY):
-            continue
-        try:
-            obj = parsed.load(doc.text)
-        except Exception:  # a document kubectl printed is YAML; never fail a listing on one
-            continue
-        if pair == HELMRELEASE:
-            release = obj.get("spec") if isinstance(obj, dict) else None
-            values = release.get("values") if isinstance(release, dict) else None
-            for where, text in _values_images(values, "spec.values"):
-                yield doc.id, "values", where, text
-            continue
-        if pair == OCIREPOSITORY:
-            artifact = _oci_image(obj)
-            if artifact is not None:
-                yield doc.id, "ociRepository", "spec.ref", artifact
-            continue
-        spec = _pod_spec(obj, kind)
-        if spec is not None:
-            for field, container, image in _containers(spec):
+        if _reads_images(doc.id):
+            for field, container, image in _doc_uses(doc):
                 yield doc.id, field, container, image
 
 
@@ -202,6 +213,11 @@ def _order(use: ImageUse) -> tuple[str, str, int, str, str]:
 _Uses = tuple[tuple[DocId, str, str, str], ...]
 
 
+_Found = dict[tuple[str, DocId, str, str, str], list[str]]
+_Named = tuple[str, str, str]  # (group, kind, name) of a workload
+_DocUses = dict[tuple[DocId, str], tuple[tuple[str, str, str], ...]]
+
+
 def images_of(
     snapshot: Snapshot,
     clusters: Iterable[str] = (),
@@ -212,9 +228,8 @@ def images_of(
     cluster, workload and container; only `clusters`' when given. `memo` (identities and
     sha256 of a target's documents -> their uses) lets the two sides of a diff read each
     unchanged target's documents once."""
-    wanted = set(clusters)
     rendered = _rendered_releases(snapshot)
-    found: dict[tuple[str, DocId, str, str, str], list[str]] = defaultdict(list)
+    found: _Found = defaultdict(list)
     for result in snapshot.results.values():
         if not result.ok:
             continue
@@ -230,6 +245,11 @@ def images_of(
             if field == "values" and (cluster, doc_id.namespace, doc_id.name) in rendered:
                 continue  # the release's own workloads say its images
             found[(cluster, doc_id, field, container, image)].append(result.name)
+    return _uses(found, set(clusters))
+
+
+def _uses(found: _Found, wanted: set[str]) -> tuple[ImageUse, ...]:
+    """The uses of `found`, a path target's left out where a cluster deploys the same."""
     # what the clusters deploy, also by name alone (a path leaves the namespace to Flux)
     deployed = {key[1:] for key in found if key[0]}
     loose = {(d.group, d.kind, d.name, *rest) for (d, *rest) in deployed}
@@ -249,6 +269,69 @@ def images_of(
     return tuple(sorted(uses, key=_order))
 
 
+def _named(doc_id: DocId) -> _Named:
+    return (doc_id.group, doc_id.kind, doc_id.name)
+
+
+def _read(doc: Document, memo: _DocUses) -> tuple[tuple[str, str, str], ...]:
+    key = (doc.id, doc.sha256)  # as images_of's memo: the same bytes name the same images
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = tuple(_doc_uses(doc))
+    return found
+
+
+def _some_images(
+    snapshot: Snapshot, rendered: set[tuple[str, str, str]], only: set[_Named], memo: _DocUses
+) -> tuple[ImageUse, ...]:
+    """`images_of(snapshot)` for the workloads named in `only` (group, kind, name): exactly
+    its uses of those, since whether a use counts depends only on the uses of workloads of
+    that name (a path target's, on the clusters' of the same name in any namespace)."""
+    found: _Found = defaultdict(list)
+    names = {name for _g, _k, name in only}
+    for result in snapshot.results.values():
+        if not result.ok:
+            continue
+        cluster = result.target.cluster or ""
+        for doc in result.documents:
+            doc_id = doc.id
+            if doc_id.name not in names or _named(doc_id) not in only:
+                continue
+            for field, container, image in _read(doc, memo):
+                if field == "values" and (cluster, doc_id.namespace, doc_id.name) in rendered:
+                    continue
+                found[(cluster, doc_id, field, container, image)].append(result.name)
+    return _uses(found, set())
+
+
+def _touched(
+    base: Snapshot,
+    head: Snapshot,
+    rendered: tuple[set[tuple[str, str, str]], set[tuple[str, str, str]]],
+    memo: _DocUses,
+) -> set[_Named]:
+    """The workloads whose images may differ between the sides: every one naming an image
+    in a target that is not the same on both, and the HelmReleases whose own helm target
+    renders on one side only (their values are read on the other)."""
+    same = {
+        n
+        for n in same_targets(base, head)
+        if base.results[n].target.kind == head.results[n].target.kind
+        and base.results[n].target.cluster == head.results[n].target.cluster
+    }
+    out: set[_Named] = set()
+    for snapshot in (base, head):
+        for name, result in snapshot.results.items():
+            if name in same or not result.ok:
+                continue
+            for doc in result.documents:
+                if _reads_images(doc.id) and _read(doc, memo):
+                    out.add(_named(doc.id))
+    for _cluster, _namespace, name in rendered[0] ^ rendered[1]:
+        out.add((*HELMRELEASE, name))
+    return out
+
+
 def _failed(snapshot: Snapshot) -> set[str]:
     return {name for name, result in snapshot.results.items() if not result.ok}
 
@@ -258,9 +341,15 @@ def changes(base: Snapshot, head: Snapshot) -> tuple[ImageChange, ...]:
     before and after, compared by identity (`nginx:1` is `docker.io/library/nginx:1`);
     grouped by the references as written. A workload whose target failed on the other side
     is never read as its images added or removed."""
-    memo: dict[tuple[tuple[DocId, str], ...], _Uses] = {}
-    before = _by_place(images_of(base, memo=memo))
-    after = _by_place(images_of(head, memo=memo))
+    memo: _DocUses = {}
+    # a workload of no other name has the same uses on both sides: no change (and the
+    # cost of a diff is the documents it touched, not every image of both renders)
+    rendered = (_rendered_releases(base), _rendered_releases(head))
+    touched = _touched(base, head, rendered, memo)
+    if not touched:
+        return ()
+    before = _by_place(_some_images(base, rendered[0], touched, memo))
+    after = _by_place(_some_images(head, rendered[1], touched, memo))
     failed_head, failed_base = _failed(head), _failed(base)
     grouped: dict[tuple[str, ImageRef | None, ImageRef | None], list[Place]] = defaultdict(list)
     for place in sorted(before.keys() | after.keys()):

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from harness.core.memo import Memo
 from harness.core.model import DocId, Document, Snapshot, TargetResult
 
 Status = Literal["match", "changed", "added", "removed", "error"]
@@ -96,6 +97,38 @@ def compare_documents(
     return added, removed, changed, unchanged
 
 
+def same_documents(before: TargetResult | None, after: TargetResult | None) -> bool:
+    """Whether a target renders, on both sides, the very same documents in the same order
+    (identities and sha256, what `compare_documents` matches by) and no error: then nothing
+    of it can differ, so its comparison, image uses and ownership need no document walk."""
+    if before is None or after is None or not before.ok or not after.ok:
+        return False
+    old, new = before.documents, after.documents
+    if len(old) != len(new) or (before.sha256 and after.sha256 and before.sha256 != after.sha256):
+        return False  # a differing stream digest only saves the walk below
+    return [a.sha256 for a in old] == [b.sha256 for b in new] and [a.id for a in old] == [
+        b.id for b in new
+    ]
+
+
+# (base, head) -> the names `same_targets` gives, per run: the comparison and the image
+# changes ask it of the same two sides
+_SAME: Memo[tuple[int, int], tuple[Snapshot, Snapshot, frozenset[str]]] = Memo("same targets", 64)
+
+
+def same_targets(base: Snapshot, head: Snapshot) -> frozenset[str]:
+    """The targets for which `same_documents` holds between the two sides."""
+    key = (id(base), id(head))
+    known = _SAME.get(key)
+    if known is not None and known[0] is base and known[1] is head:
+        return known[2]
+    found = frozenset(
+        name for name, r in base.results.items() if same_documents(r, head.results.get(name))
+    )
+    _SAME.put(key, (base, head, found))
+    return found
+
+
 def compare_target(
     name: str, before: TargetResult | None, after: TargetResult | None, repairs: bool = False
 ) -> TargetDiff:
@@ -105,6 +138,8 @@ def compare_target(
     ref = after or before
     assert ref is not None
     kind, cluster = ref.target.kind, ref.target.cluster
+    if same_documents(before, after):  # most targets of a diff: what the walk below would say
+        return _matched(name, ref)
     repaired = None
     if repairs and before is not None and not before.ok and (after is None or after.ok):
         repaired, before = before.error or "render failed", None  # the head repairs it
@@ -158,6 +193,20 @@ def compare_target(
     )
 
 
+def _matched(name: str, after: TargetResult) -> TargetDiff:
+    """`compare_target` of a target whose documents are the same on both sides."""
+    count = len(after.documents)
+    return TargetDiff(
+        name,
+        after.target.kind,
+        after.target.cluster,
+        "match",
+        documents_before=count,
+        documents_after=count,
+        unchanged=count,
+    )
+
+
 def _count(result: TargetResult | None) -> int | None:
     return len(result.documents) if result is not None and result.ok else None
 
@@ -166,6 +215,12 @@ def compare(base: Snapshot, head: Snapshot, *, repairs: bool = False) -> Compari
     """Targets in reading order: path targets, then flux targets, then helm targets, by name.
     `repairs`: see `compare_target` (diff asks for them, check never)."""
     names = set(base.results) | set(head.results)
-    diffs = [compare_target(n, base.results.get(n), head.results.get(n), repairs) for n in names]
+    same = same_targets(base, head)
+    diffs = [
+        _matched(n, head.results[n])
+        if n in same
+        else compare_target(n, base.results.get(n), head.results.get(n), repairs)
+        for n in names
+    ]
     diffs.sort(key=lambda t: (t.kind != "path", t.kind == "helm", t.name))
     return Comparison(base=base, head=head, targets=tuple(diffs))

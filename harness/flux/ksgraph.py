@@ -27,7 +27,7 @@ object lives there; what each one renders is indexed per applied-to cluster (`wi
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -299,6 +299,28 @@ def _node_from(cluster: str, doc: Document, declared_by: str) -> KsNode:
     )
 
 
+# a Kustomization or ResourceSet document's node and a HelmRelease document's spec facts,
+# by content: both sides of a diff (and each answer of `harness watch`) share them
+_NODES: memo.Memo[tuple[str, str, DocId, str], KsNode] = memo.Memo("ks nodes", 16384)
+_RELEASES: memo.Memo[tuple[str, str], tuple[KubeConfigRef | None, tuple[Key, ...]]] = memo.Memo(
+    "release specs", 16384
+)
+
+
+def _node(cluster: str, doc: Document, declared_by: str, rset: bool) -> KsNode:
+    key = (cluster, declared_by, doc.id, doc.text)
+    found = _NODES.get(key)
+    if found is None:
+        found = (_rset_node if rset else _node_from)(cluster, doc, declared_by)
+        _NODES.put(key, found)
+    return found
+
+
+# the last graph of each cluster made in this run: the next one (the head after the base,
+# `harness watch`'s next answer) is derived from it when only documents' bytes changed
+_LAST: memo.Memo[str, ClusterGraph] = memo.Memo("last cluster graphs", 64)
+
+
 def cluster_graph(cluster: str, results: Iterable[TargetResult]) -> ClusterGraph:
     """The graph of one cluster from its flux target results."""
     by_key: dict[Key, TargetResult] = {}
@@ -307,15 +329,100 @@ def cluster_graph(cluster: str, results: Iterable[TargetResult]) -> ClusterGraph
         if parts is None:
             continue
         by_key[(parts[1], parts[2])] = result
+    last = _LAST.get(cluster)
+    graph = _derived(last, by_key) if last is not None else None
+    if graph is None:
+        graph = _built(cluster, by_key)
+    _LAST.put(cluster, graph)
+    return graph
+
+
+def _same_ids(before: TargetResult, after: TargetResult) -> bool | None:
+    """True: the very same documents (identities and sha256, in order); False: the same
+    identities in order, other bytes; None: anything else (an identity or a failure
+    differs)."""
+    if before.name != after.name or before.ok != after.ok:
+        return None
+    if not before.ok:
+        return True
+    old, new = before.documents, after.documents
+    if len(old) != len(new) or [a.id for a in old] != [b.id for b in new]:
+        return None
+    return [a.sha256 for a in old] == [b.sha256 for b in new]
+
+
+def _shapes(result: TargetResult) -> bool:
+    """Whether the result holds a document the graph's nodes come from."""
+    return result.ok and any(
+        (d.id.group, d.id.kind) in ((KUSTOMIZE_GROUP, "Kustomization"), (RSET_GROUP, "ResourceSet"))
+        for d in result.documents
+    )
+
+
+def _derived(last: ClusterGraph, by_key: dict[Key, TargetResult]) -> ClusterGraph | None:
+    """`_built(cluster, by_key)` from the cluster's last graph, when every target keeps its
+    identities in order and no Kustomization or ResourceSet document changed: the nodes,
+    where each applies and the index's order stay; only the changed targets' documents are
+    put in the index (the others keep the last graph's equal documents). None otherwise."""
+    if last.applied or by_key.keys() != last.results.keys():
+        return None  # a remote splits the index: built afresh
+    changed: dict[Key, TargetResult] = {}
+    for key, result in by_key.items():
+        same = _same_ids(last.results[key], result)
+        if same is None:
+            return None
+        if not same:
+            if _shapes(result) or _shapes(last.results[key]):
+                return None
+            changed[key] = result
+    index = dict(last.index)
+    fresh: dict[tuple[Key, DocId], list[Document]] = {}
+    for key, result in changed.items():
+        for doc in result.documents:
+            fresh.setdefault((key, doc.id), []).append(doc)
+    for doc_id in {doc_id for _key, doc_id in fresh}:  # each in the index: same identities
+        taken: dict[Key, int] = {}
+        entries = []
+        for key, doc in index[doc_id]:
+            if key in changed:
+                at = taken.get(key, 0)
+                taken[key] = at + 1
+                doc = fresh[(key, doc_id)][at]
+            entries.append((key, doc))
+        index[doc_id] = tuple(entries)
+    cluster = last.cluster
+    # a release node reads its first owner's document: anew where that owner changed
+    releases = dict(last.releases)
+    for key, doc_id in fresh:
+        if is_helm_release(doc_id):
+            owners = index[doc_id]
+            if owners[0][0] == key:
+                releases.update(_releases(cluster, {doc_id: owners}, last.applied))
+    return ClusterGraph(
+        cluster=cluster,
+        nodes=last.nodes,
+        results=by_key,
+        index=index,
+        releases=releases,
+        applied=last.applied,
+        indexes={cluster: index} if last.indexes else {},
+    )
+
+
+def _built(cluster: str, by_key: dict[Key, TargetResult]) -> ClusterGraph:
+    """A cluster's graph from scratch."""
+    ordered = sorted(by_key.items())
     nodes: dict[Key, KsNode] = {}
-    for _key, result in sorted(by_key.items()):
+    for _key, result in ordered:
         if not result.ok:
             continue
         for doc in result.documents:
-            if is_flux_kustomization(doc.id):
-                node = _node_from(cluster, doc, result.name)
-            elif is_resourceset(doc.id):
-                node = _rset_node(cluster, doc, result.name)
+            doc_id = doc.id
+            group = doc_id.group  # the two kinds inline: this loop sees every document
+            if group == KUSTOMIZE_GROUP and doc_id.kind == "Kustomization":
+                node = _node(cluster, doc, result.name, False)
+            elif group == RSET_GROUP and doc_id.kind == "ResourceSet":
+                node = _node(cluster, doc, result.name, True)
             else:
                 continue
             nodes.setdefault(node.key, node)
@@ -331,22 +438,30 @@ def cluster_graph(cluster: str, results: Iterable[TargetResult]) -> ClusterGraph
                 spec_known=False,
             )
     applied = applied_to(cluster, nodes)
+    remote = any(where != cluster for where in applied.values())
     index: dict[DocId, list[tuple[Key, Document]]] = {}
     indexes: dict[str, dict[DocId, list[tuple[Key, Document]]]] = {}
-    for key, result in sorted(by_key.items()):
+    for key, result in ordered:
         if result.ok:
-            within = indexes.setdefault(applied.get(key, cluster), {})
+            within = indexes.setdefault(applied.get(key, cluster), {}) if remote else None
             for doc in result.documents:
-                index.setdefault(doc.id, []).append((key, doc))
-                within.setdefault(doc.id, []).append((key, doc))
+                entry = (key, doc)
+                index.setdefault(doc.id, []).append(entry)
+                if within is not None:
+                    within.setdefault(doc.id, []).append(entry)
+    whole = {k: tuple(v) for k, v in index.items()}
+    if remote:
+        split = {c: {k: tuple(v) for k, v in i.items()} for c, i in sorted(indexes.items())}
+    else:  # every Kustomization applies here: the one index is the cluster's (shared)
+        split = {cluster: whole} if any(r.ok for _k, r in ordered) else {}
     return ClusterGraph(
         cluster=cluster,
         nodes=dict(sorted(nodes.items())),
         results=by_key,
-        index={k: tuple(v) for k, v in index.items()},
-        releases=_releases(cluster, index, applied),
+        index=whole,
+        releases=_releases(cluster, whole, applied),
         applied={k: v for k, v in sorted(applied.items()) if v != cluster},
-        indexes={c: {k: tuple(v) for k, v in i.items()} for c, i in sorted(indexes.items())},
+        indexes=split,
     )
 
 
@@ -412,35 +527,45 @@ def is_helm_release(doc_id: DocId) -> bool:
     return doc_id.group == HELM_GROUP and doc_id.kind == "HelmRelease"
 
 
+def _release_spec(doc: Document, namespace: str) -> tuple[KubeConfigRef | None, tuple[Key, ...]]:
+    """A HelmRelease document's `spec.kubeConfig` and `spec.dependsOn` (remembered by text)."""
+    memo_key = (doc.text, namespace)
+    found = _RELEASES.get(memo_key)
+    if found is not None:
+        return found
+    spec = parse(doc).get("spec")
+    deps: list[Key] = []
+    items = spec.get("dependsOn") if isinstance(spec, dict) else None
+    for item in items if isinstance(items, list) else []:
+        name = item.get("name") if isinstance(item, dict) else None
+        if isinstance(name, str) and name:
+            dep_ns = item.get("namespace")
+            deps.append((dep_ns if isinstance(dep_ns, str) and dep_ns else namespace, name))
+    found = (kube_config(spec, namespace), tuple(deps))
+    _RELEASES.put(memo_key, found)
+    return found
+
+
 def _releases(
     cluster: str,
-    index: Mapping[DocId, list[tuple[Key, Document]]],
+    index: Mapping[DocId, Sequence[tuple[Key, Document]]],
     applied: Mapping[Key, str] | None = None,
 ) -> dict[Key, ReleaseNode]:
     """Every HelmRelease the cluster's Kustomizations render, with its dependsOn and the
     applied-to cluster of its chart (its own `kubeConfig`, else its first owner's)."""
     out: dict[Key, ReleaseNode] = {}
-    for doc_id, owners in sorted(index.items()):
-        if not is_helm_release(doc_id):
-            continue
+    found = [(doc_id, owners) for doc_id, owners in index.items() if is_helm_release(doc_id)]
+    for doc_id, owners in sorted(found):
         namespace = doc_id.namespace or "default"
-        spec = parse(owners[0][1]).get("spec")
-        remote = kube_config(spec, namespace)
+        remote, deps = _release_spec(owners[0][1], namespace)
         lands = (applied or {}).get(owners[0][0], cluster)
-        deps: list[Key] = []
-        items = spec.get("dependsOn") if isinstance(spec, dict) else None
-        for item in items if isinstance(items, list) else []:
-            name = item.get("name") if isinstance(item, dict) else None
-            if isinstance(name, str) and name:
-                dep_ns = item.get("namespace")
-                deps.append((dep_ns if isinstance(dep_ns, str) and dep_ns else namespace, name))
         key = (namespace, doc_id.name)
         out[key] = ReleaseNode(
             cluster,
             namespace,
             doc_id.name,
             tuple(sorted({k for k, _d in owners})),
-            tuple(deps),
+            deps,
             remote.remote(cluster) if remote is not None else lands,
         )
     return out

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import os
+from dataclasses import replace
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.compare import analyze as analyze_mod
 from harness.compare import gate
-from harness.compare.analyze import analyze, summarize
+from harness.compare.analyze import Duplicate, analyze, summarize
 from harness.compare.counts import count
-from harness.core.model import DocId
+from harness.core.model import DocId, Snapshot
+from harness.flux.ksgraph import Placement, graphs
 from tests.diffkit import cilium_split, cm, snapshot
-from tests.hazards.snap import hub_spoke, ns
+from tests.hazards.snap import KUBECONFIG, hub_spoke, ks, ns, spoke
 
 NS = DocId("", "ConfigMap", "kube-system", "ns")
 HR = DocId("", "ConfigMap", "kube-system", "hr")
@@ -174,3 +183,75 @@ def test_a_new_overlay_beside_an_unchanged_one_is_an_addition_not_a_move() -> No
     ]
     tally = gate.judge(a).tally
     assert (tally.added, tally.moved_with_changes) == (1, 0)
+
+
+def _both_ways(base: Snapshot, head: Snapshot) -> tuple[Duplicate, ...]:
+    """The duplicates from the graphs' indexes, held to the walk of every document."""
+    base_graphs, head_graphs = graphs(base), graphs(head)
+    base_place, head_place = Placement(base_graphs), Placement(head_graphs)
+    fast = analyze_mod._duplicates(base, head, base_place, head_place, base_graphs, head_graphs)
+    assert fast == analyze_mod._walked_duplicates(base, head, base_place, head_place)
+    return fast
+
+
+def test_duplicates_from_the_graphs_are_the_walked_ones() -> None:
+    base = snapshot(
+        {
+            "dev/flux-system/a": [cm("x", owner="a"), cm("old", owner="a"), cm("old", owner="a")],
+            "dev/flux-system/b": [cm("old", owner="b")],
+            "prod/flux-system/a": [cm("x", owner="a")],
+        }
+    )
+    head = snapshot(
+        {
+            "dev/flux-system/a": [cm("x", owner="a"), cm("old", owner="a")],
+            "dev/flux-system/b": [cm("x", owner="b"), cm("old", owner="b")],
+            "prod/flux-system/a": [cm("x", owner="a")],
+            "prod/flux-system/b": "failed",
+        }
+    )
+    assert len(_both_ways(base, head)) == 2
+    assert _both_ways(head, base)[0].in_base
+
+
+def test_duplicates_per_spoke_from_the_graphs_are_the_walked_ones() -> None:
+    """A Namespace in both spokes is no duplicate; in one spoke's two targets it is."""
+    base = hub_spoke((ns("podinfo"),))
+    more = (ks("more", namespace="production", kubeConfig=KUBECONFIG),)
+    head = hub_spoke((ns("podinfo"),), root=more, extra=(spoke("more", ns("podinfo")),))
+    assert _both_ways(base, base) == ()
+    dups = _both_ways(base, head)
+    assert [(d.applied_to, d.targets) for d in dups] == [
+        (
+            "hub -> Secret/production/cluster-kubeconfig",
+            ("hub/production/more", "hub/production/tenants"),
+        )
+    ]
+
+
+def test_a_flux_target_outside_any_graph_takes_the_walk() -> None:
+    """A flux target not named `<cluster>/<namespace>/<name>` is in no graph: the walk
+    answers, as before."""
+    base = snapshot({"dev/flux-system/a": [cm("x", owner="a")]})
+    odd = base.results["dev/flux-system/a"]
+    stray = replace(odd, target=replace(odd.target, name="stray"))
+    head = replace(base, results={**base.results, "stray": stray})
+    assert not analyze_mod._GraphOwners.covers(head, graphs(head), Placement(graphs(head)))
+    assert [d.targets for d in _both_ways(head, head)] == [("dev/flux-system/a", "stray")]
+
+
+_PART = st.sampled_from(["a", "b", "b-c", "b.d", "c"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.lists(_PART, min_size=1, max_size=4), min_size=1, max_size=6),
+    st.lists(_PART, max_size=3),
+)
+def test_below_all_is_below_the_common_path(paths: list[list[str]], directory: list[str]) -> None:
+    """First and last by parts decide it for all: what commonpath says (`b-c` sorts between
+    `b` and `b/...` as a string, not as parts)."""
+    dirs = [Path("/repo", *p) for p in paths]
+    where = Path("/repo", *directory)
+    common = Path(os.path.commonpath([str(d) for d in dirs]))
+    assert analyze_mod._below_all(dirs)(where) == common.is_relative_to(where)

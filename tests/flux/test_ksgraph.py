@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from harness.core.model import DocId, Snapshot, Target
-from harness.flux.ksgraph import graphs, kube_config, placement, prune_protected, split_target_name
+from harness.core.run import Run
+from harness.flux.ksgraph import (
+    ClusterGraph,
+    cluster_graph,
+    graphs,
+    kube_config,
+    placement,
+    prune_protected,
+    split_target_name,
+)
 from harness.pipeline import goldens
 from tests.hazards.snap import (
     KUBECONFIG,
@@ -197,3 +207,108 @@ def test_placement_of_flux_and_helm_targets() -> None:
     assert place.of(helm) == PROD
     assert place.of(Target("hub/production/local@helm", "helm", Path("/r"), cluster="hub")) == "hub"
     assert place.of(Target("apps", "path", Path("/r"))) is None
+
+
+def _fresh(snap: Snapshot) -> dict[str, ClusterGraph]:
+    """The graphs outside any run: nothing remembered, every document parsed afresh."""
+    return {
+        c: cluster_graph(c, [r for r in snap.results.values() if r.target.cluster == c])
+        for c in graphs(snap)
+    }
+
+
+def test_graphs_built_after_another_sides_are_the_fresh_ones() -> None:
+    """Nodes and release specs are remembered by content within a run: a head whose
+    dependsOn, kubeConfig or release dependsOn changed gets its own, as built from scratch."""
+    release = obj("HelmRelease", "sonarr", "media", "helm.toolkit.fluxcd.io/v2", spec={})
+    depends = {"dependsOn": [{"name": "postgres", "namespace": "db"}]}
+    edited = obj("HelmRelease", "sonarr", "media", "helm.toolkit.fluxcd.io/v2", spec=depends)
+    base = snapshot(
+        flux("dev", "flux-system", ks("infra"), ks("apps", depends=["infra"])),
+        flux("dev", "apps", release, ns("media")),
+        flux("dev", "infra", ns("media")),
+    )
+    heads = [
+        snapshot(  # a dependsOn edit
+            flux("dev", "flux-system", ks("infra"), ks("apps", depends=[])),
+            flux("dev", "apps", release, ns("media")),
+            flux("dev", "infra", ns("media")),
+        ),
+        snapshot(  # the release's dependsOn
+            flux("dev", "flux-system", ks("infra"), ks("apps", depends=["infra"])),
+            flux("dev", "apps", edited, ns("media")),
+            flux("dev", "infra", ns("media")),
+        ),
+        snapshot(  # apps now applies to a remote: the index splits per applied-to cluster
+            flux("dev", "flux-system", ks("infra"), ks("apps", kubeConfig=KUBECONFIG)),
+            flux("dev", "apps", release, ns("media")),
+            flux("dev", "infra", ns("media")),
+        ),
+    ]
+    fresh = [_fresh(base), *(_fresh(head) for head in heads)]
+    with Run().entered():
+        assert graphs(base) == fresh[0]
+        for head, expected in zip(heads, fresh[1:], strict=True):
+            assert graphs(head) == expected
+            assert graphs(head) != graphs(base)
+    dev = _fresh(heads[0])["dev"]
+    assert dev.nodes[("flux-system", "apps")].depends_on == ()
+    assert _fresh(heads[1])["dev"].releases[("media", "sonarr")].depends_on == (("db", "postgres"),)
+    remote = _fresh(heads[2])["dev"]
+    assert sorted(remote.indexes) == ["dev", "dev -> Secret/flux-system/cluster-kubeconfig"]
+    assert remote.within("dev") != remote.index
+
+
+def test_a_cluster_with_only_local_kustomizations_has_one_index() -> None:
+    dev = graphs(_snap())["dev"]
+    assert dev.indexes == {"dev": dev.index}
+    nothing = graphs(snapshot(flux("dev", "flux-system", error="boom")))["dev"]
+    assert nothing.indexes == {} and nothing.within("dev") == {}
+
+
+def _same_graphs(made: dict[str, ClusterGraph], fresh: dict[str, ClusterGraph]) -> None:
+    """Equal, and in the same order (rules walk the index and nodes in order)."""
+    assert made == fresh
+    for cluster, graph in made.items():
+        assert list(graph.index) == list(fresh[cluster].index)
+        assert [list(i) for i in graph.indexes.values()] == [
+            list(i) for i in fresh[cluster].indexes.values()
+        ]
+        assert list(graph.nodes) == list(fresh[cluster].nodes)
+        assert list(graph.releases) == list(fresh[cluster].releases)
+
+
+def test_a_graph_derived_from_the_last_one_is_the_fresh_one() -> None:
+    """Bytes changed under the same identities (an annotation, a release's values, a
+    ConfigMap two targets render): the head's graph is derived from the base's and equals
+    the one built from scratch, order included; a changed identity or failure rebuilds."""
+
+    def side(
+        value: str, extra: tuple[dict[str, Any], ...] = (), fail: bool = False, dep: str = ""
+    ) -> Snapshot:
+        sonarr = helmrelease("sonarr", "media", tag=value)
+        if dep:
+            sonarr["spec"]["dependsOn"] = [{"name": dep}]
+        return snapshot(
+            flux("dev", "flux-system", ks("infra"), ks("apps", depends=["infra"])),
+            flux("dev", "apps", cm("shared", "media", v=value), sonarr, cm("x", "media"))
+            if not fail
+            else flux("dev", "apps", error="boom"),
+            flux("dev", "infra", cm("shared", "media"), ns("media"), *extra),
+        )
+
+    base = side("1")
+    heads = [
+        side("2"),
+        side("2", dep="postgres"),  # the release's dependsOn: same identities
+        side("1", extra=(cm("new", "media"),)),
+        side("2", fail=True),
+        side("1"),
+    ]
+    fresh = [_fresh(base), *(_fresh(head) for head in heads)]
+    with Run().entered():
+        _same_graphs(graphs(base), fresh[0])
+        for head, expected in zip(heads, fresh[1:], strict=True):
+            _same_graphs(graphs(head), expected)
+    assert fresh[1] != fresh[0] and fresh[5] == fresh[0]
+    assert fresh[2]["dev"].releases[("media", "sonarr")].depends_on == (("media", "postgres"),)
