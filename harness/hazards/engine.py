@@ -222,7 +222,20 @@ def lint(
         kube_versions=dict(kube_versions or {}),
         cache=cache,
     )
-    return _report(lint_findings(ctx, rules), suppressions, ctx)
+    report = _report(lint_findings(ctx, rules), suppressions, ctx)
+    if repo is not None and cache is not None:
+        _keep_file_facts(repo, cache)
+    return report
+
+
+def _keep_file_facts(repo: Path, cache: Any) -> None:
+    """What the preinstalled scan learnt of the repo's files (core/filefacts.py), kept in
+    the cache directory beside the render's own facts, so that the next process knows
+    them by their stat instead of reading every file again."""
+    from harness.core import run
+    from harness.pipeline.repo import keep_file_facts
+
+    keep_file_facts(repo, cache, run.files())
 
 
 def diff(
@@ -275,6 +288,8 @@ def diff(
         from harness.hazards import introduced
 
         inventory: Inventory = head_ctx.preinstalled  # scanned only when the lint passes run
+        if memo is not None and head_repo is not None:
+            _keep_file_facts(head_repo, memo.cache)
         # both sides' graphs are derived once, shared by every context of this diff
         base_graphs, head_graphs = ctx.base_graphs, head_ctx.graphs
         names = introduced.renames(base, head, base_graphs, head_graphs)
@@ -296,7 +311,7 @@ def diff(
         head_facts = Facts(cache, head_digest, (base_digest,), keep_own=False)
 
         def side(
-            snapshot: Snapshot, graphs_: Mapping[str, ClusterGraph], facts: Facts
+            snapshot: Snapshot, graphs_: Mapping[str, ClusterGraph], facts: Facts, digest: str
         ) -> list[Finding]:
             def ctx_for(keep: Mapping[str, ClusterGraph]) -> LintContext:
                 return LintContext(
@@ -313,7 +328,7 @@ def diff(
 
             try:
                 if memo is not None:
-                    return memo.side(snapshot, graphs_, rules, scoped, settings, ctx_for)
+                    return memo.side(snapshot, graphs_, rules, scoped, settings, ctx_for, digest)
                 if scoped is None:
                     return lint_findings(ctx_for(graphs_), rules)
                 local = [r for r in rules if getattr(r, "scope", "") == "cluster"]
@@ -347,8 +362,8 @@ def diff(
             base_memo[memo_key] = (base, whole)
             before = _in_scope(whole, rules, scoped)
         else:
-            before = side(base, base_graphs, base_facts)
-        bare = _unique(side(head, head_graphs, head_facts))
+            before = side(base, base_graphs, base_facts, base_digest)
+        bare = _unique(side(head, head_graphs, head_facts, head_digest))
         if memo is not None:
             memo.computed_facts += base_facts.computed + head_facts.computed
             memo.reused_facts += base_facts.reused + head_facts.reused
@@ -495,12 +510,15 @@ class FindingsMemo:
         scoped: set[str] | None,
         settings: str,
         ctx_for: Callable[[Mapping[str, ClusterGraph]], LintContext],
+        side_digest: str | None = None,
     ) -> list[Finding]:
         """What `diff`'s lint pass of one side finds (the clusters in `scoped` for the
-        cluster-scoped rules; every cluster when None)."""
+        cluster-scoped rules; every cluster when None). `side_digest`: the side's `_digest`
+        when the caller has it."""
         out: list[Finding] = []
         whole: LintContext | None = None
-        side_digest = _digest(snapshot, None)
+        if side_digest is None:
+            side_digest = _digest(snapshot, None)
         for rule in rules:
             if getattr(rule, "scope", "") == "cluster":
                 continue
@@ -625,7 +643,12 @@ def _target_digest(name: str, r: TargetResult) -> bytes:
         import hashlib
 
         t = r.target
-        docs = [(d.id, d.api_version, d.sha256) for d in r.documents]
-        text = repr((name, t.kind, t.cluster, docs, r.error, r.duplicates, r.notes))
+        # plain strings' repr (C), not the dataclasses' generated one (the slow part)
+        docs = [
+            (d.id.group, d.id.kind, d.id.namespace, d.id.name, d.api_version, d.sha256)
+            for d in r.documents
+        ]
+        dups = [(d.group, d.kind, d.namespace, d.name) for d in r.duplicates]
+        text = repr((name, t.kind, t.cluster, docs, r.error, dups, r.notes))
         found = _TARGET_DIGESTS.put(r, hashlib.sha256(text.encode()).digest(), name)
     return found

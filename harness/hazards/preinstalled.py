@@ -255,23 +255,23 @@ def _names_talos_manifests(text: str) -> bool:
     return "inlineManifests" in text or "extraManifests" in text
 
 
-def _talos_candidate(path: Path) -> bool:
+def _talos_candidate(path: str) -> bool:
     """Whether the file may be a Talos machine config (it names `inlineManifests` or
     `extraManifests`), remembered by the file's stat (core/filefacts.py): a scan repeated
-    over an unchanged tree (`harness watch`) reads only the files that changed."""
+    over an unchanged tree (`harness watch`, or a later run once the cache directory keeps
+    the facts) reads only the files that changed."""
     facts = run.files()
-    key = str(path)
-    at, found = facts.get(key, _TALOS_FACT)
+    at, found = facts.get(path, _TALOS_FACT)
     if found is not None:
         return found == "1"
+    if at is None or at[0] > _MAX_BYTES:  # not a regular file, or too big: never read
+        return False
     try:
-        if path.stat().st_size > _MAX_BYTES:
-            return False
-        text = safefile.read_text(path)
+        text = safefile.read_text(Path(path))
     except (OSError, UnicodeDecodeError):
         return False
     candidate = _names_talos_manifests(text)
-    facts.put(key, _TALOS_FACT, at, "1" if candidate else "0")
+    facts.put(path, _TALOS_FACT, at, "1" if candidate else "0")
     return candidate
 
 
@@ -304,16 +304,17 @@ class _Scanner:
     def in_bootstrap_target(self, rel: str) -> bool:
         return any(rel.startswith(p + "/") for p in self.bootstrap_targets)
 
-    def files(self) -> Iterator[tuple[str, Path]]:
+    def files(self) -> Iterator[tuple[str, str]]:
         """(repo-relative path, path) of every manifest-like file, in sorted walk order,
-        from the repo's real path."""
+        from the repo's real path (strings: a Path per file cost more than the walk)."""
         root = os.path.realpath(self.repo)
         for dirpath, _dirnames, filenames in walk(Path(root), self.skip, {"node_modules"}):
-            prefix = os.path.relpath(dirpath, root).replace(os.sep, "/") + "/"
-            prefix = "" if prefix == "./" else prefix
+            # the walk starts at `root` and follows no symlink: every dirpath extends it
+            prefix = dirpath[len(root.rstrip(os.sep)) + 1 :].replace(os.sep, "/")
+            prefix = prefix + "/" if prefix else ""
             for name in sorted(filenames):
                 if name.endswith(SUFFIXES):
-                    yield prefix + name, Path(dirpath, name)
+                    yield prefix + name, os.path.join(dirpath, name)
 
     def run(self) -> None:
         for rel, path in self.files():
@@ -327,9 +328,9 @@ class _Scanner:
             if not (helmfile or k3s or bootstrap) and not _talos_candidate(path):
                 continue  # most files: known from their stat alone after the first read
             try:
-                if path.stat().st_size > _MAX_BYTES:
+                if os.stat(path).st_size > _MAX_BYTES:
                     continue
-                text = safefile.read_text(path)
+                text = safefile.read_text(Path(path))
             except (OSError, UnicodeDecodeError):
                 continue
             talos = _names_talos_manifests(text)
@@ -619,14 +620,15 @@ def scan(
                 rel = ctx.source_index.rel_path(node)
                 if rel is not None:
                     flux_paths.add(rel)
-    repo = ctx.repo.resolve()
+    repo = os.path.realpath(ctx.repo)
     # each cluster's Flux targets build the same directories: resolve each one once
     directories = {r.target.path for r in ctx.snapshot.results.values() if r.target.kind == "flux"}
     for directory in directories:  # also the synthesised roots, whose spec is unknown
-        try:
-            flux_paths.add(directory.resolve().relative_to(repo).as_posix())
-        except ValueError:
-            continue
+        real = os.path.realpath(directory)  # `Path.resolve().relative_to(repo)`, as strings
+        if real == repo:
+            flux_paths.add(".")
+        elif real.startswith(repo.rstrip(os.sep) + os.sep):
+            flux_paths.add(real[len(repo.rstrip(os.sep)) + 1 :].replace(os.sep, "/"))
     skip = {ctx.goldens.resolve()} if ctx.goldens is not None else set()
     scanner = _Scanner(ctx.repo, skip, flux_paths, sorted(ctx.graphs))
     _bootstrap_targets(ctx, scanner)

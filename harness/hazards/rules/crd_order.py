@@ -42,7 +42,7 @@ from harness.flux.ksgraph import ClusterGraph, Key, display, parse
 from harness.hazards import k8s
 from harness.hazards.context import DiffContext, LintContext
 from harness.hazards.finding import Finding, Severity, and_list
-from harness.hazards.installers import installs
+from harness.hazards.installers import Installers, installs
 from harness.hazards.rules.prune_delete import hidden_by_failure
 
 if TYPE_CHECKING:
@@ -330,6 +330,7 @@ class _Index:
             for key, doc in owners:
                 if graph.chart_applied_to(key, doc) == where:
                     self.releases.append(HelmRelease(key, doc))
+        self._installers = Installers([r.names if r.installs_crds else () for r in self.releases])
         self._likely: dict[str, list[HelmRelease]] = {}
         self._deps: dict[Key, set[Key]] = {}
         self._declarers: dict[Key, set[Key]] = {}
@@ -340,7 +341,8 @@ class _Index:
         """The releases that likely install `group` (installers.py), once per group."""
         found = self._likely.get(group)
         if found is None:
-            found = self._likely[group] = [r for r in self.releases if r.installs(group)]
+            matching = self._installers.matching(group)  # `r.installs(group)`, indexed
+            found = self._likely[group] = [self.releases[i] for i in matching]
         return found
 
     def deps(self, key: Key) -> set[Key]:
