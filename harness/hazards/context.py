@@ -52,6 +52,9 @@ class LintContext:
     # per-target facts kept by content (facts.py): what a side shares with another is
     # not derived again (None: computed here)
     facts: Facts | None = field(default=None, compare=False, repr=False)
+    # where the preinstalled scan keeps what the repo's files gave (preinstalled._Record)
+    # when `cache` is not given (a diff's head, whose rules keep their facts elsewhere)
+    scan_cache: RenderCache | None = field(default=None, compare=False, repr=False)
 
     def kube_version_of(self, cluster: str) -> str:
         return self.kube_versions.get(cluster, self.kube_version)
@@ -76,7 +79,12 @@ class LintContext:
             return self.inventory
         from harness.hazards.preinstalled import scan
 
-        return scan(self, self.preinstalled_entries, self.config_file)
+        return scan(
+            self,
+            self.preinstalled_entries,
+            self.config_file,
+            self.cache if self.cache is not None else self.scan_cache,
+        )
 
 
 @dataclass(frozen=True)

@@ -279,6 +279,7 @@ def diff(
         strict=strict,
         kube_version=kube_version,
         kube_versions=kubes,
+        scan_cache=memo.cache if memo is not None else None,
     )
     ctx = DiffContext(base=base, head=head, head_lint=head_ctx, comparison=comparison)
     findings: list[Finding] = []
