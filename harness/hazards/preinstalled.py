@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.core import run, safefile, yamlload
 from harness.core.config import Preinstalled
-from harness.core.filefacts import RACY_SECONDS, Stamp, directory_stamp, stamp
+from harness.core.filefacts import RACY_SECONDS, directory_stamp, stamp
 from harness.flux.helm.capabilities import crd_apis
 from harness.flux.ksgraph import parse
 from harness.hazards.installers import chart_basename, installs
@@ -703,9 +703,10 @@ class _Record:
 
         self.cache = cache
         self.scanner = scanner
+        self.root = os.path.realpath(scanner.repo)
         self.key = key(
             self.KIND,
-            os.path.realpath(scanner.repo),
+            self.root,
             "\0".join(sorted(os.path.realpath(p) for p in scanner.skip)),
             "\0".join(sorted(scanner.flux_paths)),
             "\0".join(scanner.bootstrap_targets),
@@ -721,15 +722,18 @@ class _Record:
             dirs, files, rows = payload["dirs"], payload["files"], payload["provisions"]
             if not (isinstance(dirs, list) and isinstance(files, list)):
                 return None
+            # a stamp is compared for equality with the stat now: a value of another type
+            # equals none, so it reads as a change
             for row in dirs:
-                path, *at = row
-                if not isinstance(path, str) or directory_stamp(path) != _stamp_of(at):
+                rel, *at = row
+                if directory_stamp(self._path(rel)) != tuple(at):
                     return None
             for row in files:
-                rel, path, read, *at = row
-                if not (isinstance(rel, str) and isinstance(path, str) and read in (0, 1)):
+                rel, read, *at = row
+                path = self._path(rel)
+                if read not in (0, 1):
                     return None
-                if stamp(path) == _stamp_of(at):
+                if stamp(path) == tuple(at):
                     continue
                 if read or self.scanner.flagged(rel) or _talos_candidate(path):
                     return None  # its provisions may differ: scan again
@@ -737,21 +741,29 @@ class _Record:
         except (TypeError, ValueError, KeyError):
             return None
 
+    def _path(self, rel: object) -> str:
+        """The path of a repo-relative name from a record: inside the repo, or ValueError
+        (an entry names no file elsewhere for harness to stat or read)."""
+        if not isinstance(rel, str) or rel.startswith("/") or ".." in rel.split("/"):
+            raise ValueError("not a path in the repo")
+        return os.path.join(self.root, rel) if rel else self.root
+
     def save(self, found: list[Provision]) -> None:
         """Keep `found` with the stat of every directory and file the scan walked."""
         cutoff = time.time() - RACY_SECONDS
+        top = len(self.root.rstrip(os.sep)) + 1
         dirs: list[list[object]] = []
         for path in self.scanner.walked:
             at = directory_stamp(path)
             if at is None or at[1] / 1e9 > cutoff:
                 return  # changing, or racily new: not remembered
-            dirs.append([path, *at])
+            dirs.append([path[top:].replace(os.sep, "/"), *at])
         files: list[list[object]] = []
         for rel, path, read in self.scanner.seen:
             at = stamp(path)
             if at is None or at[1] / 1e9 > cutoff:
                 return
-            files.append([rel, path, int(read), *at])
+            files.append([rel, int(read), *at])
         rows = [_provision_row(p) for p in found]
         self.cache.put(self.key, {"dirs": dirs, "files": files, "provisions": rows})
 
@@ -760,12 +772,6 @@ def _list(value: object) -> list[Any]:
     if not isinstance(value, list):
         raise ValueError("not a list")
     return value
-
-
-def _stamp_of(at: list[Any]) -> Stamp:
-    if len(at) != 4 or not all(type(v) is int for v in at):
-        raise ValueError("not a stamp")
-    return (at[0], at[1], at[2], at[3])
 
 
 def _texts(value: object) -> list[str]:

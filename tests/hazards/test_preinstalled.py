@@ -389,7 +389,9 @@ def test_a_racily_new_tree_is_not_recorded(tmp_path: Path) -> None:
     "payload",
     [
         {"dirs": "x", "files": [], "provisions": []},
-        {"dirs": [], "files": [["a", "/nonexistent", 2, 1, 2, 3, 4]], "provisions": []},
+        {"dirs": [], "files": [["a", 2, 1, 2, 3, 4]], "provisions": []},
+        {"dirs": [], "files": [["../../etc/passwd", 0, 1, 2, 3, 4]], "provisions": []},
+        {"dirs": [["/etc", 1, 2, 3, 4]], "files": [], "provisions": []},
         {"dirs": [], "files": [], "provisions": [{"source": 1}]},
         {"dirs": [], "files": [], "provisions": [{"source": "s", "file": "f", "how": "h"}]},
         {"dirs": [["/", True, 1, 2, 3]], "files": [], "provisions": []},
