@@ -297,9 +297,10 @@ def diff(
         # Rules whose findings in a cluster come from that cluster's graph alone run only
         # for the clusters whose render changed: elsewhere both sides find the same. Not
         # when documents or namespaces were renamed (renames apply across clusters).
+        base_digests, head_digests = Digests(base), Digests(head)
         scoped: set[str] | None = None
         if not names.documents and not names.namespaces:
-            scoped = changed_clusters(base, head)
+            scoped = changed_clusters(base, head, (base_digests, head_digests))
 
         settings = canonical(
             (sorted(src.items()), decls, strict, kube_version, kubes, inventory.provisions)
@@ -307,12 +308,15 @@ def diff(
 
         # each side's per-target facts, read from the other side's where targets are equal
         cache = memo.cache if memo is not None else None
-        base_digest, head_digest = _digest(base, None), _digest(head, None)
+        base_digest, head_digest = base_digests.whole, head_digests.whole
         base_facts = Facts(cache, base_digest, (head_digest,))
         head_facts = Facts(cache, head_digest, (base_digest,), keep_own=False)
 
         def side(
-            snapshot: Snapshot, graphs_: Mapping[str, ClusterGraph], facts: Facts, digest: str
+            snapshot: Snapshot,
+            graphs_: Mapping[str, ClusterGraph],
+            facts: Facts,
+            digests: Digests,
         ) -> list[Finding]:
             def ctx_for(keep: Mapping[str, ClusterGraph]) -> LintContext:
                 return LintContext(
@@ -329,7 +333,7 @@ def diff(
 
             try:
                 if memo is not None:
-                    return memo.side(snapshot, graphs_, rules, scoped, settings, ctx_for, digest)
+                    return memo.side(snapshot, graphs_, rules, scoped, settings, ctx_for, digests)
                 if scoped is None:
                     return lint_findings(ctx_for(graphs_), rules)
                 local = [r for r in rules if getattr(r, "scope", "") == "cluster"]
@@ -363,8 +367,8 @@ def diff(
             base_memo[memo_key] = (base, whole)
             before = _in_scope(whole, rules, scoped)
         else:
-            before = side(base, base_graphs, base_facts, base_digest)
-        bare = _unique(side(head, head_graphs, head_facts, head_digest))
+            before = side(base, base_graphs, base_facts, base_digests)
+        bare = _unique(side(head, head_graphs, head_facts, head_digests))
         if memo is not None:
             memo.computed_facts += base_facts.computed + head_facts.computed
             memo.reused_facts += base_facts.reused + head_facts.reused
@@ -387,13 +391,20 @@ def diff(
     return _report(findings, suppressions, None)
 
 
-def changed_clusters(base: Snapshot, head: Snapshot) -> set[str]:
-    """Clusters with a target whose lint input differs between the sides (or exists on one)."""
+def changed_clusters(
+    base: Snapshot, head: Snapshot, digests: tuple[Digests, Digests] | None = None
+) -> set[str]:
+    """Clusters with a target whose lint input differs between the sides (or exists on one);
+    compared by the targets' digests when the caller has both sides' (`Digests`)."""
     out: set[str] = set()
     for name in base.results.keys() | head.results.keys():
         b, h = base.results.get(name), head.results.get(name)
-        if b is not None and h is not None and _lint_input(b) == _lint_input(h):
-            continue
+        if b is not None and h is not None:
+            if digests is not None:
+                if digests[0].targets[name] == digests[1].targets[name]:
+                    continue
+            elif _lint_input(b) == _lint_input(h):
+                continue
         for r in (b, h):
             if r is not None and r.target.cluster is not None:
                 out.add(r.target.cluster)
@@ -511,15 +522,16 @@ class FindingsMemo:
         scoped: set[str] | None,
         settings: str,
         ctx_for: Callable[[Mapping[str, ClusterGraph]], LintContext],
-        side_digest: str | None = None,
+        digests: Digests | None = None,
     ) -> list[Finding]:
         """What `diff`'s lint pass of one side finds (the clusters in `scoped` for the
-        cluster-scoped rules; every cluster when None). `side_digest`: the side's `_digest`
-        when the caller has it."""
+        cluster-scoped rules; every cluster when None). `digests`: the side's, when the
+        caller has them."""
         out: list[Finding] = []
         whole: LintContext | None = None
-        if side_digest is None:
-            side_digest = _digest(snapshot, None)
+        if digests is None:
+            digests = Digests(snapshot)
+        side_digest = digests.whole
         for rule in rules:
             if getattr(rule, "scope", "") == "cluster":
                 continue
@@ -535,7 +547,7 @@ class FindingsMemo:
             if scoped is not None and cluster not in scoped:
                 continue
             one: LintContext | None = None
-            cluster_digest = _digest(snapshot, cluster)
+            cluster_digest = digests.of(cluster)
             for rule in local:
                 key = self._key(rule.id, settings, cluster_digest)
                 found = self._get(key)
@@ -619,18 +631,45 @@ def _finding(row: Any) -> Finding:
 def _digest(snapshot: Snapshot, cluster: str | None) -> str:
     """What the lint rules read of `snapshot` (every target's `_lint_input` and the
     skipped targets), of one cluster's targets when `cluster` is given."""
-    import hashlib
+    digests = Digests(snapshot)
+    return digests.whole if cluster is None else digests.of(cluster)
 
-    h = hashlib.sha256()
-    for name, r in snapshot.results.items():
-        if cluster is not None and r.target.cluster != cluster:
-            continue
-        h.update(_target_digest(name, r))
-        h.update(b"\0")
-    for name, reason in snapshot.skipped.items():
-        if cluster is None or name.split("/", 1)[0] == cluster:
-            h.update(repr((name, reason)).encode())
-    return h.hexdigest()
+
+class Digests:
+    """`_digest` of a side, whole and of every cluster, from one pass over its targets
+    (each target digested once however many digests it is part of)."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        import hashlib
+
+        whole = hashlib.sha256()
+        clusters: dict[str, Any] = {}
+        self.targets: dict[str, bytes] = {}  # each target's part
+        for name, r in snapshot.results.items():
+            part = self.targets[name] = _target_digest(name, r)
+            whole.update(part)
+            whole.update(b"\0")
+            cluster = r.target.cluster
+            if cluster is not None:
+                h = clusters.get(cluster)
+                if h is None:
+                    h = clusters[cluster] = hashlib.sha256()
+                h.update(part)
+                h.update(b"\0")
+        for name, reason in snapshot.skipped.items():
+            text = repr((name, reason)).encode()
+            whole.update(text)
+            cluster = name.split("/", 1)[0]
+            h = clusters.get(cluster)
+            if h is None:
+                h = clusters[cluster] = hashlib.sha256()
+            h.update(text)
+        self.whole = whole.hexdigest()
+        self._clusters: dict[str, str] = {c: str(h.hexdigest()) for c, h in clusters.items()}
+        self._empty = hashlib.sha256().hexdigest()
+
+    def of(self, cluster: str) -> str:
+        return self._clusters.get(cluster, self._empty)
 
 
 _TARGET_DIGESTS: IdentityMemo[bytes] = IdentityMemo("lint input digests", 65536)

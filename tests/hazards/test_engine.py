@@ -189,12 +189,15 @@ def test_cluster_rules_rerun_only_for_changed_clusters_with_the_full_answer(
         snapshot(*cluster("dev"), *cluster("prod"), flux("dev", "new", cm("v", "y"))),
     ]
     assert engine.changed_clusters(base, heads[0]) == {"dev"}
+    for head in heads:  # by the targets' digests, as `diff` asks, the same clusters
+        digests = (engine.Digests(base), engine.Digests(head))
+        assert engine.changed_clusters(base, head, digests) == engine.changed_clusters(base, head)
     memo: engine.BaseMemo = {}
     for head in heads:
         scoped = engine.diff(base, head)
         with_memo = engine.diff(base, head, base_memo=memo)
         with monkeypatch.context() as m:
-            m.setattr(engine, "changed_clusters", lambda b, h: {"dev", "prod"})
+            m.setattr(engine, "changed_clusters", lambda *_a: {"dev", "prod"})
             everywhere = engine.diff(base, head)
         assert scoped == with_memo == everywhere
     assert any(f.rule == "duplicate-owner" for f in engine.diff(base, heads[2]).findings)
