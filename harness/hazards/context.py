@@ -107,6 +107,12 @@ class DiffContext:
     def departures(self) -> Iterator[Departure]:
         """Every base document of a Kustomization that no longer renders it in head; its new
         owners are those applying it to the same applied-to cluster (ksgraph)."""
+        return iter(self._departures)
+
+    @cached_property
+    def _departures(self) -> list[Departure]:
+        """`departures`, found once for the rules that ask (prune-delete, ownership-race)."""
+        out: list[Departure] = []
         for cluster, base in self.base_graphs.items():
             head = self.head_graphs.get(cluster)
             if head is None:
@@ -114,9 +120,12 @@ class DiffContext:
             for key, result in base.ok_results():
                 where = base.applied_to(key)
                 for doc in result.documents:
-                    owners = tuple(sorted({k for k, _d in head.find(doc.id, where)}))
-                    if key not in owners:
-                        yield Departure(cluster, base, head, key, doc, owners, where)
+                    found = head.find(doc.id, where)
+                    if any(k == key for k, _d in found):
+                        continue  # still rendered there by its Kustomization: most documents
+                    owners = tuple(sorted({k for k, _d in found}))
+                    out.append(Departure(cluster, base, head, key, doc, owners, where))
+        return out
 
 
 @dataclass(frozen=True)
