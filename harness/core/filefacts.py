@@ -31,6 +31,18 @@ def stamp(path: str) -> Stamp | None:
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
+def directory_stamp(path: str) -> Stamp | None:
+    """`stamp` of a directory: its mtime and ctime move when an entry is added, removed or
+    renamed in it, so an unchanged stamp means the same names (not the same contents)."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode):
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
 class FileFacts:
     """Facts derived from a file's bytes (its git blob id, whether it is a kustomize
     Component), remembered by (path, size, mtime, ctime, inode) across runs.

@@ -52,6 +52,9 @@ class LintContext:
     # per-target facts kept by content (facts.py): what a side shares with another is
     # not derived again (None: computed here)
     facts: Facts | None = field(default=None, compare=False, repr=False)
+    # where the preinstalled scan keeps what the repo's files gave (preinstalled._Record)
+    # when `cache` is not given (a diff's head, whose rules keep their facts elsewhere)
+    scan_cache: RenderCache | None = field(default=None, compare=False, repr=False)
 
     def kube_version_of(self, cluster: str) -> str:
         return self.kube_versions.get(cluster, self.kube_version)
@@ -76,7 +79,12 @@ class LintContext:
             return self.inventory
         from harness.hazards.preinstalled import scan
 
-        return scan(self, self.preinstalled_entries, self.config_file)
+        return scan(
+            self,
+            self.preinstalled_entries,
+            self.config_file,
+            self.cache if self.cache is not None else self.scan_cache,
+        )
 
 
 @dataclass(frozen=True)
@@ -99,6 +107,12 @@ class DiffContext:
     def departures(self) -> Iterator[Departure]:
         """Every base document of a Kustomization that no longer renders it in head; its new
         owners are those applying it to the same applied-to cluster (ksgraph)."""
+        return iter(self._departures)
+
+    @cached_property
+    def _departures(self) -> list[Departure]:
+        """`departures`, found once for the rules that ask (prune-delete, ownership-race)."""
+        out: list[Departure] = []
         for cluster, base in self.base_graphs.items():
             head = self.head_graphs.get(cluster)
             if head is None:
@@ -106,9 +120,12 @@ class DiffContext:
             for key, result in base.ok_results():
                 where = base.applied_to(key)
                 for doc in result.documents:
-                    owners = tuple(sorted({k for k, _d in head.find(doc.id, where)}))
-                    if key not in owners:
-                        yield Departure(cluster, base, head, key, doc, owners, where)
+                    found = head.find(doc.id, where)
+                    if any(k == key for k, _d in found):
+                        continue  # still rendered there by its Kustomization: most documents
+                    owners = tuple(sorted({k for k, _d in found}))
+                    out.append(Departure(cluster, base, head, key, doc, owners, where))
+        return out
 
 
 @dataclass(frozen=True)

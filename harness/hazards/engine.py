@@ -222,7 +222,20 @@ def lint(
         kube_versions=dict(kube_versions or {}),
         cache=cache,
     )
-    return _report(lint_findings(ctx, rules), suppressions, ctx)
+    report = _report(lint_findings(ctx, rules), suppressions, ctx)
+    if repo is not None and cache is not None:
+        _keep_file_facts(repo, cache)
+    return report
+
+
+def _keep_file_facts(repo: Path, cache: Any) -> None:
+    """What the preinstalled scan learnt of the repo's files (core/filefacts.py), kept in
+    the cache directory beside the render's own facts, so that the next process knows
+    them by their stat instead of reading every file again."""
+    from harness.core import run
+    from harness.pipeline.repo import keep_file_facts
+
+    keep_file_facts(repo, cache, run.files())
 
 
 def diff(
@@ -266,6 +279,7 @@ def diff(
         strict=strict,
         kube_version=kube_version,
         kube_versions=kubes,
+        scan_cache=memo.cache if memo is not None else None,
     )
     ctx = DiffContext(base=base, head=head, head_lint=head_ctx, comparison=comparison)
     findings: list[Finding] = []
@@ -275,15 +289,18 @@ def diff(
         from harness.hazards import introduced
 
         inventory: Inventory = head_ctx.preinstalled  # scanned only when the lint passes run
+        if memo is not None and head_repo is not None:
+            _keep_file_facts(head_repo, memo.cache)
         # both sides' graphs are derived once, shared by every context of this diff
         base_graphs, head_graphs = ctx.base_graphs, head_ctx.graphs
         names = introduced.renames(base, head, base_graphs, head_graphs)
         # Rules whose findings in a cluster come from that cluster's graph alone run only
         # for the clusters whose render changed: elsewhere both sides find the same. Not
         # when documents or namespaces were renamed (renames apply across clusters).
+        base_digests, head_digests = Digests(base), Digests(head)
         scoped: set[str] | None = None
         if not names.documents and not names.namespaces:
-            scoped = changed_clusters(base, head)
+            scoped = changed_clusters(base, head, (base_digests, head_digests))
 
         settings = canonical(
             (sorted(src.items()), decls, strict, kube_version, kubes, inventory.provisions)
@@ -291,12 +308,15 @@ def diff(
 
         # each side's per-target facts, read from the other side's where targets are equal
         cache = memo.cache if memo is not None else None
-        base_digest, head_digest = _digest(base, None), _digest(head, None)
+        base_digest, head_digest = base_digests.whole, head_digests.whole
         base_facts = Facts(cache, base_digest, (head_digest,))
         head_facts = Facts(cache, head_digest, (base_digest,), keep_own=False)
 
         def side(
-            snapshot: Snapshot, graphs_: Mapping[str, ClusterGraph], facts: Facts
+            snapshot: Snapshot,
+            graphs_: Mapping[str, ClusterGraph],
+            facts: Facts,
+            digests: Digests,
         ) -> list[Finding]:
             def ctx_for(keep: Mapping[str, ClusterGraph]) -> LintContext:
                 return LintContext(
@@ -313,7 +333,7 @@ def diff(
 
             try:
                 if memo is not None:
-                    return memo.side(snapshot, graphs_, rules, scoped, settings, ctx_for)
+                    return memo.side(snapshot, graphs_, rules, scoped, settings, ctx_for, digests)
                 if scoped is None:
                     return lint_findings(ctx_for(graphs_), rules)
                 local = [r for r in rules if getattr(r, "scope", "") == "cluster"]
@@ -347,8 +367,8 @@ def diff(
             base_memo[memo_key] = (base, whole)
             before = _in_scope(whole, rules, scoped)
         else:
-            before = side(base, base_graphs, base_facts)
-        bare = _unique(side(head, head_graphs, head_facts))
+            before = side(base, base_graphs, base_facts, base_digests)
+        bare = _unique(side(head, head_graphs, head_facts, head_digests))
         if memo is not None:
             memo.computed_facts += base_facts.computed + head_facts.computed
             memo.reused_facts += base_facts.reused + head_facts.reused
@@ -371,13 +391,20 @@ def diff(
     return _report(findings, suppressions, None)
 
 
-def changed_clusters(base: Snapshot, head: Snapshot) -> set[str]:
-    """Clusters with a target whose lint input differs between the sides (or exists on one)."""
+def changed_clusters(
+    base: Snapshot, head: Snapshot, digests: tuple[Digests, Digests] | None = None
+) -> set[str]:
+    """Clusters with a target whose lint input differs between the sides (or exists on one);
+    compared by the targets' digests when the caller has both sides' (`Digests`)."""
     out: set[str] = set()
     for name in base.results.keys() | head.results.keys():
         b, h = base.results.get(name), head.results.get(name)
-        if b is not None and h is not None and _lint_input(b) == _lint_input(h):
-            continue
+        if b is not None and h is not None:
+            if digests is not None:
+                if digests[0].targets[name] == digests[1].targets[name]:
+                    continue
+            elif _lint_input(b) == _lint_input(h):
+                continue
         for r in (b, h):
             if r is not None and r.target.cluster is not None:
                 out.add(r.target.cluster)
@@ -495,12 +522,16 @@ class FindingsMemo:
         scoped: set[str] | None,
         settings: str,
         ctx_for: Callable[[Mapping[str, ClusterGraph]], LintContext],
+        digests: Digests | None = None,
     ) -> list[Finding]:
         """What `diff`'s lint pass of one side finds (the clusters in `scoped` for the
-        cluster-scoped rules; every cluster when None)."""
+        cluster-scoped rules; every cluster when None). `digests`: the side's, when the
+        caller has them."""
         out: list[Finding] = []
         whole: LintContext | None = None
-        side_digest = _digest(snapshot, None)
+        if digests is None:
+            digests = Digests(snapshot)
+        side_digest = digests.whole
         for rule in rules:
             if getattr(rule, "scope", "") == "cluster":
                 continue
@@ -516,7 +547,7 @@ class FindingsMemo:
             if scoped is not None and cluster not in scoped:
                 continue
             one: LintContext | None = None
-            cluster_digest = _digest(snapshot, cluster)
+            cluster_digest = digests.of(cluster)
             for rule in local:
                 key = self._key(rule.id, settings, cluster_digest)
                 found = self._get(key)
@@ -600,18 +631,45 @@ def _finding(row: Any) -> Finding:
 def _digest(snapshot: Snapshot, cluster: str | None) -> str:
     """What the lint rules read of `snapshot` (every target's `_lint_input` and the
     skipped targets), of one cluster's targets when `cluster` is given."""
-    import hashlib
+    digests = Digests(snapshot)
+    return digests.whole if cluster is None else digests.of(cluster)
 
-    h = hashlib.sha256()
-    for name, r in snapshot.results.items():
-        if cluster is not None and r.target.cluster != cluster:
-            continue
-        h.update(_target_digest(name, r))
-        h.update(b"\0")
-    for name, reason in snapshot.skipped.items():
-        if cluster is None or name.split("/", 1)[0] == cluster:
-            h.update(repr((name, reason)).encode())
-    return h.hexdigest()
+
+class Digests:
+    """`_digest` of a side, whole and of every cluster, from one pass over its targets
+    (each target digested once however many digests it is part of)."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        import hashlib
+
+        whole = hashlib.sha256()
+        clusters: dict[str, Any] = {}
+        self.targets: dict[str, bytes] = {}  # each target's part
+        for name, r in snapshot.results.items():
+            part = self.targets[name] = _target_digest(name, r)
+            whole.update(part)
+            whole.update(b"\0")
+            cluster = r.target.cluster
+            if cluster is not None:
+                h = clusters.get(cluster)
+                if h is None:
+                    h = clusters[cluster] = hashlib.sha256()
+                h.update(part)
+                h.update(b"\0")
+        for name, reason in snapshot.skipped.items():
+            text = repr((name, reason)).encode()
+            whole.update(text)
+            cluster = name.split("/", 1)[0]
+            h = clusters.get(cluster)
+            if h is None:
+                h = clusters[cluster] = hashlib.sha256()
+            h.update(text)
+        self.whole = whole.hexdigest()
+        self._clusters: dict[str, str] = {c: str(h.hexdigest()) for c, h in clusters.items()}
+        self._empty = hashlib.sha256().hexdigest()
+
+    def of(self, cluster: str) -> str:
+        return self._clusters.get(cluster, self._empty)
 
 
 _TARGET_DIGESTS: IdentityMemo[bytes] = IdentityMemo("lint input digests", 65536)
@@ -625,7 +683,12 @@ def _target_digest(name: str, r: TargetResult) -> bytes:
         import hashlib
 
         t = r.target
-        docs = [(d.id, d.api_version, d.sha256) for d in r.documents]
-        text = repr((name, t.kind, t.cluster, docs, r.error, r.duplicates, r.notes))
+        # plain strings' repr (C), not the dataclasses' generated one (the slow part)
+        docs = [
+            (d.id.group, d.id.kind, d.id.namespace, d.id.name, d.api_version, d.sha256)
+            for d in r.documents
+        ]
+        dups = [(d.group, d.kind, d.namespace, d.name) for d in r.duplicates]
+        text = repr((name, t.kind, t.cluster, docs, r.error, dups, r.notes))
         found = _TARGET_DIGESTS.put(r, hashlib.sha256(text.encode()).digest(), name)
     return found

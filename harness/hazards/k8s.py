@@ -97,3 +97,9 @@ def custom_resources(
     for graph in graphs:
         ids.update(i for i in _objects(graph, where) if i.group == group and i.kind == kind)
     return [str(i) for i in sorted(ids)]
+
+
+def doc_order(doc_id: DocId) -> tuple[str, str, str, str]:
+    """`DocId`'s sort order (its fields, as the dataclass compares them) as a sort key: a
+    tuple of strings compares in C, the generated `__lt__` in Python."""
+    return (doc_id.group, doc_id.kind, doc_id.namespace, doc_id.name)

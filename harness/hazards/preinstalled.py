@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.core import run, safefile, yamlload
 from harness.core.config import Preinstalled
+from harness.core.filefacts import RACY_SECONDS, directory_stamp, stamp
 from harness.flux.helm.capabilities import crd_apis
 from harness.flux.ksgraph import parse
 from harness.hazards.installers import chart_basename, installs
@@ -255,23 +257,23 @@ def _names_talos_manifests(text: str) -> bool:
     return "inlineManifests" in text or "extraManifests" in text
 
 
-def _talos_candidate(path: Path) -> bool:
+def _talos_candidate(path: str) -> bool:
     """Whether the file may be a Talos machine config (it names `inlineManifests` or
     `extraManifests`), remembered by the file's stat (core/filefacts.py): a scan repeated
-    over an unchanged tree (`harness watch`) reads only the files that changed."""
+    over an unchanged tree (`harness watch`, or a later run once the cache directory keeps
+    the facts) reads only the files that changed."""
     facts = run.files()
-    key = str(path)
-    at, found = facts.get(key, _TALOS_FACT)
+    at, found = facts.get(path, _TALOS_FACT)
     if found is not None:
         return found == "1"
+    if at is None or at[0] > _MAX_BYTES:  # not a regular file, or too big: never read
+        return False
     try:
-        if path.stat().st_size > _MAX_BYTES:
-            return False
-        text = safefile.read_text(path)
+        text = safefile.read_text(Path(path))
     except (OSError, UnicodeDecodeError):
         return False
     candidate = _names_talos_manifests(text)
-    facts.put(key, _TALOS_FACT, at, "1" if candidate else "0")
+    facts.put(path, _TALOS_FACT, at, "1" if candidate else "0")
     return candidate
 
 
@@ -289,6 +291,10 @@ class _Scanner:
         self.clusters = list(clusters)
         self.out: list[Provision] = []
         self.bootstrap_targets: list[str] = []
+        # what `run` walked: every directory, and every manifest-like file with whether its
+        # bytes were read for provisions (a record's check, see `_Record`)
+        self.walked: list[str] = []
+        self.seen: list[tuple[str, str, bool]] = []  # (rel, path, read)
 
     def scoped(self, rel: str) -> tuple[str, ...] | None:
         """The clusters a file applies to: those named by one of its directories, else all."""
@@ -304,16 +310,31 @@ class _Scanner:
     def in_bootstrap_target(self, rel: str) -> bool:
         return any(rel.startswith(p + "/") for p in self.bootstrap_targets)
 
-    def files(self) -> Iterator[tuple[str, Path]]:
+    def files(self) -> Iterator[tuple[str, str]]:
         """(repo-relative path, path) of every manifest-like file, in sorted walk order,
-        from the repo's real path."""
+        from the repo's real path (strings: a Path per file cost more than the walk)."""
         root = os.path.realpath(self.repo)
         for dirpath, _dirnames, filenames in walk(Path(root), self.skip, {"node_modules"}):
-            prefix = os.path.relpath(dirpath, root).replace(os.sep, "/") + "/"
-            prefix = "" if prefix == "./" else prefix
+            self.walked.append(dirpath)
+            # the walk starts at `root` and follows no symlink: every dirpath extends it
+            prefix = dirpath[len(root.rstrip(os.sep)) + 1 :].replace(os.sep, "/")
+            prefix = prefix + "/" if prefix else ""
             for name in sorted(filenames):
                 if name.endswith(SUFFIXES):
-                    yield prefix + name, Path(dirpath, name)
+                    yield prefix + name, os.path.join(dirpath, name)
+
+    def flagged(self, rel: str) -> bool:
+        """Whether the file is read for what its path says (a helmfile, a k3s manifest, a
+        bootstrap manifest), whatever its bytes."""
+        return (
+            _is_helmfile(rel)
+            or _is_k3s_manifests(rel)
+            or (
+                _under_bootstrap(rel)
+                and not self.in_flux_tree(rel)
+                and not self.in_bootstrap_target(rel)
+            )
+        )
 
     def run(self) -> None:
         for rel, path in self.files():
@@ -325,11 +346,13 @@ class _Scanner:
                 and not self.in_bootstrap_target(rel)
             )
             if not (helmfile or k3s or bootstrap) and not _talos_candidate(path):
+                self.seen.append((rel, path, False))
                 continue  # most files: known from their stat alone after the first read
+            self.seen.append((rel, path, True))
             try:
-                if path.stat().st_size > _MAX_BYTES:
+                if os.stat(path).st_size > _MAX_BYTES:
                     continue
-                text = safefile.read_text(path)
+                text = safefile.read_text(Path(path))
             except (OSError, UnicodeDecodeError):
                 continue
             talos = _names_talos_manifests(text)
@@ -606,9 +629,13 @@ def _bootstrap_targets(ctx: IndexedScope, scanner: _Scanner) -> None:
 
 
 def scan(
-    ctx: IndexedScope, entries: Sequence[Preinstalled] = (), config_file: str = "harness.yaml"
+    ctx: IndexedScope,
+    entries: Sequence[Preinstalled] = (),
+    config_file: str = "harness.yaml",
+    cache: Any = None,
 ) -> Inventory:
-    """The inventory of one render: config entries first, then the repo's files."""
+    """The inventory of one render: config entries first, then the repo's files. `cache`
+    (a RenderCache) keeps what the files gave across runs (`_Record`)."""
     provisions = from_config(entries, config_file)
     if ctx.repo is None:
         return Inventory(tuple(provisions))
@@ -619,18 +646,27 @@ def scan(
                 rel = ctx.source_index.rel_path(node)
                 if rel is not None:
                     flux_paths.add(rel)
-    repo = ctx.repo.resolve()
+    repo = os.path.realpath(ctx.repo)
     # each cluster's Flux targets build the same directories: resolve each one once
     directories = {r.target.path for r in ctx.snapshot.results.values() if r.target.kind == "flux"}
     for directory in directories:  # also the synthesised roots, whose spec is unknown
-        try:
-            flux_paths.add(directory.resolve().relative_to(repo).as_posix())
-        except ValueError:
-            continue
+        real = os.path.realpath(directory)  # `Path.resolve().relative_to(repo)`, as strings
+        if real == repo:
+            flux_paths.add(".")
+        elif real.startswith(repo.rstrip(os.sep) + os.sep):
+            flux_paths.add(real[len(repo.rstrip(os.sep)) + 1 :].replace(os.sep, "/"))
     skip = {ctx.goldens.resolve()} if ctx.goldens is not None else set()
     scanner = _Scanner(ctx.repo, skip, flux_paths, sorted(ctx.graphs))
     _bootstrap_targets(ctx, scanner)
-    scanner.run()
+    record = _Record(cache, scanner) if cache is not None else None
+    found = record.load() if record is not None else None
+    if found is not None:
+        scanner.out.extend(found)
+    else:
+        before = len(scanner.out)
+        scanner.run()
+        if record is not None:
+            record.save(scanner.out[before:])
     seen: set[Provision] = set()
     unique = []
     for p in [*provisions, *scanner.out]:
@@ -638,3 +674,151 @@ def scan(
             seen.add(p)
             unique.append(p)
     return Inventory(tuple(unique))
+
+
+# -- the scan remembered across runs --------------------------------------------------------
+
+
+class _Record:
+    """What `_Scanner.run` found in the repo's files, kept in the render cache with the
+    stat of everything it walked, so a fresh process (the next `harness diff`) stats the
+    tree instead of walking it and asking every file whether it names Talos manifests.
+
+    The entry's key holds what the scan decides by besides the files (the repo's real
+    path, the skipped directories, the Flux tree's paths, the bootstrap targets, the
+    clusters, harness's own code through the store's key), so any other scan is another
+    entry. Its payload is trusted only when every directory the walk listed has its stat
+    (core/filefacts.py: an entry added, removed or renamed moves its directory's mtime and
+    ctime, so the walk would list the same files) and every file it read for provisions
+    has its stat. A manifest-like file it did not read that changed is asked again (its
+    Talos check, remembered by stat like the scan's own); one that now names Talos
+    manifests is a miss. Anything else missing, changed or malformed is a miss: the scan
+    runs and the record is written again, unless something it walked was modified within
+    `RACY_SECONDS` (its stat may not move when it changes again)."""
+
+    KIND = "preinstalled-scan"
+
+    def __init__(self, cache: Any, scanner: _Scanner) -> None:
+        from harness.cache.store import key
+
+        self.cache = cache
+        self.scanner = scanner
+        self.root = os.path.realpath(scanner.repo)
+        self.key = key(
+            self.KIND,
+            self.root,
+            "\0".join(sorted(os.path.realpath(p) for p in scanner.skip)),
+            "\0".join(sorted(scanner.flux_paths)),
+            "\0".join(scanner.bootstrap_targets),
+            "\0".join(scanner.clusters),
+        )
+
+    def load(self) -> list[Provision] | None:
+        """The provisions the files gave, when the tree is still what the record saw."""
+        payload = self.cache.get(self.key)
+        if payload is None:
+            return None
+        try:
+            dirs, files, rows = payload["dirs"], payload["files"], payload["provisions"]
+            if not (isinstance(dirs, list) and isinstance(files, list)):
+                return None
+            # a stamp is compared for equality with the stat now: a value of another type
+            # equals none, so it reads as a change
+            for row in dirs:
+                rel, *at = row
+                if directory_stamp(self._path(rel)) != tuple(at):
+                    return None
+            for row in files:
+                rel, read, *at = row
+                path = self._path(rel)
+                if read not in (0, 1):
+                    return None
+                if stamp(path) == tuple(at):
+                    continue
+                if read or self.scanner.flagged(rel) or _talos_candidate(path):
+                    return None  # its provisions may differ: scan again
+            return [_provision(row) for row in _list(rows)]
+        except (TypeError, ValueError, KeyError):
+            return None
+
+    def _path(self, rel: object) -> str:
+        """The path of a repo-relative name from a record: inside the repo, or ValueError
+        (an entry names no file elsewhere for harness to stat or read)."""
+        if not isinstance(rel, str) or rel.startswith("/") or ".." in rel.split("/"):
+            raise ValueError("not a path in the repo")
+        return os.path.join(self.root, rel) if rel else self.root
+
+    def save(self, found: list[Provision]) -> None:
+        """Keep `found` with the stat of every directory and file the scan walked."""
+        cutoff = time.time() - RACY_SECONDS
+        top = len(self.root.rstrip(os.sep)) + 1
+        dirs: list[list[object]] = []
+        for path in self.scanner.walked:
+            at = directory_stamp(path)
+            if at is None or at[1] / 1e9 > cutoff:
+                return  # changing, or racily new: not remembered
+            dirs.append([path[top:].replace(os.sep, "/"), *at])
+        files: list[list[object]] = []
+        for rel, path, read in self.scanner.seen:
+            at = stamp(path)
+            if at is None or at[1] / 1e9 > cutoff:
+                return
+            files.append([rel, int(read), *at])
+        rows = [_provision_row(p) for p in found]
+        self.cache.put(self.key, {"dirs": dirs, "files": files, "provisions": rows})
+
+
+def _list(value: object) -> list[Any]:
+    if not isinstance(value, list):
+        raise ValueError("not a list")
+    return value
+
+
+def _texts(value: object) -> list[str]:
+    items = _list(value)
+    if not all(isinstance(v, str) for v in items):
+        raise ValueError("not strings")
+    return items
+
+
+def _provision_row(p: Provision) -> dict[str, Any]:
+    return {
+        "source": p.source,
+        "file": p.file,
+        "how": p.how,
+        "crds": sorted([g, k] for g, k in p.crds),
+        "release": list(p.release) if p.release is not None else None,
+        "names": sorted(p.names),
+        "namespaces": sorted(p.namespaces),
+        "clusters": list(p.clusters) if p.clusters is not None else None,
+        "apis": sorted(p.apis),
+    }
+
+
+def _provision(row: object) -> Provision:
+    """A `_provision_row` read back, every field's type checked (ValueError otherwise)."""
+    if not isinstance(row, dict):
+        raise ValueError("not a provision")
+    source, file, how = row["source"], row["file"], row["how"]
+    if not all(isinstance(v, str) for v in (source, file, how)):
+        raise ValueError("not a provision")
+    crds = []
+    for pair in _list(row["crds"]):
+        group, kind = _texts(pair)
+        crds.append((group, kind))
+    release = row["release"]
+    if release is not None:
+        namespace, name = _texts(release)
+        release = (namespace, name)
+    clusters = row["clusters"]
+    return Provision(
+        source=source,
+        file=file,
+        how=how,
+        crds=frozenset(crds),
+        release=release,
+        names=frozenset(_texts(row["names"])),
+        namespaces=frozenset(_texts(row["namespaces"])),
+        clusters=tuple(_texts(clusters)) if clusters is not None else None,
+        apis=frozenset(_texts(row["apis"])),
+    )

@@ -425,11 +425,16 @@ class SourceIndex:
         result = self._ctx.snapshot.results.get(node.target)
         if result is None or not result.ok or result.target.kind != "flux" or self.repo is None:
             return None
-        repo = Path(os.path.abspath(self.repo))
-        path = Path(os.path.abspath(result.target.path))
-        if not path.is_relative_to(repo):
+        # `Path.relative_to` of the two absolute paths, as strings (a Path per node was
+        # most of the preinstalled scan's Flux paths)
+        repo = os.path.abspath(self.repo)
+        path = os.path.abspath(result.target.path)
+        if path == repo:
+            return "."
+        top = repo if repo.endswith(os.sep) else repo + os.sep
+        if not path.startswith(top):
             return None
-        return path.relative_to(repo).as_posix() or "."
+        return path[len(top) :].replace(os.sep, "/")
 
     def documents(self, node: KsNode) -> list[SourceDoc] | None:
         """The Kustomization's objects before substitution, or None when they are unknown."""

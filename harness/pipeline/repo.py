@@ -302,11 +302,24 @@ class _Facts:
 
 
 def _file_facts(config: Config, cache: RenderCache | None, files: FileFacts) -> _Facts | None:
+    return _facts_of(config.repo, cache, files)
+
+
+def _facts_of(repo: Path, cache: RenderCache | None, files: FileFacts) -> _Facts | None:
     if cache is None or cache.store is None:
         return None
-    facts = _Facts(cache.store, os.path.join(os.path.realpath(config.repo), ""), files)
+    facts = _Facts(cache.store, os.path.join(os.path.realpath(repo), ""), files)
     facts.load()
     return facts
+
+
+def keep_file_facts(repo: Path, cache: RenderCache | None, files: FileFacts) -> None:
+    """Keep what a stage after the render learnt about `repo`'s files (the hazards'
+    preinstalled scan asks every file whether it names Talos manifests): the render saved
+    its facts before that stage ran, and a fresh process would read every file again."""
+    facts = _facts_of(repo, cache, files)
+    if facts is not None:
+        facts.save()
 
 
 def _start_version_check(renderer: Renderer) -> None:

@@ -64,3 +64,26 @@ def test_every_run_uses_the_process_facts_unless_given_its_own(tmp_path: Path) -
     own = filefacts.FileFacts()
     with Run(files=own).entered():
         assert run.files() is own and own.get(str(path), "component")[1] is None
+
+
+def test_a_directory_stamp_moves_when_its_names_change(tmp_path: Path) -> None:
+    """What the preinstalled scan's record trusts: a directory whose stamp holds lists the
+    same names; a file added, removed or renamed in it moves the stamp, an edit in place of
+    a file does not (the file's own stamp says that)."""
+    (tmp_path / "a.yaml").write_text("a: 1\n")
+    old = time.time() - 10
+    os.utime(tmp_path, (old, old))
+    at = filefacts.directory_stamp(str(tmp_path))
+    assert at is not None and filefacts.stamp(str(tmp_path)) is None  # not a regular file
+    assert filefacts.directory_stamp(str(tmp_path / "a.yaml")) is None
+    (tmp_path / "a.yaml").write_text("a: 2\n")
+    assert filefacts.directory_stamp(str(tmp_path)) == at
+    for change in (
+        lambda: (tmp_path / "b.yaml").write_text("b\n"),
+        lambda: (tmp_path / "b.yaml").rename(tmp_path / "c.yaml"),
+        lambda: (tmp_path / "c.yaml").unlink(),
+    ):
+        change()
+        now = filefacts.directory_stamp(str(tmp_path))
+        assert now is not None and now != at
+        at = now

@@ -189,12 +189,15 @@ def test_cluster_rules_rerun_only_for_changed_clusters_with_the_full_answer(
         snapshot(*cluster("dev"), *cluster("prod"), flux("dev", "new", cm("v", "y"))),
     ]
     assert engine.changed_clusters(base, heads[0]) == {"dev"}
+    for head in heads:  # by the targets' digests, as `diff` asks, the same clusters
+        digests = (engine.Digests(base), engine.Digests(head))
+        assert engine.changed_clusters(base, head, digests) == engine.changed_clusters(base, head)
     memo: engine.BaseMemo = {}
     for head in heads:
         scoped = engine.diff(base, head)
         with_memo = engine.diff(base, head, base_memo=memo)
         with monkeypatch.context() as m:
-            m.setattr(engine, "changed_clusters", lambda b, h: {"dev", "prod"})
+            m.setattr(engine, "changed_clusters", lambda *_a: {"dev", "prod"})
             everywhere = engine.diff(base, head)
         assert scoped == with_memo == everywhere
     assert any(f.rule == "duplicate-owner" for f in engine.diff(base, heads[2]).findings)
@@ -289,3 +292,26 @@ def test_a_malformed_memo_entry_is_computed_again(tmp_path: Path) -> None:
     assert memo._get("c" * 64) == [f]
     assert (memo.hits, memo.misses) == (1, 2)
     cache.close()
+
+
+def test_what_the_preinstalled_scan_learnt_of_files_outlives_the_process(tmp_path: Path) -> None:
+    """A diff keeps the scan's facts about the repo's files (whether each names Talos
+    manifests, by its stat) beside the render's, so the next process reads no file for it."""
+    from harness.cache import store as cache_mod
+    from harness.core.filefacts import FileFacts
+    from harness.pipeline.repo import _facts_of
+
+    repo = tmp_path / "repo"
+    (repo / "apps").mkdir(parents=True)
+    (repo / "apps" / "a.yaml").write_text("a: 1\n")
+    old = 1_000_000_000
+    os.utime(repo / "apps" / "a.yaml", (old, old))
+    base = snapshot(flux("dev", "flux-system", ks("a")))
+    head = snapshot(flux("dev", "flux-system", ks("a"), cm("c", "x")))
+    settings_ = cache_mod.Settings(enabled=True, directory=tmp_path / "cache")
+    with Run(files=FileFacts()).entered():
+        cache = cache_mod.open_cache(settings_)
+        engine.diff(base, head, head_repo=repo, memo=engine.FindingsMemo(cache))
+    later = FileFacts()  # the next process
+    _facts_of(repo, cache_mod.open_cache(settings_), later)
+    assert later.get(str((repo / "apps" / "a.yaml").resolve()), "talos-manifests")[1] == "0"

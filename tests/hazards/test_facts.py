@@ -198,3 +198,107 @@ def test_a_heads_unchanged_targets_take_the_bases_facts(tmp_path: Path) -> None:
     # and whether it opts out of substitution, prod's platform target's search and its
     # verdicts; the rest is the base's
     assert (memo.computed_facts, memo.reused_facts) == (6, 14)
+
+
+# -- ... and with the repo's preinstalled files edited between the diffs -------------------------
+
+_HELMFILE = "releases:\n  - name: {name}\n    namespace: cert-manager\n    chart: jetstack/{name}\n"
+_CERT_CRD = (
+    "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
+    "metadata:\n  name: certificates.cert-manager.io\nspec:\n  group: cert-manager.io\n"
+    "  names: {kind: Certificate, plural: certificates}\n  scope: Namespaced\n"
+)
+_TALOS = "machine:\n  inlineManifests:\n    - name: certs\n      contents: |\n" + "".join(
+    f"        {line}\n" for line in _CERT_CRD.splitlines()
+)
+FILE_EDITS = st.one_of(
+    st.tuples(st.just("helmfile"), st.sampled_from(["cert-manager", "cilium", None])),
+    st.tuples(st.just("talos"), st.sampled_from(["plain", "talos", None])),
+    st.tuples(st.just("crds"), st.sampled_from(["crd", "plain", None])),
+    st.tuples(st.just("certificate"), st.booleans()),
+)
+_FILES = {
+    "helmfile": "bootstrap/helmfile/apps.yaml",
+    "talos": "talos/nodes/controlplane.yaml",
+    "crds": "bootstrap/extra/crds.yaml",
+}
+
+
+def _render_certs(certificate: bool) -> Any:
+    """A cluster whose cert-manager HelmRelease shares its Kustomization with a Certificate:
+    crd-order's verdict depends on what the repo preinstalls (an error, or an info)."""
+    cert = {
+        "apiVersion": "cert-manager.io/v1",
+        "kind": "Certificate",
+        "metadata": {"name": "wildcard", "namespace": "cert-manager"},
+    }
+    objs: list[Any] = [helmrelease("cert-manager", "cert-manager")]
+    if certificate:
+        objs.append(cert)
+    return snapshot(flux("dev", ROOT, ks("platform")), flux("dev", "platform", *objs))
+
+
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(FILE_EDITS, min_size=1, max_size=6))
+def test_findings_with_a_remembered_scan_are_a_full_runs(
+    tmp_path_factory: Any, edits: list[tuple[str, Any]]
+) -> None:
+    """Random edits of the files the preinstalled scan reads (a bootstrap helmfile, a Talos
+    machine config, a bootstrap CRD file: changed, added, removed) and of the render: a diff
+    in a fresh process (its own file facts, the cache read back: the scan's record), and in
+    one long-lived run (`harness watch`), reports what a diff without any cache reports."""
+    import os
+
+    from harness.core.filefacts import FileFacts
+
+    directory = tmp_path_factory.mktemp("cache")
+    repo = tmp_path_factory.mktemp("repo")
+    (repo / "apps").mkdir()
+    (repo / "apps" / "a.yaml").write_text("a: 1\n")
+    clock = [1_000_000_000]
+
+    def settle(*paths: Path) -> None:  # dated in the past: not racily new, each step later
+        clock[0] += 10
+        for p in paths:
+            if p.exists():
+                os.utime(p, (clock[0], clock[0]))
+
+    settle(*repo.rglob("*"), repo)
+    base = _render_certs(False)  # a head with the Certificate introduces crd-order's finding
+    watch = Run()
+    certificate = True
+    for name, value in edits:
+        if name == "certificate":
+            certificate = value
+        else:
+            target = repo / _FILES[name]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            existed = target.exists()
+            if value is None:
+                target.unlink(missing_ok=True)
+            elif name == "helmfile":
+                target.write_text(_HELMFILE.format(name=value))
+            elif name == "talos":
+                target.write_text(_TALOS if value == "talos" else "machine:\n  type: worker\n")
+            else:
+                target.write_text(_CERT_CRD if value == "crd" else "kind: ConfigMap\n")
+            # an edit in place leaves its directory's stat; an added or removed file does not
+            moved = [d for d in target.parents if d == repo or repo in d.parents]
+            settle(target, *(moved if existed != target.exists() else []))
+        head = _render_certs(certificate)
+        with Run(files=FileFacts()).entered():
+            full = engine.diff(base, head, head_repo=repo)
+        assert [f.rule for f in full.findings] == (["crd-order"] if certificate else [])
+        for _ in range(2):  # a fresh process: fills the cache, then reads it
+            with Run(files=FileFacts()).entered():
+                cache = _cache(directory)
+                memo = engine.FindingsMemo(cache)
+                assert engine.diff(base, head, head_repo=repo, memo=memo) == full, edits
+                cache.close()
+        with watch.entered():
+            cache = _cache(directory)
+            kept = engine.diff(base, head, head_repo=repo, memo=engine.FindingsMemo(cache))
+            assert kept == full, edits
+            cache.close()

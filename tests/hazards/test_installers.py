@@ -2,7 +2,22 @@
 
 from __future__ import annotations
 
-from harness.hazards.installers import chart_basename, installs
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.hazards.installers import KNOWN_INSTALLERS, Installers, chart_basename, installs
+
+# names and groups built from a few words, so that matches are common (and the known
+# installers' names and groups appear), with the edge cases: "", "-", words with dashes
+_WORDS = ["cert", "manager", "cert-manager", "io", "k8s", "x", "", "-", "cnpg", "gateway-api"]
+_WORD = st.sampled_from(_WORDS)
+_NAME = st.one_of(
+    st.lists(_WORD, max_size=3).map("-".join),
+    st.sampled_from([n for names in KNOWN_INSTALLERS.values() for n in names]),
+)
+_GROUP = st.one_of(
+    st.lists(_WORD, max_size=4).map(".".join), st.sampled_from(sorted(KNOWN_INSTALLERS))
+)
 
 
 def test_a_word_of_the_group_names_its_installer() -> None:
@@ -31,3 +46,14 @@ def test_chart_basename() -> None:
     assert chart_basename("podinfo:6.5.0") == "podinfo"
     assert chart_basename(" charts/app/ ") == "app"
     assert chart_basename("") == ""
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(_NAME, max_size=3), max_size=6), st.lists(_GROUP, max_size=5))
+def test_the_index_answers_what_installs_answers_release_by_release(
+    releases: list[list[str]], groups: list[str]
+) -> None:
+    index = Installers(releases)
+    for group in groups:
+        expected = [i for i, names in enumerate(releases) if installs(names, group)]
+        assert index.matching(group) == expected

@@ -263,3 +263,150 @@ def test_crds_read_in_full_serve_their_versions_to_charts(tmp_path: Path) -> Non
     root = flux("dev", "flux-system", ks("flux-system", path="./clusters/dev"))
     inv = _scan(repo, root)
     assert inv.apis("dev") == {"example.com/v1", "example.com/v1/Widget"}
+
+
+# -- the scan remembered across runs (preinstalled._Record) ------------------------------------
+
+_TALOS = "machine:\n  inlineManifests:\n    - name: crds\n      contents: |\n" + "".join(
+    "        " + line + "\n" for line in CRD.splitlines()
+)
+_HELMFILE = "releases:\n  - name: cilium\n    namespace: kube-system\n    chart: cilium/cilium\n"
+_STEP = [1_000_000_000]
+
+
+def _settle(repo: Path, *only: str) -> None:
+    """Every file and directory (or `only` these) dated well in the past (not racily new),
+    each step later than the last, as an editor's saves would be."""
+    _STEP[0] += 10
+    if only:
+        for rel in only:
+            os.utime(repo / rel, (_STEP[0], _STEP[0]))
+        return
+    for dirpath, _dirs, files in os.walk(repo):
+        for name in [*files, ""]:
+            os.utime(os.path.join(dirpath, name), (_STEP[0], _STEP[0]))
+
+
+def _fresh_scan(repo: Path, cache_dir: Path) -> tuple[Inventory, int]:
+    """A scan as a fresh process makes it (its own file facts, the cache reopened), and
+    how many files it read."""
+    import harness.cache.store as cache_mod
+    from harness.core import safefile
+
+    cache = cache_mod.open_cache(cache_mod.Settings(enabled=True, directory=cache_dir))
+    reads = [0]
+    real = safefile.read_text
+
+    def counting(path: Path, *args: object, **kwargs: object) -> str:
+        reads[0] += 1
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    safefile.read_text = counting  # type: ignore[assignment]
+    try:
+        with Run(files=FileFacts()).entered():
+            inv = scan(LintContext(snapshot(), repo=repo), (), "harness.yaml", cache)
+    finally:
+        safefile.read_text = real
+    return inv, reads[0]
+
+
+def _plain_scan(repo: Path) -> Inventory:
+    with Run(files=FileFacts()).entered():
+        return _scan(repo)
+
+
+def test_an_unchanged_tree_is_answered_from_the_record_reading_no_file(tmp_path: Path) -> None:
+    repo = write_tree(
+        tmp_path / "repo",
+        {
+            "bootstrap/helmfile/apps.yaml": _HELMFILE,
+            "apps/a.yaml": "a: 1\n",
+            "apps/b.yaml": "b: 1\n",
+        },
+    )
+    _settle(repo)
+    first, read = _fresh_scan(repo, tmp_path / "cache")
+    assert read == 3 and first == _plain_scan(repo)
+    again, read = _fresh_scan(repo, tmp_path / "cache")
+    assert read == 0 and again == first
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "edit the helmfile",
+        "add a bootstrap CRD",
+        "remove the helmfile",
+        "talos in a plain file",
+        "rename to yaml",
+        "add a directory",
+        "edit a plain file",
+    ],
+)
+def test_a_change_of_what_the_scan_read_or_walked_misses(tmp_path: Path, change: str) -> None:
+    """Whatever changed in the tree, the record answers what a scan finds."""
+    repo = write_tree(
+        tmp_path / "repo",
+        {
+            "bootstrap/helmfile/apps.yaml": _HELMFILE,
+            "apps/a.yaml": "a: 1\n",
+            "apps/notes.txt": _TALOS,
+        },
+    )
+    _settle(repo)
+    first, _read = _fresh_scan(repo, tmp_path / "cache")
+    if change == "edit the helmfile":
+        (repo / "bootstrap/helmfile/apps.yaml").write_text(_HELMFILE.replace("cilium", "calico"))
+    elif change == "add a bootstrap CRD":
+        (repo / "bootstrap/crds.yaml").write_text(CRD)
+    elif change == "remove the helmfile":
+        (repo / "bootstrap/helmfile/apps.yaml").unlink()
+    elif change == "talos in a plain file":
+        (repo / "apps/a.yaml").write_text(_TALOS)
+    elif change == "rename to yaml":
+        (repo / "apps/notes.txt").rename(repo / "apps/talos.yaml")
+    elif change == "add a directory":
+        write_tree(repo / "k3s/server/manifests", {"crd.yaml": CRD})
+    else:
+        (repo / "apps/a.yaml").write_text("a: 2\n")
+        _settle(repo, "apps/a.yaml")  # its directory's stat stays: the same names
+    found, read = _fresh_scan(repo, tmp_path / "cache")
+    assert found == _plain_scan(repo)
+    if change == "edit a plain file":
+        assert read == 1  # only the changed file, asked whether it names Talos manifests
+    else:
+        assert found != first
+
+
+def test_a_racily_new_tree_is_not_recorded(tmp_path: Path) -> None:
+    repo = write_tree(tmp_path / "repo", {"bootstrap/helmfile/apps.yaml": _HELMFILE})
+    _fresh_scan(repo, tmp_path / "cache")  # just written: its stat may not move on a change
+    _inv, read = _fresh_scan(repo, tmp_path / "cache")
+    assert read == 1
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"dirs": "x", "files": [], "provisions": []},
+        {"dirs": [], "files": [["a", 2, 1, 2, 3, 4]], "provisions": []},
+        {"dirs": [], "files": [["../../etc/passwd", 0, 1, 2, 3, 4]], "provisions": []},
+        {"dirs": [["/etc", 1, 2, 3, 4]], "files": [], "provisions": []},
+        {"dirs": [], "files": [], "provisions": [{"source": 1}]},
+        {"dirs": [], "files": [], "provisions": [{"source": "s", "file": "f", "how": "h"}]},
+        {"dirs": [["/", True, 1, 2, 3]], "files": [], "provisions": []},
+        {"dirs": [], "files": []},
+    ],
+)
+def test_a_garbled_record_is_a_miss(tmp_path: Path, payload: dict[str, object]) -> None:
+    import harness.cache.store as cache_mod
+    from harness.hazards.preinstalled import _Record, _Scanner
+
+    repo = write_tree(tmp_path / "repo", {"bootstrap/helmfile/apps.yaml": _HELMFILE})
+    _settle(repo)
+    expected, _read = _fresh_scan(repo, tmp_path / "cache")
+    cache = cache_mod.open_cache(cache_mod.Settings(enabled=True, directory=tmp_path / "cache"))
+    record = _Record(cache, _Scanner(repo, set(), set(), []))
+    cache.put(record.key, payload)  # type: ignore[union-attr]
+    found, read = _fresh_scan(repo, tmp_path / "cache")
+    assert found == expected and read == 1

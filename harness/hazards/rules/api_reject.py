@@ -214,9 +214,10 @@ class ApiReject:
             causes: dict[tuple[str, ...], _Cause] = {}
             unjudged: dict[str, set[DocId]] = {}
             flux_kinds: set[DocId] = set()
+            digests: dict[tuple[str, str], str] = {}  # schema digest by (apiVersion, kind)
             for key, result in graph.ok_results():
                 dec = decrypts(graph, key)
-                verdicts = _verdicts(ctx, result.documents, builtin, crds, dec)
+                verdicts = _verdicts(ctx, result.documents, builtin, crds, dec, digests)
                 for doc, verdict in zip(result.documents, verdicts, strict=True):
                     if verdict.unjudged and _flux(verdict.unjudged):
                         flux_kinds.add(doc.id)
@@ -363,11 +364,19 @@ def _verdicts(
     builtin: BuiltinSchemas,
     crds: Mapping[tuple[str, str], list[Crd]],
     dec: bool | None,
+    known: dict[tuple[str, str], str] | None = None,
 ) -> list[Verdict]:
     """Each document's verdict: from this run's memo, the side's facts (a diff's:
     hazards/facts.py) or the render cache (one entry per target, keyed by its documents'
-    sha256s and their schemas' digests), or judged."""
-    digests = [_digest(d, builtin, crds) for d in documents]
+    sha256s and their schemas' digests), or judged. `known`: schema digests already
+    made for these schemas, by (apiVersion, kind)."""
+    known = {} if known is None else known
+    digests = []
+    for d in documents:
+        schema = known.get((d.api_version, d.id.kind))
+        if schema is None:
+            schema = known[(d.api_version, d.id.kind)] = _digest(d, builtin, crds)
+        digests.append(schema)
     out: list[Verdict | None] = [
         _VERDICTS.get((d.sha256, g, dec is not False))
         for d, g in zip(documents, digests, strict=True)

@@ -42,7 +42,7 @@ from harness.flux.ksgraph import ClusterGraph, Key, display, parse
 from harness.hazards import k8s
 from harness.hazards.context import DiffContext, LintContext
 from harness.hazards.finding import Finding, Severity, and_list
-from harness.hazards.installers import installs
+from harness.hazards.installers import Installers, installs
 from harness.hazards.rules.prune_delete import hidden_by_failure
 
 if TYPE_CHECKING:
@@ -178,7 +178,7 @@ class CrdOrder:
                 return None
             provider = tuple(sorted(holders))
             via = f"CustomResourceDefinition objects in {and_list([display(k) for k in provider])}"
-            return self._across(graph, key, provider, via, guessed=False)
+            return self._across(index, key, provider, via, guessed=False)
         likely = index.likely(group)
         if not likely or any(r.key in deps for r in likely):
             return None
@@ -199,13 +199,13 @@ class CrdOrder:
         via = and_list(sorted({str(r.id) for r in likely}))
         if unseen:
             return _Pair("info", "unseen", unseen, via, guessed=True)
-        return self._across(graph, key, provider, via, guessed=True)
+        return self._across(index, key, provider, via, guessed=True)
 
     def _across(
-        self, graph: ClusterGraph, key: Key, provider: tuple[Key, ...], via: str, guessed: bool
+        self, index: _Index, key: Key, provider: tuple[Key, ...], via: str, guessed: bool
     ) -> _Pair:
         """A provider in other Kustomizations: a deadlock when none can apply before `key`."""
-        reasons = [_blocked(graph, p, key) for p in provider]
+        reasons = [index.blocked(p, key) for p in provider]
         if all(reasons):
             why = "; ".join(r for r in reasons if r)
             return _Pair("warning", "deadlock", provider, via, why=why, guessed=guessed)
@@ -330,17 +330,20 @@ class _Index:
             for key, doc in owners:
                 if graph.chart_applied_to(key, doc) == where:
                     self.releases.append(HelmRelease(key, doc))
+        self._installers = Installers([r.names if r.installs_crds else () for r in self.releases])
         self._likely: dict[str, list[HelmRelease]] = {}
         self._deps: dict[Key, set[Key]] = {}
         self._declarers: dict[Key, set[Key]] = {}
         self._by_target = {n.target: k for k, n in graph.nodes.items()}
         self._preinstalled: dict[tuple[str, str, frozenset[tuple[str, str]]], object] = {}
+        self._blocked: dict[tuple[Key, Key], str] = {}
 
     def likely(self, group: str) -> list[HelmRelease]:
         """The releases that likely install `group` (installers.py), once per group."""
         found = self._likely.get(group)
         if found is None:
-            found = self._likely[group] = [r for r in self.releases if r.installs(group)]
+            matching = self._installers.matching(group)  # `r.installs(group)`, indexed
+            found = self._likely[group] = [self.releases[i] for i in matching]
         return found
 
     def deps(self, key: Key) -> set[Key]:
@@ -353,6 +356,15 @@ class _Index:
         found = self._declarers.get(key)
         if found is None:
             found = self._declarers[key] = set(_declarers(self.graph, key, self._by_target))
+        return found
+
+    def blocked(self, provider: Key, consumer: Key) -> str:
+        """`_blocked` in this cluster, once per pair, from the indexed deps and declarers."""
+        found = self._blocked.get((provider, consumer))
+        if found is None:
+            found = self._blocked[(provider, consumer)] = _blocked(
+                self.graph, provider, consumer, self
+            )
         return found
 
     def preinstalled(
@@ -379,15 +391,23 @@ def _declarers(graph: ClusterGraph, key: Key, by_target: dict[str, Key] | None =
     return out
 
 
-def _blocked(graph: ClusterGraph, provider: Key, consumer: Key) -> str:
-    """Why `provider` cannot apply before `consumer` is ready, or "" when it can."""
+def _blocked(graph: ClusterGraph, provider: Key, consumer: Key, index: _Index | None = None) -> str:
+    """Why `provider` cannot apply before `consumer` is ready, or "" when it can (`index`:
+    the cluster's, whose deps and declarers are the graph's, each found once)."""
     p, c = display(provider), display(consumer)
-    if graph.depends(provider, consumer):
+    deps = index.deps(provider) if index is not None else graph.deps(provider)
+    if consumer in deps:  # graph.depends(provider, consumer)
         return f"{p} dependsOn {c} (transitively)"
-    if consumer in _declarers(graph, provider):
+
+    def declares(key: Key) -> bool:
+        if index is not None:
+            return consumer in index.declarers(key)
+        return consumer in _declarers(graph, key)
+
+    if declares(provider):
         return f"{c} declares {p}, so a failed apply of {c} never creates it"
-    for dep in sorted(graph.deps(provider)):
-        if consumer in _declarers(graph, dep):
+    for dep in sorted(deps):
+        if declares(dep):
             return f"{p} dependsOn {display(dep)}, which {c} declares"
     return ""
 

@@ -23,6 +23,7 @@ from harness.flux.ksgraph import ClusterGraph, display
 from harness.hazards import k8s
 from harness.hazards.context import DiffContext, LintContext
 from harness.hazards.finding import Finding, Severity, and_list
+from harness.hazards.k8s import doc_order
 from harness.hazards.rules.prune_delete import hidden_by_failure
 
 
@@ -45,7 +46,16 @@ def _by_cluster(
                 dirs.add(rel)
 
     def under(name: str, dirs: set[str]) -> bool:
-        return any(d == "." or name == d or name.startswith(d + "/") for d in dirs)
+        # `any(d == "." or name == d or name.startswith(d + "/") for d in dirs)`, by a set
+        # lookup of each of name's prefixes that ends before a "/" (and of name itself)
+        if "." in dirs or name in dirs:
+            return True
+        at = name.find("/")
+        while at != -1:
+            if name[:at] in dirs:
+                return True
+            at = name.find("/", at + 1)
+        return False
 
     where = {r.name: {c for c, dirs in roots.items() if under(r.name, dirs)} for r in paths}
     return [
@@ -153,9 +163,8 @@ class SoleNamespaceDeclarer:
     ) -> list[Finding]:
         """Namespaces of applied-to cluster `where` that changed owner."""
         out: list[Finding] = []
-        for ns_id, base_owners in sorted(base.within(where).items()):
-            if not _is_namespace(ns_id):
-                continue
+        namespaces = [(i, o) for i, o in base.within(where).items() if _is_namespace(i)]
+        for ns_id, base_owners in sorted(namespaces, key=lambda item: doc_order(item[0])):
             before = {k for k, _d in base_owners}
             after = {k for k, _d in head.find(ns_id, where)}
             if not after or after == before or len(after) != 1:
