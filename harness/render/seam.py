@@ -12,6 +12,7 @@ target renders, but confinement still applies.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -74,8 +75,13 @@ class Read:
     def closure(self) -> Closure:
         return Closure(Path(self.root), self.entries, secrets=self.secrets)
 
-    def files(self) -> list[str]:
-        return [os.path.join(self.root, rel) for kind, rel in self.entries if kind == "file"]
+    def files(self) -> tuple[str, ...]:
+        return self._files
+
+    @functools.cached_property
+    def _files(self) -> tuple[str, ...]:
+        # asked twice per build of an incremental render (the index, then the probe)
+        return tuple(os.path.join(self.root, rel) for kind, rel in self.entries if kind == "file")
 
 
 def read_of(closure: Closure, digest: str, extra: Iterable[str] = ()) -> Read | None:
