@@ -229,7 +229,9 @@ def load(cache: cache_mod.RenderCache, digest: str, repo: Path, label: str) -> I
         with contextlib.suppress(KeyError, TypeError, ValueError, IndexError, AttributeError):
             if delta is not None:
                 index = _with_delta(index, delta[0], delta[1], repo, label) or index
-    return replace(index, builds=_builds_from(cache.get(builds_key(digest))), base=base)
+        index = replace(index, builds=_builds_from(cache.get(builds_key(digest))), base=base)
+    refsnap.long_lived()
+    return index
 
 
 def _token(index: Index) -> str:
