@@ -160,10 +160,15 @@ def reuse_of(index: Index, now: dict[str, Stamp | None], repo: Path) -> Reuse | 
     build read)."""
     if index.stamps.keys() != now.keys():
         return None
-    read_by_builds: set[str] = set()
     root = os.path.join(str(repo), "")
-    for r in [*index.paths.values(), *index.flux.values()]:
-        read_by_builds.update(f.removeprefix(root) for f in r.files())
+    read: set[str] | None = None  # what the builds read: gathered only if a changed file asks
+
+    def read_by_builds(rel: str) -> bool:
+        nonlocal read
+        if read is None:  # absolute paths, each build's as the probes ask them again
+            read = set().union(*(r.files() for r in [*index.paths.values(), *index.flux.values()]))
+        return root + rel in read
+
     stable: set[str] = set()
     for rel, stamp in now.items():
         before = index.stamps[rel]
@@ -175,9 +180,9 @@ def reuse_of(index: Index, now: dict[str, Stamp | None], repo: Path) -> Reuse | 
         if stamp is not None and stat.S_ISDIR(stamp[0]):
             continue  # a directory's own stat moves when a file in it is saved
         name = rel.rsplit("/", 1)[-1]
-        if rel not in read_by_builds and (
+        if (
             name in _STRUCTURAL_NAMES or name.endswith(_STRUCTURAL_SUFFIXES)
-        ):
+        ) and not read_by_builds(rel):
             return None
     results = {n: r for n, r in index.snapshot.results.items() if r.target.kind == "path"}
     return Reuse(frozenset(stable), results, index.paths, index.flux, _documents(index))
