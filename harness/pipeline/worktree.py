@@ -65,7 +65,7 @@ from harness.render.seam import Read, Reads, Reuse
 
 __all__ = ["Index", "Keeper", "Read", "Reuse", "key", "load", "remember", "walk"]
 
-KIND = "worktree-index-v2"  # v2: a packed entry (cache/fileformat.py)
+KIND = "worktree-index-v3"  # v2: a packed entry (cache/fileformat.py); v3: its token inside
 BUILDS_KIND = "worktree-flux-builds"
 DELTA_KIND = "worktree-index-delta-v2"  # packed, as the entry
 # a delta holds at most 1/8 of the results (or 8) before the whole entry is written again
@@ -222,13 +222,17 @@ def load(cache: cache_mod.RenderCache, digest: str, repo: Path, label: str) -> I
         found = cache.get_packed(digest)
         if found is None:
             return None
+        payload = found[0]
+        token = payload.pop("token", None)  # written with the entry: not hashed again
+        if type(token) is not str:
+            return None
         try:
-            index = _from_payload(found[0], found[1], repo, label)
+            index = _from_payload(payload, found[1], repo, label)
         except (KeyError, TypeError, ValueError, IndexError, AttributeError):
             return None
         if index is None:
             return None
-        base = Base(digest, _token(index), index.snapshot.results)
+        base = Base(digest, token, index.snapshot.results)
         delta = cache.get_packed(_delta_key(digest, base.token))
         # a bad delta leaves the entry alone: the index of the tree as an earlier render saw it
         with contextlib.suppress(KeyError, TypeError, ValueError, IndexError, AttributeError):
@@ -239,15 +243,21 @@ def load(cache: cache_mod.RenderCache, digest: str, repo: Path, label: str) -> I
     return index
 
 
-def _token(index: Index) -> str:
+def _token(
+    stamps: Mapping[str, Stamp | None],
+    results: Mapping[str, TargetResult],
+    paths: Mapping[str, Read],
+    flux: Mapping[str, Read],
+) -> str:
     """What names a whole entry: the tree's stat it holds, each result's sha256 and
     whether it failed, and each build's key. A delta applies to the entry it was made
-    against, never to another (a crash between two writes leaves a delta nothing names)."""
+    against, never to another (a crash between two writes leaves a delta nothing names).
+    Stored in the entry it names (`remember`), so a load does not hash it again."""
     parts = (
-        sorted(index.stamps.items()),
-        sorted((n, r.sha256, r.ok) for n, r in index.snapshot.results.items()),
-        sorted((n, r.digest) for n, r in index.paths.items()),
-        sorted((k, r.digest) for k, r in index.flux.items()),
+        sorted(stamps.items()),
+        sorted((n, r.sha256, r.ok) for n, r in results.items()),
+        sorted((n, r.digest) for n, r in paths.items()),
+        sorted((k, r.digest) for k, r in flux.items()),
     )
     return hashlib.sha256(repr(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
@@ -347,13 +357,15 @@ def remember(
             items = {n: known[n] for n in snapshot.results if known and n in known}
         else:
             base = None
+    token = ""
     if base is None:
         with fileformat.paused_gc():
             whole = refsnap.snapshot_payload(snapshot, repo, known, rows)
         if whole is None:
             return None
         body, strings = whole
-        cache.put_packed(digest, {**head, "snapshot": body}, strings)
+        token = _token(stamps, snapshot.results, paths, flux)
+        cache.put_packed(digest, {**head, "snapshot": body, "token": token}, strings)
     items.update((name, (snapshot.results[name], row)) for name, row in rows.items())
     builds = _builds(snapshot, flux, kept, named)
     if previous is None or previous.builds != builds:
@@ -362,7 +374,7 @@ def remember(
     held = replace(snapshot, warnings=warnings)
     index = Index(dict(stamps), held, paths, flux, warnings, items, builds)
     if base is None:  # written whole: later renders are deltas against it
-        base = Base(digest, _token(index), held.results)
+        base = Base(digest, token, held.results)
     return replace(index, base=base)
 
 
