@@ -59,7 +59,6 @@ from harness.core.filefacts import RACY_SECONDS
 from harness.core.model import Document, Snapshot, TargetResult
 from harness.flux.source.ignore import IGNORE_FILE
 from harness.pipeline import refsnap
-from harness.render.closure import learn_secrets
 from harness.render.discover import KUSTOMIZATION_FILES
 from harness.render.seam import Read, Reads, Reuse
 
@@ -210,7 +209,7 @@ def teach(index: Index) -> None:
     (closure.learn_secrets), as a render does: an answer from the index scrubs what a
     render would."""
     for read in [*index.paths.values(), *index.flux.values()]:
-        learn_secrets(read.closure())
+        read.learn()
 
 
 # -- on disk ---------------------------------------------------------------------------------

@@ -606,14 +606,28 @@ def learn_secrets(closure: Closure) -> None:
 
     Read every run, cached or not, so what is scrubbed never depends on the cache; a file
     is read once per run however many builds share it."""
-    root = str(closure.root)
-    generated = {ref for how, ref in closure.secrets if how != "literal"}
+    learn_inputs(str(closure.root), closure.entries, closure.secrets)
+
+
+def learn_inputs(
+    root: str,
+    entries: Iterable[tuple[str, str]],
+    secrets: Iterable[tuple[str, str]],
+    files: Iterable[str] | None = None,
+) -> None:
+    """`learn_secrets` of a closure's parts (a build the dependency index remembers);
+    `files`: the entries' files as absolute paths, when the caller holds them joined."""
+    generated = {ref for how, ref in secrets if how != "literal"}
     learning = _Learning()
-    for kind, rel in closure.entries:
-        if kind == "file" and rel not in generated:
-            learning.file(os.path.join(root, rel))
+    if files is not None and not generated:
+        for path in files:
+            learning.file(path)
+    else:
+        for kind, rel in entries:
+            if kind == "file" and rel not in generated:
+                learning.file(os.path.join(root, rel))
     known = learning.known
-    for how, ref in closure.secrets:
+    for how, ref in secrets:
         if how == "literal":
             known.add(ref)
             continue

@@ -23,7 +23,14 @@ from typing import Any
 from harness.cache import store as cache_mod
 from harness.core import parallel, parsed
 from harness.core.model import DocId, Document, Target, TargetResult
-from harness.render.closure import Blobs, Closure, EscapeError, Walker, learn_secrets
+from harness.render.closure import (
+    Blobs,
+    Closure,
+    EscapeError,
+    Walker,
+    learn_inputs,
+    learn_secrets,
+)
 from harness.render.kustomize import Renderer, result_from_output
 
 RESIDENT_LIMIT = 20_000  # entries a resident process keeps before starting over
@@ -77,6 +84,10 @@ class Read:
 
     def files(self) -> tuple[str, ...]:
         return self._files
+
+    def learn(self) -> None:
+        """`learn_secrets` of this closure, with the files as already joined."""
+        learn_inputs(self.root, self.entries, self.secrets, self._files)
 
     @functools.cached_property
     def _files(self) -> tuple[str, ...]:
@@ -141,7 +152,7 @@ class Reuse:
     builds: Mapping[str, tuple[tuple[Document, ...], Any]] = field(default_factory=dict)
 
     def unchanged(self, read: Read) -> bool:
-        return all(f in self.stable for f in read.files())
+        return self.stable.issuperset(read.files())
 
 
 @dataclass
@@ -267,7 +278,7 @@ def _reused(seam: Seam, target: Target) -> TargetResult | None:
     known = reuse.results.get(target.name)
     if read is None or known is None or known.target != target or not reuse.unchanged(read):
         return None
-    learn_secrets(read.closure())
+    read.learn()
     if seam.reads is not None:
         seam.reads.path(target.name, read)
     return known

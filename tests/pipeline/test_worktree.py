@@ -353,6 +353,9 @@ def _bent(path: tuple[object, ...], value: object) -> Callable[[dict[str, Any]],
         _bent(("snapshot", "results", 0, 4), 1),
         _bent(("snapshot", "documents", 0, 6), 5),  # a text past the strings
         _bent(("extra",), 1),
+        _bent(("token",), 1),  # the entry's token is a string or no index
+        _bent(("token",), None),
+        lambda payload: payload.pop("token"),  # an entry of v2, which had none
     ],
 )
 def test_an_index_of_another_shape_is_no_index(
@@ -377,4 +380,4 @@ def test_an_index_of_the_first_format_is_no_index(tmp_path: Path) -> None:
     store = cache_mod.Store(tmp_path / "cache")
     store.put("ab" * 32, {"stamps": [], "snapshot": {}, "warnings": [], "paths": {}, "flux": {}})
     assert worktree.load(cache_mod.RenderCache(store), "ab" * 32, tmp_path, "") is None
-    assert worktree.KIND == "worktree-index-v2"
+    assert worktree.KIND == "worktree-index-v3"

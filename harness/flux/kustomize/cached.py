@@ -282,7 +282,7 @@ def _reused(
             return None
         if builds is not None and not any(isinstance(o, ElidedSecret) for o in known.raw):
             builds[read.digest] = known
-    learn_secrets(read.closure())
+    read.learn()
     if seam.reads is not None:
         seam.reads.build(prekey, read, known.kept)
     return known
