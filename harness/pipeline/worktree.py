@@ -221,22 +221,29 @@ def load(cache: cache_mod.RenderCache, digest: str, repo: Path, label: str) -> I
         found = cache.get_packed(digest)
         if found is None:
             return None
-        payload = found[0]
-        token = payload.pop("token", None)  # written with the entry: not hashed again
+        # shared (the cache keeps what it read): the token is read, the payload not changed
+        token = found[0].get("token")  # written with the entry: not hashed again
         if type(token) is not str:
             return None
-        try:
-            index = _from_payload(payload, found[1], repo, label)
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
-            return None
-        if index is None:
-            return None
-        base = Base(digest, token, index.snapshot.results)
-        delta = cache.get_packed(_delta_key(digest, base.token))
+        payload = {k: v for k, v in found[0].items() if k != "token"}
+        delta = cache.get_packed(_delta_key(digest, token))
+        index: Index | None = None
         # a bad delta leaves the entry alone: the index of the tree as an earlier render saw it
         with contextlib.suppress(KeyError, TypeError, ValueError, IndexError, AttributeError):
             if delta is not None:
-                index = _with_delta(index, delta[0], delta[1], repo, label) or index
+                # the delta holds the tree's stat and the reads whole: the entry's are not decoded
+                entry = _from_payload(payload, found[1], repo, label, head=False)
+                if entry is not None:
+                    base = Base(digest, token, entry.snapshot.results)
+                    index = _with_delta(entry, delta[0], delta[1], repo, label)
+        if index is None:
+            try:
+                index = _from_payload(payload, found[1], repo, label)
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+                return None
+            if index is None:
+                return None
+            base = Base(digest, token, index.snapshot.results)
         index = replace(index, builds=_builds_from(cache.get(builds_key(digest))), base=base)
     refsnap.long_lived()
     return index
@@ -438,11 +445,13 @@ def _stamps(value: object) -> dict[str, Stamp | None]:
 
 
 def _from_payload(
-    payload: dict[str, Any], strings: list[str], repo: Path, label: str
+    payload: dict[str, Any], strings: list[str], repo: Path, label: str, head: bool = True
 ) -> Index | None:
+    """The index a payload holds; without `head`, only its render (no stat, no reads:
+    an entry whose delta replaces them)."""
     if payload.keys() != _INDEX_KEYS:
         return None
-    stamps = _stamps(payload["stamps"])
+    stamps = _stamps(payload["stamps"]) if head else {}
     items: dict[str, tuple[TargetResult, refsnap.Row]] = {}
     found = refsnap.snapshot_from(payload["snapshot"], strings, repo, label, items)
     if found is None:
@@ -454,6 +463,8 @@ def _from_payload(
     paths, flux = payload["paths"], payload["flux"]
     if type(paths) is not dict or type(flux) is not dict:
         return None
+    if not head:
+        return Index(stamps, snapshot, {}, {}, snapshot.warnings, items)
     return Index(
         stamps,
         snapshot,
