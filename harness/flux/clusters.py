@@ -104,7 +104,8 @@ class Detection:
         return None
 
 
-_SCAN_FACT = "flux-scan"  # "K": declares a Flux Kustomization, "S": may hold a sync, "-"
+# "K": declares a Flux Kustomization, "S": declares a FluxInstance sync, "-": neither
+_SCAN_FACT = "flux-scan-2"
 
 
 @dataclass
@@ -188,36 +189,38 @@ def _scan(config: Config) -> _Scan:
             scan.with_kfile.append(here)
         if here.name == BOOTSTRAP_DIR and any(f in filenames for f in GOTK_FILES):
             scan.gotk.append(here)
+        base = str(here)
         for name in filenames:
             if not name.endswith(MANIFEST_SUFFIXES):
                 continue
-            path = here / name
-            found = _manifest(path, config.repo)
+            # a string until the file matters: this runs for every manifest, every run
+            found = _manifest(os.path.join(base, name), config.repo)
             if found is None:
                 continue
-            declares, text = found
+            declares, syncs = found
             if declares:
-                scan.declaring.setdefault(here, []).append(path)
-            if text is not None:
-                scan.syncs.extend(operator.file_syncs(path, text))
+                scan.declaring.setdefault(here, []).append(here / name)
+            scan.syncs.extend(syncs)
     return scan
 
 
-def _manifest(path: Path, repo: Path) -> tuple[bool, str | None] | None:
-    """(whether the file declares a Flux Kustomization, its text when it may hold a
-    FluxInstance sync); None when it cannot be read. What a read found is remembered by
-    the file's stat (core/filefacts.py): a scan of an unchanged tree reads only the files
-    that may hold a sync (the others were read whole once, so none is refused now)."""
+def _manifest(path: str, repo: Path) -> tuple[bool, list[operator.Sync]] | None:
+    """(whether the file declares a Flux Kustomization, the FluxInstance syncs it
+    declares); None when it cannot be read. What a read found is remembered by the file's
+    stat (core/filefacts.py): a scan of an unchanged tree reads only the files that declare
+    a sync (the others were read whole once, so none is refused now)."""
     files = run.files()
-    at, fact = files.get(str(path), _SCAN_FACT)
+    at, fact = files.get(path, _SCAN_FACT)
     if fact is not None and "S" not in fact:
-        return "K" in fact, None
-    text = _read(path, repo)
+        return "K" in fact, []
+    text = _read(Path(path), repo)
     if text is None:
         return None
-    declares, sync = declares_flux_kustomization(text), "sync" in text
-    files.put(str(path), _SCAN_FACT, at, ("K" if declares else "") + ("S" if sync else "") or "-")
-    return declares, text if sync else None
+    # "S" only where a sync is declared: a file that merely says "sync" is not read again
+    declares = declares_flux_kustomization(text)
+    syncs = operator.file_syncs(Path(path), text) if "sync" in text else []
+    files.put(path, _SCAN_FACT, at, ("K" if declares else "") + ("S" if syncs else "") or "-")
+    return declares, syncs
 
 
 def _guess(scan: _Scan, incl: Includes) -> list[Path]:

@@ -946,7 +946,10 @@ def _check_references(run: _Run) -> None:
 
 def _drop_reached(runs: Sequence[_Run], incl: Includes) -> list[_Run]:
     """A guessed (or self-rooted) cluster that another cluster builds through a
-    Kustomization path is not a cluster; one with bootstrap evidence always is."""
+    Kustomization path is not a cluster; one with bootstrap evidence always is (when every
+    cluster has it, as most repos', no include closure is walked)."""
+    if not any(_droppable(r) for r in runs):
+        return list(runs)
     reaches: dict[Path, set[Path]] = {}
     for run in runs:
         dirs = [

@@ -285,7 +285,7 @@ class _Facts:
         self.store = store
         self.root = root
         self.files = files
-        self.digest = cache_key("file-facts", root)
+        self.digest = cache_key("file-facts-v2", root)  # v2: columns (filefacts.export)
 
     def load(self) -> None:
         if self.root in self.files.loaded:  # read once per process (per FileFacts)
@@ -293,12 +293,12 @@ class _Facts:
         self.files.loaded.add(self.root)
         payload = self.store.get_meta(self.digest)
         if payload is not None:
-            self.files.load(payload.get("rows"))
+            self.files.load(payload.get("columns"))
 
     def save(self) -> None:
         if self.files.changed:
             self.files.changed = False
-            self.store.put_meta(self.digest, {"rows": self.files.export(self.root)})
+            self.store.put_meta(self.digest, {"columns": self.files.export(self.root)})
 
 
 def _file_facts(config: Config, cache: RenderCache | None, files: FileFacts) -> _Facts | None:

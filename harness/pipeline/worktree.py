@@ -59,13 +59,12 @@ from harness.core.filefacts import RACY_SECONDS
 from harness.core.model import Document, Snapshot, TargetResult
 from harness.flux.source.ignore import IGNORE_FILE
 from harness.pipeline import refsnap
-from harness.render.closure import learn_secrets
 from harness.render.discover import KUSTOMIZATION_FILES
 from harness.render.seam import Read, Reads, Reuse
 
 __all__ = ["Index", "Keeper", "Read", "Reuse", "key", "load", "remember", "walk"]
 
-KIND = "worktree-index-v2"  # v2: a packed entry (cache/fileformat.py)
+KIND = "worktree-index-v3"  # v2: a packed entry (cache/fileformat.py); v3: its token inside
 BUILDS_KIND = "worktree-flux-builds"
 DELTA_KIND = "worktree-index-delta-v2"  # packed, as the entry
 # a delta holds at most 1/8 of the results (or 8) before the whole entry is written again
@@ -160,10 +159,15 @@ def reuse_of(index: Index, now: dict[str, Stamp | None], repo: Path) -> Reuse | 
     build read)."""
     if index.stamps.keys() != now.keys():
         return None
-    read_by_builds: set[str] = set()
     root = os.path.join(str(repo), "")
-    for r in [*index.paths.values(), *index.flux.values()]:
-        read_by_builds.update(f.removeprefix(root) for f in r.files())
+    read: set[str] | None = None  # what the builds read: gathered only if a changed file asks
+
+    def read_by_builds(rel: str) -> bool:
+        nonlocal read
+        if read is None:  # absolute paths, each build's as the probes ask them again
+            read = set().union(*(r.files() for r in [*index.paths.values(), *index.flux.values()]))
+        return root + rel in read
+
     stable: set[str] = set()
     for rel, stamp in now.items():
         before = index.stamps[rel]
@@ -175,9 +179,9 @@ def reuse_of(index: Index, now: dict[str, Stamp | None], repo: Path) -> Reuse | 
         if stamp is not None and stat.S_ISDIR(stamp[0]):
             continue  # a directory's own stat moves when a file in it is saved
         name = rel.rsplit("/", 1)[-1]
-        if rel not in read_by_builds and (
+        if (
             name in _STRUCTURAL_NAMES or name.endswith(_STRUCTURAL_SUFFIXES)
-        ):
+        ) and not read_by_builds(rel):
             return None
     results = {n: r for n, r in index.snapshot.results.items() if r.target.kind == "path"}
     return Reuse(frozenset(stable), results, index.paths, index.flux, _documents(index))
@@ -205,7 +209,7 @@ def teach(index: Index) -> None:
     (closure.learn_secrets), as a render does: an answer from the index scrubs what a
     render would."""
     for read in [*index.paths.values(), *index.flux.values()]:
-        learn_secrets(read.closure())
+        read.learn()
 
 
 # -- on disk ---------------------------------------------------------------------------------
@@ -217,30 +221,49 @@ def load(cache: cache_mod.RenderCache, digest: str, repo: Path, label: str) -> I
         found = cache.get_packed(digest)
         if found is None:
             return None
-        try:
-            index = _from_payload(found[0], found[1], repo, label)
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+        # shared (the cache keeps what it read): the token is read, the payload not changed
+        token = found[0].get("token")  # written with the entry: not hashed again
+        if type(token) is not str:
             return None
-        if index is None:
-            return None
-        base = Base(digest, _token(index), index.snapshot.results)
-        delta = cache.get_packed(_delta_key(digest, base.token))
+        payload = {k: v for k, v in found[0].items() if k != "token"}
+        delta = cache.get_packed(_delta_key(digest, token))
+        index: Index | None = None
         # a bad delta leaves the entry alone: the index of the tree as an earlier render saw it
         with contextlib.suppress(KeyError, TypeError, ValueError, IndexError, AttributeError):
             if delta is not None:
-                index = _with_delta(index, delta[0], delta[1], repo, label) or index
-    return replace(index, builds=_builds_from(cache.get(builds_key(digest))), base=base)
+                # the delta holds the tree's stat and the reads whole: the entry's are not decoded
+                entry = _from_payload(payload, found[1], repo, label, head=False)
+                if entry is not None:
+                    base = Base(digest, token, entry.snapshot.results)
+                    index = _with_delta(entry, delta[0], delta[1], repo, label)
+        if index is None:
+            try:
+                index = _from_payload(payload, found[1], repo, label)
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+                return None
+            if index is None:
+                return None
+            base = Base(digest, token, index.snapshot.results)
+        index = replace(index, builds=_builds_from(cache.get(builds_key(digest))), base=base)
+    refsnap.long_lived()
+    return index
 
 
-def _token(index: Index) -> str:
+def _token(
+    stamps: Mapping[str, Stamp | None],
+    results: Mapping[str, TargetResult],
+    paths: Mapping[str, Read],
+    flux: Mapping[str, Read],
+) -> str:
     """What names a whole entry: the tree's stat it holds, each result's sha256 and
     whether it failed, and each build's key. A delta applies to the entry it was made
-    against, never to another (a crash between two writes leaves a delta nothing names)."""
+    against, never to another (a crash between two writes leaves a delta nothing names).
+    Stored in the entry it names (`remember`), so a load does not hash it again."""
     parts = (
-        sorted(index.stamps.items()),
-        sorted((n, r.sha256, r.ok) for n, r in index.snapshot.results.items()),
-        sorted((n, r.digest) for n, r in index.paths.items()),
-        sorted((k, r.digest) for k, r in index.flux.items()),
+        sorted(stamps.items()),
+        sorted((n, r.sha256, r.ok) for n, r in results.items()),
+        sorted((n, r.digest) for n, r in paths.items()),
+        sorted((k, r.digest) for k, r in flux.items()),
     )
     return hashlib.sha256(repr(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
@@ -340,13 +363,15 @@ def remember(
             items = {n: known[n] for n in snapshot.results if known and n in known}
         else:
             base = None
+    token = ""
     if base is None:
         with fileformat.paused_gc():
             whole = refsnap.snapshot_payload(snapshot, repo, known, rows)
         if whole is None:
             return None
         body, strings = whole
-        cache.put_packed(digest, {**head, "snapshot": body}, strings)
+        token = _token(stamps, snapshot.results, paths, flux)
+        cache.put_packed(digest, {**head, "snapshot": body, "token": token}, strings)
     items.update((name, (snapshot.results[name], row)) for name, row in rows.items())
     builds = _builds(snapshot, flux, kept, named)
     if previous is None or previous.builds != builds:
@@ -355,7 +380,7 @@ def remember(
     held = replace(snapshot, warnings=warnings)
     index = Index(dict(stamps), held, paths, flux, warnings, items, builds)
     if base is None:  # written whole: later renders are deltas against it
-        base = Base(digest, _token(index), held.results)
+        base = Base(digest, token, held.results)
     return replace(index, base=base)
 
 
@@ -420,11 +445,13 @@ def _stamps(value: object) -> dict[str, Stamp | None]:
 
 
 def _from_payload(
-    payload: dict[str, Any], strings: list[str], repo: Path, label: str
+    payload: dict[str, Any], strings: list[str], repo: Path, label: str, head: bool = True
 ) -> Index | None:
+    """The index a payload holds; without `head`, only its render (no stat, no reads:
+    an entry whose delta replaces them)."""
     if payload.keys() != _INDEX_KEYS:
         return None
-    stamps = _stamps(payload["stamps"])
+    stamps = _stamps(payload["stamps"]) if head else {}
     items: dict[str, tuple[TargetResult, refsnap.Row]] = {}
     found = refsnap.snapshot_from(payload["snapshot"], strings, repo, label, items)
     if found is None:
@@ -436,6 +463,8 @@ def _from_payload(
     paths, flux = payload["paths"], payload["flux"]
     if type(paths) is not dict or type(flux) is not dict:
         return None
+    if not head:
+        return Index(stamps, snapshot, {}, {}, snapshot.warnings, items)
     return Index(
         stamps,
         snapshot,

@@ -606,68 +606,102 @@ def learn_secrets(closure: Closure) -> None:
 
     Read every run, cached or not, so what is scrubbed never depends on the cache; a file
     is read once per run however many builds share it."""
-    root = str(closure.root)
-    generated = {ref for how, ref in closure.secrets if how != "literal"}
-    for kind, rel in closure.entries:
-        if kind == "file" and rel not in generated:
-            _learn_file(os.path.join(root, rel))
-    for how, ref in closure.secrets:
+    learn_inputs(str(closure.root), closure.entries, closure.secrets)
+
+
+def learn_inputs(
+    root: str,
+    entries: Iterable[tuple[str, str]],
+    secrets: Iterable[tuple[str, str]],
+    files: Iterable[str] | None = None,
+) -> None:
+    """`learn_secrets` of a closure's parts (a build the dependency index remembers);
+    `files`: the entries' files as absolute paths, when the caller holds them joined."""
+    generated = {ref for how, ref in secrets if how != "literal"}
+    learning = _Learning()
+    if files is not None and not generated:
+        for path in files:
+            learning.file(path)
+    else:
+        for kind, rel in entries:
+            if kind == "file" and rel not in generated:
+                learning.file(os.path.join(root, rel))
+    known = learning.known
+    for how, ref in secrets:
         if how == "literal":
-            redaction.known().add(ref)
+            known.add(ref)
             continue
         text = _text(os.path.join(root, ref))
         if text is None:
             continue
         if how == "file":
-            redaction.known().add(text)
-            redaction.known().add(text.strip())
+            known.add(text)
+            known.add(text.strip())
             continue
         for line in text.splitlines():  # an env file: KEY=VALUE lines
             key, eq, value = line.strip().partition("=")
             if eq and key and not key.startswith("#"):
-                redaction.known().add(value)
+                known.add(value)
 
 
-def _learn_file(path: str) -> None:
-    at = filefacts.stamp(path)
-    if at is None or _LEARNED.get((path, at)):
-        return
-    _LEARNED.put((path, at), True)
-    facts = run.files()
-    fact = f"shown:{redaction.mode()}"
-    _, remembered = facts.get(path, fact)
-    if remembered is not None:  # a file with no Secret value: only the names it shows
-        for shown_text in json.loads(remembered):
-            redaction.known().shown(shown_text)
-        return
-    try:
-        data = safefile.read_bytes(path)
-        text = data.decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return
-    # a kustomization file's secretGenerator literals are values, not names
-    kfile = os.path.basename(path) in KUSTOMIZATION_FILES and b"secretGenerator" in data
-    if not kfile and not any(needle in data for needle in _MAY_HOLD):
-        redaction.known().shown(text)
-        return
-    try:
-        docs = yamlload.load_all(text)
-    except yamlload.YAMLError:
-        return  # unreadable: its words may be a Secret's, so none is taken as a name
-    texts: list[str] = []
-    for doc in docs:
-        documents.learn(doc)
-        if not isinstance(doc, dict):
-            continue
-        shown = documents.redact(doc) or doc
-        if kfile:  # a secretGenerator's literals are values, not names
-            shown = {k: v for k, v in shown.items() if k != "secretGenerator"}
-        texts.append(yamlload.dump(shown))
-        redaction.known().shown(texts[-1])
-    if not kfile and not any(documents.holds_secret_values(d) for d in docs):
-        # what this file teaches the scrub is only these (redacted) texts: kept by its
-        # stat (core/filefacts.py), so a later run parses it only when it changes
-        facts.put(path, fact, at, json.dumps(texts))
+class _Learning:
+    """What one `learn_secrets` call looks up once, not per file: the run's scrub, its file
+    facts, the fact's name (it holds the marker mode) and the run's table of learnt files."""
+
+    __slots__ = ("fact", "facts", "known", "learned")
+
+    def __init__(self) -> None:
+        self.known = redaction.known()
+        self.facts = run.files()
+        self.fact = f"shown:{redaction.mode()}"
+        current = run.current()
+        self.learned = current.table(_LEARNED) if current is not None else None
+
+    def file(self, path: str) -> None:
+        at = filefacts.stamp(path)
+        if at is None:
+            return
+        learned = self.learned
+        if learned is not None:
+            if learned.get((path, at)):
+                return
+            if len(learned) >= _LEARNED.limit:
+                learned.clear()
+            learned[(path, at)] = True
+        known = self.known
+        remembered = self.facts.at(path, self.fact, at)
+        if remembered is not None:  # a file with no Secret value: only the names it shows
+            for shown_text in json.loads(remembered):
+                known.shown(shown_text)
+            return
+        try:
+            data = safefile.read_bytes(path)
+            text = data.decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return
+        # a kustomization file's secretGenerator literals are values, not names
+        kfile = os.path.basename(path) in KUSTOMIZATION_FILES and b"secretGenerator" in data
+        if not kfile and not any(needle in data for needle in _MAY_HOLD):
+            known.shown(text)
+            return
+        try:
+            docs = yamlload.load_all(text)
+        except yamlload.YAMLError:
+            return  # unreadable: its words may be a Secret's, so none is taken as a name
+        texts: list[str] = []
+        for doc in docs:
+            documents.learn(doc)
+            if not isinstance(doc, dict):
+                continue
+            shown = documents.redact(doc) or doc
+            if kfile:  # a secretGenerator's literals are values, not names
+                shown = {k: v for k, v in shown.items() if k != "secretGenerator"}
+            texts.append(yamlload.dump(shown))
+            known.shown(texts[-1])
+        if not kfile and not any(documents.holds_secret_values(d) for d in docs):
+            # what this file teaches the scrub is only these (redacted) texts: kept by its
+            # stat (core/filefacts.py), so a later run parses it only when it changes
+            self.facts.put(path, self.fact, at, json.dumps(texts))
 
 
 def _text(path: str) -> str | None:

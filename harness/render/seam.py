@@ -12,6 +12,7 @@ target renders, but confinement still applies.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -22,7 +23,14 @@ from typing import Any
 from harness.cache import store as cache_mod
 from harness.core import parallel, parsed
 from harness.core.model import DocId, Document, Target, TargetResult
-from harness.render.closure import Blobs, Closure, EscapeError, Walker, learn_secrets
+from harness.render.closure import (
+    Blobs,
+    Closure,
+    EscapeError,
+    Walker,
+    learn_inputs,
+    learn_secrets,
+)
 from harness.render.kustomize import Renderer, result_from_output
 
 RESIDENT_LIMIT = 20_000  # entries a resident process keeps before starting over
@@ -74,8 +82,17 @@ class Read:
     def closure(self) -> Closure:
         return Closure(Path(self.root), self.entries, secrets=self.secrets)
 
-    def files(self) -> list[str]:
-        return [os.path.join(self.root, rel) for kind, rel in self.entries if kind == "file"]
+    def files(self) -> tuple[str, ...]:
+        return self._files
+
+    def learn(self) -> None:
+        """`learn_secrets` of this closure, with the files as already joined."""
+        learn_inputs(self.root, self.entries, self.secrets, self._files)
+
+    @functools.cached_property
+    def _files(self) -> tuple[str, ...]:
+        # asked twice per build of an incremental render (the index, then the probe)
+        return tuple(os.path.join(self.root, rel) for kind, rel in self.entries if kind == "file")
 
 
 def read_of(closure: Closure, digest: str, extra: Iterable[str] = ()) -> Read | None:
@@ -135,7 +152,7 @@ class Reuse:
     builds: Mapping[str, tuple[tuple[Document, ...], Any]] = field(default_factory=dict)
 
     def unchanged(self, read: Read) -> bool:
-        return all(f in self.stable for f in read.files())
+        return self.stable.issuperset(read.files())
 
 
 @dataclass
@@ -261,7 +278,7 @@ def _reused(seam: Seam, target: Target) -> TargetResult | None:
     known = reuse.results.get(target.name)
     if read is None or known is None or known.target != target or not reuse.unchanged(read):
         return None
-    learn_secrets(read.closure())
+    read.learn()
     if seam.reads is not None:
         seam.reads.path(target.name, read)
     return known

@@ -28,9 +28,9 @@ def test_file_facts_hold_while_the_stat_holds(tmp_path: Path) -> None:
     assert known is None and now != at
     facts.put(str(path), "blob", now, "id-2")  # just modified: racy, not remembered
     assert facts.get(str(path), "blob")[1] is None
-    rows = facts.export(str(tmp_path))
+    columns = facts.export(str(tmp_path))
     fresh = filefacts.FileFacts()
-    fresh.load([*rows, ["bad"], "junk"])
+    fresh.load(columns)
     assert fresh.get(str(path), "blob")[1] is None
     assert facts.get(str(tmp_path / "absent"), "blob") == (None, None)
 
@@ -47,7 +47,7 @@ def test_file_facts_travel_between_processes(tmp_path: Path) -> None:
     other = filefacts.FileFacts()
     other.load(facts.export(str(tmp_path)))
     assert other.get(str(path), "component")[1] == "1"
-    assert other.export("/elsewhere") == []
+    assert other.export("/elsewhere") == {"paths": [], "facts": [], "stamps": [], "values": []}
 
 
 def test_every_run_uses_the_process_facts_unless_given_its_own(tmp_path: Path) -> None:
@@ -87,3 +87,37 @@ def test_a_directory_stamp_moves_when_its_names_change(tmp_path: Path) -> None:
         now = filefacts.directory_stamp(str(tmp_path))
         assert now is not None and now != at
         at = now
+
+
+def test_exported_facts_of_another_shape_are_a_miss_whole(tmp_path: Path) -> None:
+    """What comes from disk is checked column by column: a foreign, older (rows) or hostile
+    export loads nothing, and never raises; facts the process knows stay."""
+    path = tmp_path / "k.yaml"
+    path.write_text("kind: Component\n")
+    old = time.time() - 10
+    os.utime(path, (old, old))
+    facts = filefacts.FileFacts()
+    at, _ = facts.get(str(path), "component")
+    assert at is not None
+    facts.put(str(path), "component", at, "1")
+    good = facts.export(str(tmp_path))
+    assert facts.at(str(path), "component", at) == "1"
+    bad: list[object] = [
+        None,
+        [[str(path), "component", *at, "1"]],  # the rows of an older harness
+        {**good, "values": [1]},
+        {**good, "stamps": [*good["stamps"], 7]},
+        {**good, "stamps": [True, *good["stamps"][1:]]},
+        {**good, "paths": [b"x"]},
+        {**good, "extra": []},
+        {k: v for k, v in good.items() if k != "facts"},
+    ]
+    for hostile in bad:
+        fresh = filefacts.FileFacts()
+        fresh.load(hostile)
+        assert fresh.get(str(path), "component")[1] is None, hostile
+    kept = filefacts.FileFacts()
+    kept.put(str(path), "component", at, "mine")
+    kept.load(good)  # what the process already knows wins over what it reads
+    assert kept.get(str(path), "component")[1] == "mine"
+    assert kept.at(str(path), "component", (0, 0, 0, 0)) is None

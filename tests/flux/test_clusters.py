@@ -430,13 +430,21 @@ def test_a_scan_of_an_unchanged_tree_reads_no_file_again(
     make_repo: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What a scan found in a file is kept by its stat (core/filefacts.py): the next scan
-    reads only the unchanged files that may hold a sync, and a changed one again."""
+    reads only the unchanged files that declare a FluxInstance sync (a file that merely
+    says "sync" is not read again), and a changed one again."""
+    instance = (
+        "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\n"
+        "metadata: {name: flux, namespace: flux-system}\n"
+        "spec:\n  distribution: {version: 2.x}\n"
+        "  sync: {kind: GitRepository, url: 'https://x', path: clusters/dev}\n"
+    )
     repo = make_repo(
         {
             "clusters/base/kustomization.yaml": ks_file("apps.yaml"),
             "clusters/base/apps.yaml": flux_ks("apps", "./apps"),
             **overlay("dev"),
             "apps/a.yaml": cm("a"),
+            "fleet/instance.yaml": instance,
         }
     )
     for path in repo.rglob("*.yaml"):  # saved long ago: past the racy window
@@ -449,13 +457,16 @@ def test_a_scan_of_an_unchanged_tree_reads_no_file_again(
         return real(path, root)
 
     monkeypatch.setattr(clusters, "_read", counting)
-    assert candidates(repo) == ["clusters/dev"]
-    assert "apps/a.yaml" in read
+    cfg = config_mod.load(repo)
+    assert candidates(repo) == ["clusters/dev"] and "apps/a.yaml" in read
+    assert "clusters/dev/kustomization.yaml" in read  # it says "sync", and declares none
     read.clear()
     assert candidates(repo) == ["clusters/dev"]
-    assert read == ["clusters/dev/kustomization.yaml"]  # it says "sync": it may hold one
+    assert read == ["fleet/instance.yaml"]  # the one file declaring a sync
+    for _ in range(2):  # its sync is found from a kept fact as from a first read
+        assert [s.path for s in clusters._scan(cfg).syncs] == ["clusters/dev"]
     read.clear()
     (repo / "apps/a.yaml").write_text(flux_ks("more", "./apps"))
     os.utime(repo / "apps/a.yaml", (1_600_000_100, 1_600_000_100))
     assert candidates(repo) == ["apps", "clusters/dev"]
-    assert sorted(read) == ["apps/a.yaml", "clusters/dev/kustomization.yaml"]
+    assert sorted(read) == ["apps/a.yaml", "fleet/instance.yaml"]

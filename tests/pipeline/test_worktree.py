@@ -224,6 +224,48 @@ def test_a_corrupt_delta_leaves_the_index_it_was_made_against(repo: Path, tmp_pa
     assert keeper.used == "incremental"
 
 
+def test_a_delta_of_another_shape_leaves_the_index_it_was_made_against(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A delta whose checksum holds but whose fields do not: the entry is read whole (its
+    own stat and reads, not skipped for the delta's), as if there were no delta."""
+    cache_dir = tmp_path / "cache"
+    _render(repo, cache_dir, worktree.Keeper())
+    edit(repo, "spec", 1)
+    _render(repo, cache_dir, worktree.Keeper())
+    [delta] = [
+        p
+        for p in (cache_dir / cache_mod.ENTRIES).rglob("*")
+        if p.is_file() and b'"removed"' in p.read_bytes()
+    ]
+    store = cache_mod.Store(cache_dir)
+    digest = delta.parent.name + delta.stem
+    packed = store.get_packed(digest)
+    assert packed is not None
+    store.put_packed(digest, {**packed[0], "removed": [1]}, packed[1])
+    edit(repo, "vars", 0)
+    keeper = worktree.Keeper()
+    assert _view(_render(repo, cache_dir, keeper)) == _view(_render(repo, None, None))
+    assert keeper.used == "incremental"
+
+
+def test_an_index_read_twice_through_one_cache_is_the_same_index(tmp_path: Path) -> None:
+    """The cache shares what it read (nobody may change it): a second load in the process
+    finds the entry as the first did."""
+    stamps, snapshot, reads = _index_parts(tmp_path)
+    store = cache_mod.Store(tmp_path / "cache")
+    with Run().entered():
+        worktree.remember(
+            cache_mod.RenderCache(store), "ab" * 32, stamps, snapshot, reads, tmp_path
+        )
+    cache = cache_mod.RenderCache(store)  # a fresh process, which loads it twice
+    with Run().entered():
+        first = worktree.load(cache, "ab" * 32, tmp_path, "")
+        second = worktree.load(cache, "ab" * 32, tmp_path, "")
+    assert first is not None and second is not None
+    assert first == second and first.base == second.base
+
+
 @pytest.mark.parametrize("damage", ["missing", "corrupt", "foreign"])
 def test_a_missing_or_corrupt_index_is_a_full_render(
     repo: Path, tmp_path: Path, damage: str
@@ -353,6 +395,9 @@ def _bent(path: tuple[object, ...], value: object) -> Callable[[dict[str, Any]],
         _bent(("snapshot", "results", 0, 4), 1),
         _bent(("snapshot", "documents", 0, 6), 5),  # a text past the strings
         _bent(("extra",), 1),
+        _bent(("token",), 1),  # the entry's token is a string or no index
+        _bent(("token",), None),
+        lambda payload: payload.pop("token"),  # an entry of v2, which had none
     ],
 )
 def test_an_index_of_another_shape_is_no_index(
@@ -377,4 +422,4 @@ def test_an_index_of_the_first_format_is_no_index(tmp_path: Path) -> None:
     store = cache_mod.Store(tmp_path / "cache")
     store.put("ab" * 32, {"stamps": [], "snapshot": {}, "warnings": [], "paths": {}, "flux": {}})
     assert worktree.load(cache_mod.RenderCache(store), "ab" * 32, tmp_path, "") is None
-    assert worktree.KIND == "worktree-index-v2"
+    assert worktree.KIND == "worktree-index-v3"

@@ -123,7 +123,7 @@ def test_canary_secret_value_never_reaches_the_cache(tmp_path: Path) -> None:
     # two path targets, three Flux builds, kubectl's version, three run records, three
     # api-reject verdict entries (one per validated target); and the facts about unchanged
     # files (paths, blob ids, flags: no content), once any is old enough
-    facts = [p for p in files if p.parent.name == "meta" and b'"rows"' in p.read_bytes()]
+    facts = [p for p in files if p.parent.name == "meta" and b'"columns"' in p.read_bytes()]
     assert len(facts) <= 1
     assert len(files) - len(facts) == 12
     for path in files:

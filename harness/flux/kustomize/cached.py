@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cache import store as cache_mod
-from harness.core import documents, redaction, secretflow, yamlload
+from harness.core import documents, memo, redaction, secretflow, yamlload
 from harness.core.model import Document
 from harness.core.outside import DeclaredObject
 from harness.flux import resourceset
@@ -282,7 +282,7 @@ def _reused(
             return None
         if builds is not None and not any(isinstance(o, ElidedSecret) for o in known.raw):
             builds[read.digest] = known
-    learn_secrets(read.closure())
+    read.learn()
     if seam.reads is not None:
         seam.reads.build(prekey, read, known.kept)
     return known
@@ -373,10 +373,22 @@ def _missing_from_payload(payload: dict[str, Any] | None) -> MissingObject | Non
     return MissingObject(ObjectRef(ref[0], ref[1], ref[2]), tuple(names))
 
 
+# a source's rules are one object per run (flux/source/ignore.py SourceIgnores), shared by
+# every build from it: written out once, not once per build's key and prekey
+_RULES_PARTS: memo.IdentityMemo[str] = memo.IdentityMemo("flux-rules-part", 10_000)
+
+
 def _rules_part(rules: Rules | None, root: Path) -> str:
     if rules is None:
         return "no-rules"
     prefix = str(root).rstrip("/") + "/"
+    found = _RULES_PARTS.get(rules, prefix)
+    if found is None:
+        found = _RULES_PARTS.put(rules, _rules_text(rules, prefix), prefix)
+    return found
+
+
+def _rules_text(rules: Rules, prefix: str) -> str:
     return json.dumps(
         [
             [
