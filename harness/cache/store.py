@@ -403,6 +403,14 @@ class RenderCache:
         read. Shared: nobody may mutate it."""
         return self._lookup(self._packed, digest, self.store.get_packed if self.store else None)
 
+    def has_packed(self, digest: str) -> bool:
+        """Whether `get_packed` may find the entry (in memory, or a file of its name): a
+        stat, not a read, and not counted."""
+        with self._lock:
+            if digest in self._packed:
+                return True
+        return self.store is not None and os.path.isfile(self.store._path(digest))
+
     def put_packed(self, digest: str, payload: dict[str, Any], strings: list[str]) -> None:
         with self._lock:
             self._packed[digest] = (payload, strings)

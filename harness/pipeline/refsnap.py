@@ -103,6 +103,12 @@ def config_part(cfg: Config) -> str:
     return repr(neutral)
 
 
+def stored(cache: cache_mod.RenderCache, key: RefKey) -> bool:
+    """Whether the render may be remembered, without reading it: in memory, or an entry
+    of that name in the store (`load` still checks the whole of it, and may refuse it)."""
+    return cache.has_packed(key.digest)
+
+
 def known(cache: cache_mod.RenderCache, key: RefKey) -> bool:
     """Whether the render is remembered (then no checkout of the ref is started)."""
     return cache.get_packed(key.digest) is not None

@@ -371,3 +371,16 @@ def test_a_missing_malformed_or_old_estimate_walks_the_store(
     assert done is not None and done.removed == 1
     kept = _usage(tmp_path)
     assert kept is not None and kept["bytes"] == 0
+
+
+def test_has_packed_asks_memory_then_the_store_without_reading(tmp_path: Path) -> None:
+    store = cache.Store(tmp_path)
+    run = cache.RenderCache(store)
+    digest = cache.key("a render")
+    assert not run.has_packed(digest)
+    run.put_packed(digest, {"a": 1}, ["text"])
+    assert run.has_packed(digest)
+    fresh = cache.RenderCache(cache.Store(tmp_path))
+    assert fresh.has_packed(digest)
+    assert (fresh.hits, fresh.misses) == (0, 0)  # a stat, not a lookup
+    assert not cache.RenderCache(None).has_packed(digest)

@@ -18,6 +18,7 @@ from harness.cli import errors, shared
 # (`harness diff --help`; watch, comment and merge importing this module)
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+    from typing import TypeVar
 
     from harness.cache import store as cache_mod
     from harness.cli.context import Common
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from harness.render.kustomize import Renderer
 
     Later = Callable[[], Sequence[str] | None]  # a value a background thread may still make
+    T = TypeVar("T")
 
 DEFAULT_BASE = "HEAD"
 
@@ -163,7 +165,7 @@ def _side(
     ref: str | None,
     cache: cache_mod.RenderCache | None = None,
     resolved: gitref.Resolved | None = None,
-    changed: Sequence[str] | None = None,
+    changed: Later | None = None,
 ) -> Side:
     """Render a ref from a temporary checkout (gone when this returns), or the working tree;
     with the input digests of its failed targets and which of the `changed` files no
@@ -189,7 +191,8 @@ def _side(
         )
         return _finish(cfg, snapshot, origin, changed)
     key = _ref_key(common, cfg, renderer, ref, cache, resolved)
-    found = _remembered(cache, key, ref) if not changed else None  # a head needs its tree
+    files = changed() if changed is not None else None
+    found = _remembered(cache, key, ref) if not files else None  # a head needs its tree
     if found is not None:
         return found
     blobs = cache is not None
@@ -219,7 +222,7 @@ def _ref_side(
     exported: gitref.Exported,
     cache: cache_mod.RenderCache | None,
     key: refsnap.RefKey | None = None,
-    changed: Sequence[str] | None = None,
+    changed: Later | None = None,
 ) -> Side:
     """`_side` of a ref, from its checkout (still there while this runs); remembered under
     `key` when every target's render is a function of the tree (pipeline/refsnap.py)."""
@@ -257,16 +260,17 @@ class Side(NamedTuple):
     under_failed: dict[str, int] = {}  # noqa: RUF012 - a NamedTuple default, never mutated
 
 
-def _finish(cfg: Config, snapshot: Snapshot, origin: Origin, changed: Sequence[str] | None) -> Side:
+def _finish(cfg: Config, snapshot: Snapshot, origin: Origin, changed: Later | None) -> Side:
     """What must be read from a side's tree while it still exists."""
     from harness.compare import inputs
     from harness.compare.coverage import uncovered, under_failed
 
     digests = inputs.side_digests(cfg.repo, snapshot)
     hidden = under_failed(cfg.repo, snapshot)
-    if not changed:
+    files = changed() if changed is not None else None
+    if not files:
         return Side(snapshot, origin, digests, (), hidden)
-    missed = uncovered(cfg.repo, snapshot, changed, cfg.goldens)
+    missed = uncovered(cfg.repo, snapshot, files, cfg.goldens)
     return Side(snapshot, origin, digests, missed, hidden)
 
 
@@ -337,21 +341,28 @@ def _sides(
     cache either order gives the same results), and the export is removed in the background
     while the caller analyses (`stack` holds it until then). A base remembered whole
     (pipeline/refsnap.py) needs no checkout at all."""
-    from harness.pipeline import gitref
+    from harness.pipeline import gitref, refsnap
 
-    changed = changed or _none
     if head_ref is not None:
-        files = changed()
         base = _side(common, cfg, renderer, base_ref, cache, resolved)
-        return base, _side(common, cfg, renderer, head_ref, cache, resolved, files)
+        return base, _side(common, cfg, renderer, head_ref, cache, resolved, changed)
     key = _ref_key(common, cfg, renderer, base_ref, cache, resolved)
-    remembered = _remembered(cache, key, base_ref)  # read once: it is the whole base side
-    if remembered is not None:
-        return remembered, _side(common, cfg, renderer, None, cache, changed=changed())
-    co = stack.enter_context(
-        gitref.checkout_ahead(cfg.repo, base_ref, blobs=cache is not None, resolved=resolved)
-    )
-    head = _side(common, cfg, renderer, None, cache, changed=changed())
+    if cache is not None and key is not None and refsnap.stored(cache, key):
+        # read in a thread while the tree renders: the render mostly waits on kustomize
+        base_key = key
+        pending = _later(lambda: _remembered(cache, base_key, base_ref))
+        head = _side(common, cfg, renderer, None, cache, changed=changed)
+        remembered = pending()
+        if remembered is not None:
+            return remembered, head
+        co = stack.enter_context(  # the entry was not whole after all: render the ref
+            gitref.checkout_ahead(cfg.repo, base_ref, blobs=True, resolved=resolved)
+        )
+    else:
+        co = stack.enter_context(
+            gitref.checkout_ahead(cfg.repo, base_ref, blobs=cache is not None, resolved=resolved)
+        )
+        head = _side(common, cfg, renderer, None, cache, changed=changed)
     base = _ref_side(common, cfg, renderer, co(), cache, key)
     co.release()
     return base, head
@@ -381,11 +392,7 @@ def _warm_imports(output: str) -> None:
     parallel.thread(work, name="harness-imports", daemon=True).start()
 
 
-def _none() -> None:
-    return None
-
-
-def _later(make: Callable[[], Sequence[str]]) -> Later:
+def _later(make: Callable[[], T]) -> Callable[[], T]:
     """`make()` started in a thread of its own (core/parallel.py); the returned callable
     waits for it and returns its value or raises what it raised, on every call."""
     from harness.core import parallel
@@ -401,7 +408,7 @@ def _later(make: Callable[[], Sequence[str]]) -> Later:
     worker = parallel.thread(work, name="harness-changed-files", daemon=True)
     worker.start()
 
-    def result() -> Sequence[str] | None:
+    def result() -> T:
         worker.join()
         ok, value = box[0]
         if not ok:
@@ -498,7 +505,7 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
         resolved = gitref.resolve_refs(cfg.repo, refs)
         replay.note_git(cfg.repo, resolved.root, resolved.shas)  # a replayed diff checks them
     renderer = renderer_for(common, cfg)
-    changed: Later = _none  # files the change touches, to say which no rendered target reads
+    changed: Later | None = None  # files the change touches, to say which no target reads
     if base_ref is not None and resolved is not None:
         head_sha = resolved.shas[options.head] if options.head is not None else None
         # git lists them in the background while the base's key and render are looked up
