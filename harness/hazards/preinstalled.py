@@ -710,11 +710,12 @@ class _Record:
     (core/filefacts.py: an entry added, removed or renamed moves its directory's mtime and
     ctime, so the walk would list the same files), or, where that moved (a file saved by
     writing a new one and renaming it over the old), still has the `listing` it had, and
-    every file it read for provisions has its stat. A manifest-like file it did not read that changed is asked again (its
-    Talos check, remembered by stat like the scan's own); one that now names Talos
-    manifests is a miss. Anything else missing, changed or malformed is a miss: the scan
-    runs and the record is written again, unless something it walked was modified within
-    `RACY_SECONDS` (its stat may not move when it changes again)."""
+    every file it read for provisions has its stat. A manifest-like file it did not read
+    that changed is asked again (its Talos check, remembered by stat like the scan's own);
+    one that now names Talos manifests is a miss. Anything else missing, changed or
+    malformed is a miss: the scan runs and the record is written again, unless something
+    it walked was modified within `RACY_SECONDS` (its stat may not move when it changes
+    again)."""
 
     KIND = "preinstalled-scan"
 
