@@ -319,7 +319,17 @@ def test_what_the_preinstalled_scan_learnt_of_files_outlives_the_process(tmp_pat
 
 # -- rules left out of a head by their views (engine.same_views) ----------------------------
 
-_WORLD_EDITS = ("image", "annotate", "typo", "crd", "widget", "decrypt", "depends", "namespace")
+_WORLD_EDITS = (
+    "image",
+    "annotate",
+    "typo",
+    "crd",
+    "widget",
+    "decrypt",
+    "depends",
+    "namespace",
+    "skipcrds",
+)
 
 
 def _world(state: frozenset[tuple[str, str]]) -> Snapshot:
@@ -349,6 +359,8 @@ def _world(state: frozenset[tuple[str, str]]) -> Snapshot:
             release["metadata"]["annotations"] = {"bench/n": "1"}
         if on("depends", c):
             release["spec"]["dependsOn"] = [{"name": "other"}]
+        if on("skipcrds", c):
+            release["spec"]["install"] = {"crds": "Skip"}
         decryption = {"decryption": {"provider": "sops"}} if on("decrypt", c) else {}
         results += [
             flux(c, ROOT, ks("crds"), ks("apps", depends=["crds"], **decryption)),
@@ -410,9 +422,10 @@ def test_rules_left_out_by_their_views_find_what_running_them_finds(
 
 
 def test_a_view_names_the_rules_an_edit_leaves_alone() -> None:
-    """An image tag or an annotation reads the same to api-reject (the same verdicts) and to
-    sole-namespace-declarer (the same identities); a typo the API server refuses, a CRD
-    of another kind or a changed Kustomization does not."""
+    """An image tag or an annotation reads the same to api-reject (the same verdicts), to
+    crd-order (the same CRDs and releases) and to sole-namespace-declarer (the same
+    identities); a typo the API server refuses, a release that skips its CRDs, a CRD of
+    another kind or a changed Kustomization does not."""
     base = _world(frozenset())
 
     def same(*edit: tuple[str, str]) -> set[str]:
@@ -422,10 +435,11 @@ def test_a_view_names_the_rules_an_edit_leaves_alone() -> None:
             engine.RULES, base, head, (engine.Digests(base), engine.Digests(head)), ctx
         )
 
-    both = {"api-reject", "sole-namespace-declarer"}
-    assert same(("image", "dev")) == both
-    assert same(("annotate", "prod"), ("image", "dev")) == both
-    assert same(("typo", "dev")) == {"sole-namespace-declarer"}
+    three = {"api-reject", "crd-order", "sole-namespace-declarer"}
+    assert same(("image", "dev")) == three
+    assert same(("annotate", "prod"), ("image", "dev")) == three
+    assert same(("typo", "dev")) == three - {"api-reject"}
+    assert same(("skipcrds", "dev")) == three - {"crd-order"}
     assert same(("crd", "dev")) == {"sole-namespace-declarer"}
     assert same(("widget", "dev")) == set()  # a new identity
     assert same(("decrypt", "dev")) == set()  # a Kustomization's bytes
