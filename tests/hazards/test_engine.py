@@ -363,7 +363,8 @@ def _world(state: frozenset[tuple[str, str]]) -> Snapshot:
             release["spec"]["install"] = {"crds": "Skip"}
         decryption = {"decryption": {"provider": "sops"}} if on("decrypt", c) else {}
         results += [
-            flux(c, ROOT, ks("crds"), ks("apps", depends=["crds"], **decryption)),
+            # dev's apps do not wait for their CRDs: a crd-order finding to keep or lose
+            flux(c, ROOT, ks("crds"), ks("apps", depends=["crds"][: c == "prod"], **decryption)),
             flux(c, "crds", crd("example.com", "Gadget" if on("crd", c) else "Widget", "widgets")),
             flux(
                 c,
