@@ -329,6 +329,9 @@ _WORLD_EDITS = (
     "depends",
     "namespace",
     "skipcrds",
+    "variable",
+    "escape",
+    "setting",
 )
 
 
@@ -361,7 +364,15 @@ def _world(state: frozenset[tuple[str, str]]) -> Snapshot:
             release["spec"]["dependsOn"] = [{"name": "other"}]
         if on("skipcrds", c):
             release["spec"]["install"] = {"crds": "Skip"}
+        notes = {}
+        if on("variable", c):
+            notes["team"] = "${TEAM}"
+        if on("escape", c):
+            notes["run"] = "echo $${HOME}"
+        deployment = obj("Deployment", "web", "apps", api="apps/v1", annotations=notes, spec=spec)
         decryption = {"decryption": {"provider": "sops"}} if on("decrypt", c) else {}
+        if c == "prod":  # prod's apps substitute (dev's ship `${...}` as it is)
+            decryption["substitute"] = {"CLUSTER": c}
         results += [
             # dev's apps do not wait for their CRDs: a crd-order finding to keep or lose
             flux(c, ROOT, ks("crds"), ks("apps", depends=["crds"][: c == "prod"], **decryption)),
@@ -369,8 +380,9 @@ def _world(state: frozenset[tuple[str, str]]) -> Snapshot:
             flux(
                 c,
                 "apps",
-                obj("Deployment", "web", "apps", api="apps/v1", spec=spec),
+                deployment,
                 release,
+                cm("settings", "apps", level="debug" if on("setting", c) else "info"),
                 obj("Widget", "w", "apps", api="example.com/v1", spec={"size": 1}),
                 *([obj("Widget", "x", "apps", api="example.com/v1")] if on("widget", c) else []),
             ),
@@ -425,9 +437,10 @@ def test_rules_left_out_by_their_views_find_what_running_them_finds(
 
 def test_a_view_names_the_rules_an_edit_leaves_alone() -> None:
     """An image tag or an annotation reads the same to api-reject (the same verdicts), to
-    crd-order (the same CRDs and releases) and to sole-namespace-declarer (the same
-    identities); a typo the API server refuses, a release that skips its CRDs, a CRD of
-    another kind or a changed Kustomization does not."""
+    crd-order (the same CRDs and releases), to sole-namespace-declarer (the same
+    identities) and to substitution (the same `${...}`); a typo the API server refuses, a
+    release that skips its CRDs, a new `${...}` or `$${...}`, a ConfigMap's value, a CRD
+    of another kind or a changed Kustomization does not."""
     base = _world(frozenset())
 
     def same(*edit: tuple[str, str]) -> set[str]:
@@ -437,12 +450,15 @@ def test_a_view_names_the_rules_an_edit_leaves_alone() -> None:
             engine.RULES, base, head, (engine.Digests(base), engine.Digests(head)), ctx
         )
 
-    three = {"api-reject", "crd-order", "sole-namespace-declarer"}
-    assert same(("image", "dev")) == three
-    assert same(("annotate", "prod"), ("image", "dev")) == three
-    assert same(("typo", "dev")) == three - {"api-reject"}
-    assert same(("skipcrds", "dev")) == three - {"crd-order"}
-    assert same(("crd", "dev")) == {"sole-namespace-declarer"}
+    four = {"api-reject", "crd-order", "sole-namespace-declarer", "substitution"}
+    assert same(("image", "dev")) == four
+    assert same(("annotate", "prod"), ("image", "dev")) == four
+    assert same(("typo", "dev")) == four - {"api-reject"}
+    assert same(("skipcrds", "dev")) == four - {"crd-order"}
+    assert same(("variable", "prod")) == four - {"substitution"}
+    assert same(("escape", "dev")) == four - {"substitution"}
+    assert same(("setting", "dev")) == four - {"substitution"}
+    assert same(("crd", "dev")) == {"sole-namespace-declarer", "substitution"}
     assert same(("widget", "dev")) == set()  # a new identity
     assert same(("decrypt", "dev")) == set()  # a Kustomization's bytes
     assert same(("depends", "dev")) == set()  # what the graph takes of a HelmRelease
