@@ -788,11 +788,12 @@ def _target_digest(name: str, r: TargetResult) -> bytes:
         import hashlib
 
         t = r.target
-        # plain strings' repr (C), not the dataclasses' generated one (the slow part)
-        docs = [
-            (d.id.group, d.id.kind, d.id.namespace, d.id.name, d.api_version, d.sha256)
-            for d in r.documents
-        ]
+        # plain strings' repr (C), not the dataclasses' generated one (the slow part): six
+        # strings a document, in one flat list (no tuple per document)
+        docs: list[str] = []
+        for d in r.documents:
+            i = d.id
+            docs += (i.group, i.kind, i.namespace, i.name, d.api_version, d.sha256)
         dups = [(d.group, d.kind, d.namespace, d.name) for d in r.duplicates]
         text = repr((name, t.kind, t.cluster, docs, r.error, dups, r.notes))
         found = _TARGET_DIGESTS.put(r, hashlib.sha256(text.encode()).digest(), name)
