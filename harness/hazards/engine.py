@@ -296,11 +296,14 @@ def diff(
             _keep_file_facts(head_repo, memo.cache)
         # both sides' graphs are derived once, shared by every context of this diff
         base_graphs, head_graphs = ctx.base_graphs, head_ctx.graphs
-        names = introduced.renames(base, head, base_graphs, head_graphs)
+        base_digests, head_digests = Digests(base), Digests(head)
+        if same_identities(base, head, (base_digests, head_digests)):
+            names = introduced.Renames()  # nothing came or went: nothing was renamed
+        else:
+            names = introduced.renames(base, head, base_graphs, head_graphs)
         # Rules whose findings in a cluster come from that cluster's graph alone run only
         # for the clusters whose render changed: elsewhere both sides find the same. Not
         # when documents or namespaces were renamed (renames apply across clusters).
-        base_digests, head_digests = Digests(base), Digests(head)
         scoped: set[str] | None = None
         if not names.documents and not names.namespaces:
             scoped = changed_clusters(base, head, (base_digests, head_digests))
@@ -450,6 +453,22 @@ def changed_clusters(
     for name in base.skipped.keys() ^ head.skipped.keys():
         out.add(name.split("/", 1)[0])
     return out
+
+
+def same_identities(base: Snapshot, head: Snapshot, digests: tuple[Digests, Digests]) -> bool:
+    """Whether both sides have the same targets, each rendering or failing alike and the
+    same documents' identities in the same order: then no document, namespace or
+    Kustomization came or went, and `introduced.renames` finds none (asked of the targets
+    whose digests differ alone, not of every document of both sides)."""
+    if base.results.keys() != head.results.keys():
+        return False
+    for name, h in head.results.items():
+        if digests[0].targets[name] == digests[1].targets[name]:
+            continue
+        b = base.results[name]
+        if b.ok != h.ok or [d.id for d in b.documents] != [d.id for d in h.documents]:
+            return False
+    return True
 
 
 def same_views(

@@ -17,7 +17,7 @@ from harness.core.config import Suppression
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.model import Snapshot
 from harness.core.run import Run
-from harness.hazards import engine
+from harness.hazards import engine, introduced
 from harness.hazards.finding import Finding, and_list, at_least
 from tests import synthtree
 from tests.conftest import EXAMPLE, Result
@@ -425,6 +425,9 @@ def test_rules_left_out_by_their_views_find_what_running_them_finds(
             state ^= {edit}
             head = _world(frozenset(state))
             full = engine.diff(base, head)
+            digests = (engine.Digests(base), engine.Digests(head))
+            if engine.same_identities(base, head, digests):  # renames' shortcut
+                assert introduced.renames(base, head) == introduced.Renames()
             memo = engine.FindingsMemo(cache)
             assert engine.diff(base, head, memo=memo) == full, (edits, state)
             if state and all(e in ("image", "annotate") for e, _c in state):
@@ -463,3 +466,7 @@ def test_a_view_names_the_rules_an_edit_leaves_alone() -> None:
     assert same(("decrypt", "dev")) == set()  # a Kustomization's bytes
     assert same(("depends", "dev")) == set()  # what the graph takes of a HelmRelease
     assert same(("namespace", "dev")) == set()
+    for edit, alike in [(("image", "dev"), True), (("widget", "dev"), False)]:
+        head = _world(frozenset([edit]))
+        digests = (engine.Digests(base), engine.Digests(head))
+        assert engine.same_identities(base, head, digests) is alike
