@@ -111,12 +111,16 @@ GIT_PATHS = (
 class Plan:
     """An invocation that may be replayed: its argv, its cache directory and its key."""
 
-    __slots__ = ("argv", "digest", "directory")
+    __slots__ = ("argv", "digest", "directory", "walked")
 
     def __init__(self, argv: list[str], directory: str, digest: str) -> None:
         self.argv = argv
         self.directory = directory
         self.digest = digest
+        # the roots a missed replay walked, which the recording of this same run starts
+        # from instead of walking them again a few milliseconds later (its after-run walk
+        # is always its own: a file saved in between differs there, and nothing is kept)
+        self.walked: dict[tuple[str, str], Listing] = {}
 
     @property
     def path(self) -> str:
@@ -257,8 +261,22 @@ class Fingerprint:
         return hash(self.signature)
 
 
-def fingerprint(roots: list[str], files: list[str], skip: str, racy_after: int) -> Fingerprint:
-    """Walk `roots` and stat `files`; files modified after `racy_after` get content hashes."""
+# One walk of a root: each entry's signed line, and for a regular file its path and its
+# newest of mtime and ctime (whether it is racy is decided per fingerprint); the `.git`
+# entries met.
+Listing = tuple[list[tuple[str, str | None, int]], list[str]]
+
+
+def fingerprint(
+    roots: list[str],
+    files: list[str],
+    skip: str,
+    racy_after: int,
+    walked: dict[tuple[str, str], Listing] | None = None,
+) -> Fingerprint:
+    """Walk `roots` and stat `files`; files modified after `racy_after` get content hashes.
+    `walked`: listings of roots already walked (taken, each used once) and where the
+    listings this walk makes are left."""
     h = sha256()
     digests: dict[str, str] = {}
     gits: list[str] = []
@@ -266,7 +284,17 @@ def fingerprint(roots: list[str], files: list[str], skip: str, racy_after: int) 
         h.update(f"F\0{path}\0{_stat_line(path)}\n".encode("utf-8", "surrogateescape"))
     for root in roots:
         h.update(f"R\0{root}\n".encode("utf-8", "surrogateescape"))
-        _walk(root, h, digests, skip, racy_after, gits)
+        listing = walked.pop((root, skip), None) if walked is not None else None
+        if listing is None:
+            listing = _walk(root, skip)
+            if walked is not None:
+                walked[(root, skip)] = listing
+        lines, met = listing
+        for line, regular, newest in lines:
+            h.update(line.encode("utf-8", "surrogateescape"))
+            if regular is not None and newest >= racy_after:
+                digests[regular] = _content(regular)
+        gits += met
     return Fingerprint(h.hexdigest(), digests, tuple(gits))
 
 
@@ -278,21 +306,18 @@ def _stat_line(path: str) -> str:
     return f"{st.st_mode} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}"
 
 
-def _walk(
-    root: str, h: Any, digests: dict[str, str], skip: str, racy_after: int, gits: list[str]
-) -> None:
+def _walk(root: str, skip: str) -> Listing:
+    lines: list[tuple[str, str | None, int]] = []
+    gits: list[str] = []
     try:
         st = os.stat(root)
     except OSError:
-        h.update(b"missing\n")
-        return
+        return [("missing\n", None, 0)], gits
     if not os.path.isdir(root):
         line = f"{st.st_mode} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}"
-        h.update(f"f\0\0{line}\n".encode())
         regular = st.st_mode & 0o170000 == 0o100000
-        if regular and max(st.st_mtime_ns, st.st_ctime_ns) >= racy_after:
-            digests[root] = _content(root)
-        return
+        newest = max(st.st_mtime_ns, st.st_ctime_ns)
+        return [(f"f\0\0{line}\n", root if regular else None, newest)], gits
     stack = [root]
     while stack:
         directory = stack.pop()
@@ -300,12 +325,12 @@ def _walk(
             with os.scandir(directory) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
-            h.update(f"E\0{directory}\0{exc.errno}\n".encode("utf-8", "surrogateescape"))
+            lines.append((f"E\0{directory}\0{exc.errno}\n", None, 0))
             continue
         subdirs: list[str] = []
         for entry in entries:
             if entry.name == ".git":  # its name only: a repository appearing is a change
-                h.update(f"g\0{entry.path[len(root) :]}\n".encode("utf-8", "surrogateescape"))
+                lines.append((f"g\0{entry.path[len(root) :]}\n", None, 0))
                 gits.append(entry.path)
                 continue
             if entry.path == skip:
@@ -315,6 +340,7 @@ def _walk(
             except OSError:
                 continue  # vanished between listing and stat: the after-run walk will differ
             rel = entry.path[len(root) :]
+            path: str | None = None
             if entry.is_symlink():
                 try:
                     target = os.readlink(entry.path)
@@ -329,11 +355,11 @@ def _walk(
                     f"f\0{rel}\0{st.st_mode} {st.st_size} {st.st_mtime_ns} "
                     f"{st.st_ctime_ns} {st.st_ino}\n"
                 )
-                regular = st.st_mode & 0o170000 == 0o100000  # a FIFO's open would block
-                if regular and max(st.st_mtime_ns, st.st_ctime_ns) >= racy_after:
-                    digests[entry.path] = _content(entry.path)
-            h.update(line.encode("utf-8", "surrogateescape"))
+                if st.st_mode & 0o170000 == 0o100000:  # a FIFO's open would block
+                    path = entry.path
+            lines.append((line, path, max(st.st_mtime_ns, st.st_ctime_ns)))
         stack.extend(reversed(subdirs))
+    return lines, gits
 
 
 def _content(path: str) -> str:
@@ -518,7 +544,7 @@ def replay(run: Plan) -> int | None:
         _log(run, "miss: unreadable record")
         return None
     # today's code files, not the recorded list: a module added since is a change too
-    now = fingerprint(roots, code_files(), skip, racy_after)
+    now = fingerprint(roots, code_files(), skip, racy_after, run.walked)
     if now != recorded or not _tools_unchanged(tools):
         _log(run, "miss: inputs changed")
         return None
@@ -724,7 +750,9 @@ class Recorder:
         """Fingerprint the inputs before the run reads them (after config load)."""
         self.roots = roots
         self.racy_after = time.time_ns() - RACY_NS
-        self.before = fingerprint(roots, code_files(), self.run.directory, self.racy_after)
+        walked = self.run.walked
+        self.before = fingerprint(roots, code_files(), self.run.directory, self.racy_after, walked)
+        walked.clear()
 
     def finish(self, code: int) -> None:
         """Store the record when the run is replayable and nothing changed under it."""

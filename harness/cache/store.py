@@ -9,7 +9,9 @@ Safe to share between concurrent runs without locks: an entry is written to a te
 in its final directory and renamed into place, so readers see a whole entry or none; two
 runs writing the same key write the same bytes. Every entry starts with the sha256 of its
 body, so a truncated or corrupt file is detected, removed and rebuilt, never trusted. The
-size cap is kept by deleting the least recently used entries (a hit touches its mtime).
+size cap is kept by deleting the least recently used entries (a hit touches its mtime), in
+a walk of the store that a run makes only when a size estimate kept beside the entries says
+it may be over the cap, or every few minutes (`Store.keep_under_cap`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,11 @@ ENTRIES = fileformat.ENTRIES
 META = "meta"
 DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
 STALE_TEMP_SECONDS = 3600.0
+# A run that wrote entries walks the whole store to keep it under its cap only when the
+# running estimate of its size says it may be over, or the last walk is this old: the walk
+# costs a stat per entry (tens of ms on a big cache), the estimate one small meta read.
+PRUNE_EVERY_SECONDS = 600.0
+USAGE = "usage"  # the meta entry holding the estimate: {"bytes": int, "walked": float}
 _TMP_SUFFIX = fileformat.TMP_SUFFIX
 T = TypeVar("T")
 Packed = tuple[dict[str, Any], list[str]]  # a packed entry's payload and strings
@@ -266,6 +273,36 @@ class Store:
             total -= size
         return Pruned(removed, freed, len(live) - removed, total, failed, error)
 
+    def keep_under_cap(self) -> Pruned | None:
+        """`prune` when it may be due, else only the size estimate updated (None).
+
+        The estimate is the last walk's total plus what runs wrote since; runs closing at
+        once may each miss the other's bytes, so it errs low, and the walk every
+        PRUNE_EVERY_SECONDS (or on a missing, malformed or future record) corrects it."""
+        now = time.time()
+        record = self.get_meta(USAGE)
+        estimate = record.get("bytes") if record is not None else None
+        walked = record.get("walked") if record is not None else None
+        fresh = (
+            isinstance(estimate, int)
+            and not isinstance(estimate, bool)
+            and estimate >= 0
+            and isinstance(walked, float)
+            and 0.0 <= now - walked < PRUNE_EVERY_SECONDS
+        )
+        if fresh:
+            assert isinstance(estimate, int) and isinstance(walked, float)
+            total = estimate + self.written
+            if total <= self.max_bytes:
+                self._keep_usage(total, walked)
+                return None
+        done = self.prune()
+        self._keep_usage(done.remaining_bytes, now)
+        return done
+
+    def _keep_usage(self, total: int, walked: float) -> None:
+        self.put_meta(USAGE, {"bytes": total, "walked": walked})
+
     def clear(self) -> Pruned:
         with contextlib.suppress(OSError):
             for path in (self.directory / META).iterdir():
@@ -377,9 +414,9 @@ class RenderCache:
             self.uncacheable += 1
 
     def close(self) -> None:
-        """Keep the store under its cap when this run wrote to it."""
+        """Keep the store under its cap when this run wrote to it (Store.keep_under_cap)."""
         if self.store is not None and self.store.written:
-            self.store.prune()
+            self.store.keep_under_cap()
 
 
 def open_cache(settings: Settings) -> RenderCache | None:

@@ -40,7 +40,7 @@ import hmac
 import os
 import re
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from harness.core import run
@@ -168,6 +168,8 @@ class Known:
     def _clear(self) -> None:
         self._forms: dict[str, frozenset[str]] = {}  # a value -> what it may appear as
         self._texts: list[str] = []  # what the tree shows outside any Secret
+        # texts not read yet (`shown_later`): read only when a search needs them
+        self._later: list[Callable[[], list[str]]] = []
         self._searched = 0  # texts already searched for every value in `_checked`
         self._checked: frozenset[str] = frozenset()
         self._public: set[str] = set()  # values the tree shows as a word: names
@@ -190,6 +192,16 @@ class Known:
             with self._lock:
                 self._texts.append(text)
                 self._stale = True
+
+    def shown_later(self, texts: Callable[[], list[str]]) -> None:
+        """`shown` of the texts `texts()` returns, called only if the scrub is searched
+        (it knows a plaintext value): most runs know none, and a file whose texts are
+        remembered by its stat is then neither read nor decoded. `texts()` returns what it
+        can no longer vouch for (a file changed since) as nothing: a value not taken for
+        a name is scrubbed, the safe side."""
+        with self._lock:
+            self._later.append(texts)
+            self._stale = True
 
     def add(self, value: Any, *, encoded: bool = False) -> None:
         """Learn one Secret value; `encoded` for a `data` value (base64 of the plaintext)."""
@@ -273,6 +285,10 @@ class Known:
         text, every value in new texts (each text searched once per set of values)."""
         values = {v.strip() for v in self._forms} - self._public
         values = {v for v in values if v and "\n" not in v}
+        if values and self._later:
+            later, self._later = self._later, []
+            for load in later:
+                self._texts.extend(t for t in load() if t)
         new = values - self._checked
         jobs: list[tuple[set[str], list[str]]] = []
         if new:

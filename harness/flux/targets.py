@@ -34,7 +34,7 @@ import hashlib
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -502,14 +502,23 @@ def _round(
     batch: list[tuple[_Run, _Node]], config: Config, ctx: Context, pool: ThreadPoolExecutor
 ) -> list[_Outcome]:
     """One round's outcomes, in order: what the render cache answers is taken inline, in
-    one pass; only the builds that must run go to the pool (no future per cached build)."""
+    one pass; only the builds that must run go to the pool (no future per cached build),
+    each as soon as its probe misses, so it runs while the rest of the round is probed."""
     outcomes: list[_Outcome | None] = [None] * len(batch)
-    if ctx.seam is not None and ctx.seam.cache is not None:
-        outcomes = [_build_node(run, node, config, ctx, probe=True) for run, node in batch]
-    todo = [i for i, found in enumerate(outcomes) if found is None]
-    built = pool.map(lambda i: _build_node(batch[i][0], batch[i][1], config, ctx), todo)
-    for i, outcome in zip(todo, built, strict=True):
-        outcomes[i] = outcome
+    cached = ctx.seam is not None and ctx.seam.cache is not None
+    building: list[tuple[int, Future[_Outcome | None]]] = []
+    for i, (run, node) in enumerate(batch):
+        found = _build_node(run, node, config, ctx, probe=True) if cached else None
+        if found is None:
+            building.append((i, pool.submit(_build_node, run, node, config, ctx)))
+        else:
+            outcomes[i] = found
+    try:
+        for i, future in building:
+            outcomes[i] = future.result()
+    finally:  # a build that failed (or Ctrl-C) leaves the rest unstarted, as pool.map does
+        for _, future in building:
+            future.cancel()
     return [o for o in outcomes if o is not None]
 
 

@@ -97,7 +97,7 @@ def render_repo(
     build both want once. Results are the same as rendering one after the other.
     """
     run = options.run or current() or Run()
-    with run.entered():
+    with run.entered(), discover.one_listing():  # the tree listed once for all its walks
         limits.apply(config.limits)
         facts = _file_facts(config, options.cache, run.files)  # what the scan below asks
         # decided from the tree before any build: what a Kustomization's substitute masks

@@ -22,6 +22,7 @@ share cache entries for files that did not change.
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import json
 import os
@@ -596,6 +597,8 @@ _LEARNED: memo.Memo[tuple[str, filefacts.Stamp], bool] = memo.Memo("closure-secr
 # A file that may declare a Secret (or a Flux Kustomization patching one): it names the
 # kind, or it escapes characters (`"\x53ecret"` in YAML), which only a parse can read
 _MAY_HOLD = (b"Secret", b"\\")
+# the fact of a file that holds neither: the scrub's search reads it, if it is ever searched
+_PLAIN = ""
 
 
 def learn_secrets(closure: Closure) -> None:
@@ -670,9 +673,11 @@ class _Learning:
             learned[(path, at)] = True
         known = self.known
         remembered = self.facts.at(path, self.fact, at)
+        if remembered == _PLAIN:  # names no Secret: what it shows is its own text
+            known.shown_later(functools.partial(_own_text, path, at))
+            return
         if remembered is not None:  # a file with no Secret value: only the names it shows
-            for shown_text in json.loads(remembered):
-                known.shown(shown_text)
+            known.shown_later(functools.partial(_kept_texts, remembered))
             return
         try:
             data = safefile.read_bytes(path)
@@ -683,6 +688,7 @@ class _Learning:
         kfile = os.path.basename(path) in KUSTOMIZATION_FILES and b"secretGenerator" in data
         if not kfile and not any(needle in data for needle in _MAY_HOLD):
             known.shown(text)
+            self.facts.put(path, self.fact, at, _PLAIN)
             return
         try:
             docs = yamlload.load_all(text)
@@ -702,6 +708,26 @@ class _Learning:
             # what this file teaches the scrub is only these (redacted) texts: kept by its
             # stat (core/filefacts.py), so a later run parses it only when it changes
             self.facts.put(path, self.fact, at, json.dumps(texts))
+
+
+def _kept_texts(raw: str) -> list[str]:
+    """The redacted texts a file fact keeps (JSON); nothing from a malformed one."""
+    try:
+        texts = json.loads(raw)
+    except ValueError:
+        return []
+    if not isinstance(texts, list):
+        return []
+    return [t for t in texts if isinstance(t, str)]
+
+
+def _own_text(path: str, at: filefacts.Stamp) -> list[str]:
+    """A plain file's text for the scrub's search (`Known.shown_later`), read only then;
+    nothing when it is no longer the file its stat `at` vouched for."""
+    if filefacts.stamp(path) != at:
+        return []
+    text = _text(path)
+    return [] if text is None else [text]
 
 
 def _text(path: str) -> str | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import fnmatch
 import os
 import re
@@ -71,6 +73,27 @@ def path_targets(config: Config) -> list[Target]:
     return sorted(found, key=lambda t: t.name)
 
 
+Walked = list[tuple[str, list[str], list[str]]]
+# the listings `one_listing` keeps: (root, what is skipped) -> the walk's entries
+_LISTINGS: contextvars.ContextVar[dict[tuple[str, tuple[str, ...]], Walked] | None] = (
+    contextvars.ContextVar("harness_listings", default=None)
+)
+
+
+@contextlib.contextmanager
+def one_listing() -> Iterator[None]:
+    """Inside the block, `walk` of one root lists the tree once: discovery, the Secret
+    variables and the cluster scan each walk the whole repo before any build, and the
+    three walks would list the same tree three times. The block is one render of one tree
+    (pipeline/repo.py), so no listing outlives it: a later render, a watch's next answer,
+    lists the tree again. Threads started inside (core/parallel.py) share it."""
+    token = _LISTINGS.set({})
+    try:
+        yield
+    finally:
+        _LISTINGS.reset(token)
+
+
 def walk(
     root: Path, skip: Iterable[Path] = (), skip_names: Container[str] = ()
 ) -> Iterator[tuple[str, list[str], list[str]]]:
@@ -79,7 +102,24 @@ def walk(
 
     The walk follows no symlink, so a directory's real path is the root's real path plus
     its relative part: one resolve in all, and skipped directories compare as strings.
+    Inside `one_listing` a walk without `skip_names` is listed once and given out as
+    copies (pruning the yielded `dirnames` then prunes nothing: no caller does).
     """
+    kept = _LISTINGS.get()
+    if kept is None or skip_names:
+        yield from _walk(root, skip, skip_names)
+        return
+    key = (str(root), tuple(sorted(os.path.realpath(p) for p in skip)))
+    walked = kept.get(key)
+    if walked is None:
+        walked = kept[key] = [(d, list(ds), list(fs)) for d, ds, fs in _walk(root, skip, ())]
+    for dirpath, dirnames, filenames in walked:
+        yield dirpath, list(dirnames), list(filenames)
+
+
+def _walk(
+    root: Path, skip: Iterable[Path], skip_names: Container[str]
+) -> Iterator[tuple[str, list[str], list[str]]]:
     top = str(root)
     real_top = os.path.realpath(root)
     skipped = {os.path.realpath(p) for p in skip}

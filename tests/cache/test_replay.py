@@ -699,3 +699,22 @@ def test_the_replays_git_call_is_bounded(tmp_path: Path) -> None:
     assert replay.run_git(_fake_git(tmp_path, "echo no; exit 3"), str(tmp_path), ["x"]) is None
     assert replay.run_git(_fake_git(tmp_path, 'echo "$@"'), "/d", ["a"]) == b"-C /d a\n"
     assert replay.run_git(str(tmp_path / "missing"), str(tmp_path), ["x"]) is None
+
+
+def test_a_recording_starts_from_the_walk_of_the_replay_it_missed(tmp_path: Path) -> None:
+    """The listing a missed replay made is taken once by the recording's start (no second
+    walk a few milliseconds later); a file saved in between shows in the after-run walk,
+    which is always the recording's own, so such a run is never recorded."""
+    root = tmp_path / "repo"
+    write_tree(root, {"a/cm.yaml": configmap("a"), "kustomization.yaml": "resources: []\n"})
+    walked: dict[tuple[str, str], replay.Listing] = {}
+    racy = 0  # every file racy: content hashes too
+    missed = replay.fingerprint([str(root)], [], "", racy, walked)
+    assert list(walked) == [(str(root), "")]
+    (root / "a/cm.yaml").write_text(configmap("a", v="2"))
+    started = replay.fingerprint([str(root)], [], "", racy, walked)
+    assert walked == {}
+    assert started.signature == missed.signature  # the same listing: no walk of its own
+    after = replay.fingerprint([str(root)], [], "", racy)
+    assert after != started  # the saved file: the recording is refused
+    assert after == replay.fingerprint([str(root)], [], "", racy)

@@ -311,3 +311,63 @@ def test_json_and_packed_entries_are_not_each_other(tmp_path: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(moved.read_bytes())
     assert store.get_packed(two) is None
+
+
+def _usage(tmp_path: Path) -> dict[str, object] | None:
+    return cache.Store(tmp_path).get_meta(cache.USAGE)
+
+
+def test_a_run_under_its_estimate_does_not_walk_the_store(tmp_path: Path) -> None:
+    """The first close walks the store and keeps its size; a later run whose writes keep the
+    estimate under the cap only adds them to it (no entry is listed, none deleted)."""
+    first = cache.RenderCache(cache.Store(tmp_path, max_bytes=10_000_000))
+    first.put(cache.key("a"), {"a": 1})
+    first.close()
+    kept = _usage(tmp_path)
+    assert kept is not None
+    size = cache.Store(tmp_path).info().bytes
+    assert kept["bytes"] == size
+    store = cache.Store(tmp_path, max_bytes=10_000_000)
+    second = cache.RenderCache(store)
+    second.put(cache.key("b"), {"b": 2})
+    assert store.keep_under_cap() is None  # not walked
+    now = _usage(tmp_path)
+    assert now is not None
+    assert now["walked"] == kept["walked"]
+    assert now["bytes"] == size + store.written
+
+
+def test_an_estimate_over_the_cap_prunes(tmp_path: Path) -> None:
+    store = cache.Store(tmp_path, max_bytes=10_000_000)
+    run = cache.RenderCache(store)
+    run.put(cache.key("a"), {"a": "x" * 1000})
+    run.close()  # walked: the estimate is this entry
+    small = cache.Store(tmp_path, max_bytes=1500)
+    again = cache.RenderCache(small)
+    again.put(cache.key("b"), {"b": "y" * 1000})  # estimate now about 2 KB: over 1.5 KB
+    done = small.keep_under_cap()
+    assert done is not None and done.removed == 1
+    assert small.info().entries == 1
+
+
+@pytest.mark.parametrize(
+    "record",
+    [None, {"bytes": "10", "walked": 1.0}, {"bytes": -1, "walked": 1.0}, {"bytes": 1}, "stale"],
+)
+def test_a_missing_malformed_or_old_estimate_walks_the_store(
+    tmp_path: Path, record: object
+) -> None:
+    """Without a record it can trust, a run walks the store, prunes and keeps a new one:
+    a hand-edited or stale record never keeps a cache over its cap."""
+    store = cache.Store(tmp_path, max_bytes=0)
+    if record == "stale":
+        store.put_meta(cache.USAGE, {"bytes": 0, "walked": time.time() - 3600.0})
+    elif isinstance(record, dict):
+        store.put_meta(cache.USAGE, record)
+    run = cache.RenderCache(store)
+    run.put(cache.key("a"), {"a": 1})
+    assert store.info().entries == 1
+    done = store.keep_under_cap()
+    assert done is not None and done.removed == 1
+    kept = _usage(tmp_path)
+    assert kept is not None and kept["bytes"] == 0

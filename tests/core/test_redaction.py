@@ -7,6 +7,7 @@ import base64
 import hashlib
 import hmac
 import json
+from collections.abc import Callable
 
 import pytest
 
@@ -155,3 +156,30 @@ def test_many_values_one_pass_longest_first() -> None:
     assert known.scrub(text) == (
         f"x {m('', '', 'value-0001-abcdef-longer')} y {m('', '', 'value-1999-abcdef')} z"
     )
+
+
+def test_texts_shown_later_are_read_only_when_the_scrub_is_searched() -> None:
+    """A run that knows no plaintext value never reads what it was shown later; once it
+    knows one, those texts count as shown, and a text the loader can no longer vouch for
+    (it returns nothing) leaves the value scrubbed."""
+    known = redaction.Known()
+    asked: list[str] = []
+
+    def later(text: str) -> Callable[[], list[str]]:
+        def load() -> list[str]:
+            asked.append(text)
+            return [text] if text else []
+
+        return load
+
+    known.shown_later(later("metadata:\n  namespace: keycloak\n"))
+    known.shown_later(later(""))  # a file changed since its stat was taken
+    assert known.scrub("keycloak grafana-admin") == "keycloak grafana-admin"
+    assert asked == []  # nothing known: nothing searched, nothing read
+    known.add("keycloak")
+    known.add("grafana-admin")
+    m = redaction.marker
+    assert known.scrub("keycloak grafana-admin") == f"keycloak {m('', '', 'grafana-admin')}"
+    assert sorted(asked) == ["", "metadata:\n  namespace: keycloak\n"]
+    known.scrub("again")
+    assert len(asked) == 2  # each loader once

@@ -136,3 +136,23 @@ def test_secret_variables_are_those_a_secret_of_the_tree_takes(
     )
     names = discover.secret_variables(config.load(repo))
     assert names == {"DB_PASS", "BLOB", "IN_LIST", "IN_PATCH"}
+
+
+def test_one_listing_lists_a_tree_once_for_every_walk_inside_it(tmp_path: Path) -> None:
+    """Inside the block a second walk is the first one's listing (a directory made
+    between them is not in it), given out as copies; outside it every walk lists anew."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "kustomization.yaml").write_text("resources: []\n")
+
+    def names() -> list[str]:
+        return [os.path.relpath(d, tmp_path) for d, _, _ in discover.walk(tmp_path)]
+
+    with discover.one_listing():
+        first = list(discover.walk(tmp_path))
+        first[0][1].clear()  # a caller's edit of what it was given
+        first[0][2].append("x")
+        (tmp_path / "b").mkdir()
+        assert names() == [".", "a"]
+        again = list(discover.walk(tmp_path))
+        assert again[0][1] == ["a"] and "x" not in again[0][2]
+    assert names() == [".", "a", "b"]

@@ -121,11 +121,12 @@ def test_canary_secret_value_never_reaches_the_cache(tmp_path: Path) -> None:
     records = [p for p in files if replay.KIND.encode() in p.read_bytes()]
     assert len(records) == 3
     # two path targets, three Flux builds, kubectl's version, three run records, three
-    # api-reject verdict entries (one per validated target); and the facts about unchanged
-    # files (paths, blob ids, flags: no content), once any is old enough
+    # api-reject verdict entries (one per validated target), the store's size estimate; and
+    # the facts about unchanged files (paths, blob ids, flags: no content), once any is old
+    # enough
     facts = [p for p in files if p.parent.name == "meta" and b'"columns"' in p.read_bytes()]
     assert len(facts) <= 1
-    assert len(files) - len(facts) == 12
+    assert len(files) - len(facts) == 13
     for path in files:
         data = path.read_bytes()
         assert not any(needle in data for needle in needles), path

@@ -17,7 +17,7 @@ from harness.cli import errors, shared
 # the render, compare and hazard modules load when a diff runs, not when the verb is built
 # (`harness diff --help`; watch, comment and merge importing this module)
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from harness.cache import store as cache_mod
     from harness.cli.context import Common
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from harness.hazards.engine import HazardReport
     from harness.pipeline import gitref, refsnap
     from harness.render.kustomize import Renderer
+
+    Later = Callable[[], Sequence[str] | None]  # a value a background thread may still make
 
 DEFAULT_BASE = "HEAD"
 
@@ -328,7 +330,7 @@ def _sides(
     cache: cache_mod.RenderCache | None,
     stack: contextlib.ExitStack,
     resolved: gitref.Resolved | None = None,
-    changed: Sequence[str] | None = None,
+    changed: Later | None = None,
 ) -> tuple[Side, Side]:
     """Both sides of a ref diff. Against the working tree, git exports the base in the
     background while the working tree renders (the head goes first; through the shared
@@ -337,20 +339,76 @@ def _sides(
     (pipeline/refsnap.py) needs no checkout at all."""
     from harness.pipeline import gitref
 
+    changed = changed or _none
     if head_ref is not None:
+        files = changed()
         base = _side(common, cfg, renderer, base_ref, cache, resolved)
-        return base, _side(common, cfg, renderer, head_ref, cache, resolved, changed)
+        return base, _side(common, cfg, renderer, head_ref, cache, resolved, files)
     key = _ref_key(common, cfg, renderer, base_ref, cache, resolved)
     remembered = _remembered(cache, key, base_ref)  # read once: it is the whole base side
     if remembered is not None:
-        return remembered, _side(common, cfg, renderer, None, cache, changed=changed)
+        return remembered, _side(common, cfg, renderer, None, cache, changed=changed())
     co = stack.enter_context(
         gitref.checkout_ahead(cfg.repo, base_ref, blobs=cache is not None, resolved=resolved)
     )
-    head = _side(common, cfg, renderer, None, cache, changed=changed)
+    head = _side(common, cfg, renderer, None, cache, changed=changed())
     base = _ref_side(common, cfg, renderer, co(), cache, key)
     co.release()
     return base, head
+
+
+WARM_IMPORTS = ("harness.flux.targets", "harness.hazards.engine", "harness.compare.coverage")
+WARM_TEXT = "harness.report.diff_text"  # the text output's, when it is the one asked for
+
+
+def _warm_imports(output: str) -> None:
+    """Import what a diff needs after its git calls and builds in a thread of its own: the
+    main thread spends that time waiting on git and kustomize, and a module it reaches while
+    the thread is importing it is waited for, never imported twice (Python's module locks;
+    no import cycle exists, tests/test_layout.py). ~0.1 s of imports leave the path from
+    the save to the answer. In the order the main thread reaches them."""
+    import importlib
+
+    from harness.core import parallel
+
+    def work() -> None:
+        for name in (*WARM_IMPORTS, WARM_TEXT) if output == "text" else WARM_IMPORTS:
+            try:
+                importlib.import_module(name)
+            except Exception:  # the main thread's own import says what is wrong
+                return
+
+    parallel.thread(work, name="harness-imports", daemon=True).start()
+
+
+def _none() -> None:
+    return None
+
+
+def _later(make: Callable[[], Sequence[str]]) -> Later:
+    """`make()` started in a thread of its own (core/parallel.py); the returned callable
+    waits for it and returns its value or raises what it raised, on every call."""
+    from harness.core import parallel
+
+    box: list[Any] = []
+
+    def work() -> None:
+        try:
+            box.append((True, make()))
+        except BaseException as exc:  # re-raised in the caller's thread
+            box.append((False, exc))
+
+    worker = parallel.thread(work, name="harness-changed-files", daemon=True)
+    worker.start()
+
+    def result() -> Sequence[str] | None:
+        worker.join()
+        ok, value = box[0]
+        if not ok:
+            raise value
+        return value  # type: ignore[no-any-return]
+
+    return result
 
 
 @dataclass(frozen=True)
@@ -418,12 +476,11 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
     )
     from harness.compare import inputs
     from harness.compare.analyze import Origin, ignore_patterns
-    from harness.compare.coverage import BlindSpots
     from harness.core.errors import HarnessError
-    from harness.hazards import engine as hazard_engine
     from harness.pipeline import gitref
 
     started = time.monotonic()
+    _warm_imports(options.output)
     confined(common, options.html, "--html")
     cfg = load_config(common)
     ignore_patterns(cfg)  # a bad pattern fails before anything renders
@@ -441,10 +498,12 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
         resolved = gitref.resolve_refs(cfg.repo, refs)
         replay.note_git(cfg.repo, resolved.root, resolved.shas)  # a replayed diff checks them
     renderer = renderer_for(common, cfg)
-    changed = None  # files the change touches, to say which no rendered target reads
+    changed: Later = _none  # files the change touches, to say which no rendered target reads
     if base_ref is not None and resolved is not None:
         head_sha = resolved.shas[options.head] if options.head is not None else None
-        changed = gitref.changed_files(resolved.root, cfg.repo, resolved.shas[base_ref], head_sha)
+        # git lists them in the background while the base's key and render are looked up
+        root, base_sha = resolved.root, resolved.shas[base_ref]
+        changed = _later(lambda: gitref.changed_files(root, cfg.repo, base_sha, head_sha))
     base_digests: dict[str, str] = {}  # goldens hold no failures: nothing is pre-existing
     if options.goldens:
         from harness.pipeline import goldens
@@ -468,6 +527,8 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
             if cache is not None:
                 cache.close()
         head, head_origin, head_digests = head_side.snapshot, head_side.origin, head_side.digests
+        from harness.compare.coverage import BlindSpots
+
         same_inputs = inputs.same_inputs(base_digests, head_digests)
         blind = BlindSpots(  # before a shard's restriction
             dict(head.skipped), head_side.uncovered, head_side.under_failed
@@ -492,6 +553,8 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
         print_skipped(common, base, head)
         memo_cache = cache_mod.open_cache(cache_settings(common)) if cache is not None else None
         try:
+            from harness.hazards import engine as hazard_engine
+
             memo = hazard_engine.FindingsMemo(memo_cache) if memo_cache is not None else None
             result = conclude(
                 cfg, options, base, head, base_origin, head_origin, started, same_inputs, memo=memo

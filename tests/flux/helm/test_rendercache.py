@@ -117,9 +117,9 @@ assert run_cache.misses == 0, run_cache.misses
 print("loaded" if "helm_python" in sys.modules else "not loaded")
 """
     # a fresh interpreter: the Go library loads once per process and never unloads
-    out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True
-    ).stdout
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
     assert out.strip() == "not loaded"
     warm, warm_cache = _render(repo, store)
     assert warm_cache is not None and warm_cache.misses == 0
