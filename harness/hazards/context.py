@@ -151,6 +151,9 @@ class Rule(Protocol):
     # anything (lint's per-rule summary lists the lint ones); absent means both.
     # Optionally `unjudged(ctx: DiffContext) -> set[str]`: ids of lint findings that a
     # target failed in head makes unknown; a diff never reports them as introduced.
+    # Optionally `view(ctx: LintContext, result: TargetResult) -> object`: what the lint
+    # pass reads of one target beyond what every rule reads (engine.same_views); equal
+    # views of every target a change touched mean equal lint findings on both sides.
 
     def check_snapshot(self, ctx: LintContext) -> list[Finding]: ...
 

@@ -68,6 +68,9 @@ RULES: tuple[Rule, ...] = (
 RULE_IDS = tuple(r.id for r in RULES)
 # a base render's lint findings, by (its id, the inventory, the rules): see `diff`
 BaseMemo = dict[tuple[object, ...], tuple[Snapshot, list[Finding]]]
+# a rule's head-side findings known without running it (rule id, cluster or None for the
+# whole side), or None: see `diff` and `same_views`
+Reuse = Callable[[str, str | None], list[Finding] | None]
 
 
 @dataclass(frozen=True)
@@ -293,11 +296,14 @@ def diff(
             _keep_file_facts(head_repo, memo.cache)
         # both sides' graphs are derived once, shared by every context of this diff
         base_graphs, head_graphs = ctx.base_graphs, head_ctx.graphs
-        names = introduced.renames(base, head, base_graphs, head_graphs)
+        base_digests, head_digests = Digests(base), Digests(head)
+        if same_identities(base, head, (base_digests, head_digests)):
+            names = introduced.Renames()  # nothing came or went: nothing was renamed
+        else:
+            names = introduced.renames(base, head, base_graphs, head_graphs)
         # Rules whose findings in a cluster come from that cluster's graph alone run only
         # for the clusters whose render changed: elsewhere both sides find the same. Not
         # when documents or namespaces were renamed (renames apply across clusters).
-        base_digests, head_digests = Digests(base), Digests(head)
         scoped: set[str] | None = None
         if not names.documents and not names.namespaces:
             scoped = changed_clusters(base, head, (base_digests, head_digests))
@@ -317,6 +323,7 @@ def diff(
             graphs_: Mapping[str, ClusterGraph],
             facts: Facts,
             digests: Digests,
+            reuse: Reuse | None = None,
         ) -> list[Finding]:
             def ctx_for(keep: Mapping[str, ClusterGraph]) -> LintContext:
                 return LintContext(
@@ -333,13 +340,20 @@ def diff(
 
             try:
                 if memo is not None:
-                    return memo.side(snapshot, graphs_, rules, scoped, settings, ctx_for, digests)
+                    return memo.side(
+                        snapshot, graphs_, rules, scoped, settings, ctx_for, digests, reuse
+                    )
+                # a rule `reuse` answers for (whole or in every cluster) does not run
+                known = [r for r in rules if reuse is not None and reuse(r.id, None) is not None]
+                run = [r for r in rules if r not in known]
+                out = [f for r in known for f in reuse(r.id, None) or ()] if reuse else []
                 if scoped is None:
-                    return lint_findings(ctx_for(graphs_), rules)
-                local = [r for r in rules if getattr(r, "scope", "") == "cluster"]
-                rest = [r for r in rules if r not in local]
+                    return out + lint_findings(ctx_for(graphs_), run)
+                local = [r for r in run if getattr(r, "scope", "") == "cluster"]
+                rest = [r for r in run if r not in local]
                 kept = {c: g for c, g in graphs_.items() if c in scoped}
-                return lint_findings(ctx_for(graphs_), rest) + lint_findings(ctx_for(kept), local)
+                out += lint_findings(ctx_for(graphs_), rest)
+                return out + lint_findings(ctx_for(kept), local)
             finally:
                 facts.save()
 
@@ -368,7 +382,35 @@ def diff(
             before = _in_scope(whole, rules, scoped)
         else:
             before = side(base, base_graphs, base_facts, base_digests)
-        bare = _unique(side(head, head_graphs, head_facts, head_digests))
+        # a rule that reads the same of every target the change touched finds in head what
+        # it found in base: the incremental paths (a memo) ask that where they have no
+        # findings kept; the plain path runs every rule
+        same: list[set[str]] = []
+
+        def reuse(rule: str, cluster: str | None) -> list[Finding] | None:
+            if not same:
+                viewer = LintContext(
+                    head,
+                    sources=src,
+                    outside_git=decls,
+                    inventory=inventory,
+                    strict=strict,
+                    known_graphs=head_graphs,
+                    kube_version=kube_version,
+                    kube_versions=kubes,
+                    facts=head_facts,
+                )
+                same.append(same_views(rules, base, head, (base_digests, head_digests), viewer))
+            if rule not in same[0]:
+                return None
+            if memo is not None:
+                memo.same_views += 1
+            return [f for f in before if f.rule == rule and cluster in (None, f.cluster)]
+
+        incremental = memo is not None or base_memo is not None
+        bare = _unique(
+            side(head, head_graphs, head_facts, head_digests, reuse if incremental else None)
+        )
         if memo is not None:
             memo.computed_facts += base_facts.computed + head_facts.computed
             memo.reused_facts += base_facts.reused + head_facts.reused
@@ -411,6 +453,81 @@ def changed_clusters(
     for name in base.skipped.keys() ^ head.skipped.keys():
         out.add(name.split("/", 1)[0])
     return out
+
+
+def same_identities(base: Snapshot, head: Snapshot, digests: tuple[Digests, Digests]) -> bool:
+    """Whether both sides have the same targets, each rendering or failing alike and the
+    same documents' identities in the same order: then no document, namespace or
+    Kustomization came or went, and `introduced.renames` finds none (asked of the targets
+    whose digests differ alone, not of every document of both sides)."""
+    if base.results.keys() != head.results.keys():
+        return False
+    for name, h in head.results.items():
+        if digests[0].targets[name] == digests[1].targets[name]:
+            continue
+        b = base.results[name]
+        if b.ok != h.ok or [d.id for d in b.documents] != [d.id for d in h.documents]:
+            return False
+    return True
+
+
+def same_views(
+    rules: Sequence[Rule],
+    base: Snapshot,
+    head: Snapshot,
+    digests: tuple[Digests, Digests],
+    ctx: LintContext,
+) -> set[str]:
+    """Ids of the rules whose lint findings are the same on both sides, judged from the
+    targets the change touched alone: every such target reads the same to the graph and
+    to the rule (`_structure`, and the rule's `view(ctx, result)`, what it reads of a
+    target beyond that), and no target or skipped target came or went. A rule without a
+    `view` is never among them; nor is one whose view fails (it runs, and says why)."""
+    viewers = [r for r in rules if getattr(r, "view", None) is not None]
+    if not viewers or base.results.keys() != head.results.keys():
+        return set()
+    if base.skipped != head.skipped:
+        return set()
+    changed = [n for n in head.results if digests[0].targets[n] != digests[1].targets[n]]
+    pairs = [(base.results[n], head.results[n]) for n in changed]
+    if any(_structure(b) != _structure(h) for b, h in pairs):
+        return set()
+    out: set[str] = set()
+    for rule in viewers:
+        view = rule.view  # type: ignore[attr-defined]
+        try:
+            if all(view(ctx, b) == view(ctx, h) for b, h in pairs):
+                out.add(rule.id)
+        except Exception:  # the rule runs and reports its own failure
+            continue
+    return out
+
+
+# document groups whose bytes the graph (ksgraph) and the source resolution read
+_STRUCTURAL_GROUPS = frozenset(
+    {"kustomize.toolkit.fluxcd.io", "source.toolkit.fluxcd.io", "fluxcd.controlplane.io"}
+)
+
+
+def _structure(r: TargetResult) -> tuple[object, ...]:
+    """What every lint rule reads of a target through the context: the target, its
+    failure, duplicates and notes, its documents' identities and apiVersions, the bytes of
+    the Flux documents the graph is made of (Kustomizations, ResourceSets, sources) and of
+    a HelmRelease what the graph takes (`spec.dependsOn`, `spec.kubeConfig`)."""
+    from harness.flux.ksgraph import is_helm_release, parse
+
+    docs: list[object] = []
+    for d in r.documents:
+        if d.id.group in _STRUCTURAL_GROUPS:
+            docs.append((d.id, d.api_version, d.sha256))
+        elif is_helm_release(d.id):
+            spec = parse(d).get("spec")
+            spec = spec if isinstance(spec, dict) else {}
+            docs.append((d.id, d.api_version, spec.get("dependsOn"), spec.get("kubeConfig")))
+        else:
+            docs.append((d.id, d.api_version))
+    t = r.target
+    return (t.name, t.kind, t.cluster, r.error, r.duplicates, r.notes, docs)
 
 
 def _in_scope(
@@ -513,6 +630,7 @@ class FindingsMemo:
         self.misses = 0
         self.computed_facts = 0  # per-target facts (facts.py) derived, and found kept
         self.reused_facts = 0
+        self.same_views = 0  # head-side rule runs a diff left out (`same_views`)
 
     def side(
         self,
@@ -523,10 +641,12 @@ class FindingsMemo:
         settings: str,
         ctx_for: Callable[[Mapping[str, ClusterGraph]], LintContext],
         digests: Digests | None = None,
+        reuse: Reuse | None = None,
     ) -> list[Finding]:
         """What `diff`'s lint pass of one side finds (the clusters in `scoped` for the
         cluster-scoped rules; every cluster when None). `digests`: the side's, when the
-        caller has them."""
+        caller has them. `reuse`: asked on a miss for findings known without running the
+        rule (kept then like computed ones)."""
         out: list[Finding] = []
         whole: LintContext | None = None
         if digests is None:
@@ -538,8 +658,10 @@ class FindingsMemo:
             key = self._key(rule.id, settings, side_digest)
             found = self._get(key)
             if found is None:
-                whole = whole or ctx_for(graphs)
-                found = lint_findings(whole, [rule])
+                found = reuse(rule.id, None) if reuse is not None else None
+                if found is None:
+                    whole = whole or ctx_for(graphs)
+                    found = lint_findings(whole, [rule])
                 self._put(key, found)
             out.extend(found)
         local = [r for r in rules if getattr(r, "scope", "") == "cluster"]
@@ -552,8 +674,10 @@ class FindingsMemo:
                 key = self._key(rule.id, settings, cluster_digest)
                 found = self._get(key)
                 if found is None:
-                    one = one or ctx_for({cluster: graph})
-                    found = lint_findings(one, [rule])
+                    found = reuse(rule.id, cluster) if reuse is not None else None
+                    if found is None:
+                        one = one or ctx_for({cluster: graph})
+                        found = lint_findings(one, [rule])
                     self._put(key, found)
                 out.extend(found)
         return out
@@ -683,11 +807,12 @@ def _target_digest(name: str, r: TargetResult) -> bytes:
         import hashlib
 
         t = r.target
-        # plain strings' repr (C), not the dataclasses' generated one (the slow part)
-        docs = [
-            (d.id.group, d.id.kind, d.id.namespace, d.id.name, d.api_version, d.sha256)
-            for d in r.documents
-        ]
+        # plain strings' repr (C), not the dataclasses' generated one (the slow part): six
+        # strings a document, in one flat list (no tuple per document)
+        docs: list[str] = []
+        for d in r.documents:
+            i = d.id
+            docs += (i.group, i.kind, i.namespace, i.name, d.api_version, d.sha256)
         dups = [(d.group, d.kind, d.namespace, d.name) for d in r.duplicates]
         text = repr((name, t.kind, t.cluster, docs, r.error, dups, r.notes))
         found = _TARGET_DIGESTS.put(r, hashlib.sha256(text.encode()).digest(), name)

@@ -294,6 +294,7 @@ class _Scanner:
         # what `run` walked: every directory, and every manifest-like file with whether its
         # bytes were read for provisions (a record's check, see `_Record`)
         self.walked: list[str] = []
+        self.listings: list[str] = []  # each walked directory's `listing`, in walk order
         self.seen: list[tuple[str, str, bool]] = []  # (rel, path, read)
 
     def scoped(self, rel: str) -> tuple[str, ...] | None:
@@ -314,8 +315,9 @@ class _Scanner:
         """(repo-relative path, path) of every manifest-like file, in sorted walk order,
         from the repo's real path (strings: a Path per file cost more than the walk)."""
         root = os.path.realpath(self.repo)
-        for dirpath, _dirnames, filenames in walk(Path(root), self.skip, {"node_modules"}):
+        for dirpath, dirnames, filenames in walk(Path(root), self.skip, {"node_modules"}):
             self.walked.append(dirpath)
+            self.listings.append(listing(dirpath, dirnames, filenames))
             # the walk starts at `root` and follows no symlink: every dirpath extends it
             prefix = dirpath[len(root.rstrip(os.sep)) + 1 :].replace(os.sep, "/")
             prefix = prefix + "/" if prefix else ""
@@ -599,6 +601,23 @@ def from_config(entries: Sequence[Preinstalled], config_file: str) -> list[Provi
 # -- entry point --------------------------------------------------------------------------------
 
 
+def listing(dirpath: str, dirnames: Sequence[str], filenames: Iterable[str]) -> str:
+    """What the scan's walk takes from one directory: the subdirectories it descends into
+    or passes (a symlink is listed but not entered) and the manifest-like files; equal
+    listings walk alike whatever else the directory's stat says (an editor's save by
+    rename moves it)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for d in dirnames:
+        link = os.path.islink(os.path.join(dirpath, d))
+        h.update(f"{d}\0{int(link)}\0".encode("utf-8", "surrogateescape"))
+    h.update(b"\1")
+    for name in sorted(n for n in filenames if n.endswith(SUFFIXES)):
+        h.update(name.encode("utf-8", "surrogateescape") + b"\0")
+    return h.hexdigest()
+
+
 def _bootstrap_targets(ctx: IndexedScope, scanner: _Scanner) -> None:
     """Path targets below a `bootstrap` directory outside the Flux tree (kustomize builds);
     the outermost of nested ones, whose build holds the inner ones."""
@@ -689,12 +708,14 @@ class _Record:
     clusters, harness's own code through the store's key), so any other scan is another
     entry. Its payload is trusted only when every directory the walk listed has its stat
     (core/filefacts.py: an entry added, removed or renamed moves its directory's mtime and
-    ctime, so the walk would list the same files) and every file it read for provisions
-    has its stat. A manifest-like file it did not read that changed is asked again (its
-    Talos check, remembered by stat like the scan's own); one that now names Talos
-    manifests is a miss. Anything else missing, changed or malformed is a miss: the scan
-    runs and the record is written again, unless something it walked was modified within
-    `RACY_SECONDS` (its stat may not move when it changes again)."""
+    ctime, so the walk would list the same files), or, where that moved (a file saved by
+    writing a new one and renaming it over the old), still has the `listing` it had, and
+    every file it read for provisions has its stat. A manifest-like file it did not read
+    that changed is asked again (its Talos check, remembered by stat like the scan's own);
+    one that now names Talos manifests is a miss. Anything else missing, changed or
+    malformed is a miss: the scan runs and the record is written again, unless something
+    it walked was modified within `RACY_SECONDS` (its stat may not move when it changes
+    again)."""
 
     KIND = "preinstalled-scan"
 
@@ -725,8 +746,9 @@ class _Record:
             # a stamp is compared for equality with the stat now: a value of another type
             # equals none, so it reads as a change
             for row in dirs:
-                rel, *at = row
-                if directory_stamp(self._path(rel)) != tuple(at):
+                rel, names, *at = row
+                path = self._path(rel)
+                if directory_stamp(path) != tuple(at) and not self._same_names(path, names):
                     return None
             for row in files:
                 rel, read, *at = row
@@ -741,6 +763,15 @@ class _Record:
         except (TypeError, ValueError, KeyError):
             return None
 
+    def _same_names(self, path: str, recorded: object) -> bool:
+        """Whether a directory whose stat moved still lists what the walk recorded (a file
+        saved by rename); a directory that is now a symlink, or gone, is a change."""
+        if directory_stamp(path) is None or not isinstance(recorded, str):
+            return False
+        for dirpath, dirnames, filenames in walk(Path(path), self.scanner.skip, {"node_modules"}):
+            return listing(dirpath, dirnames, filenames) == recorded
+        return False
+
     def _path(self, rel: object) -> str:
         """The path of a repo-relative name from a record: inside the repo, or ValueError
         (an entry names no file elsewhere for harness to stat or read)."""
@@ -753,11 +784,11 @@ class _Record:
         cutoff = time.time() - RACY_SECONDS
         top = len(self.root.rstrip(os.sep)) + 1
         dirs: list[list[object]] = []
-        for path in self.scanner.walked:
+        for path, names in zip(self.scanner.walked, self.scanner.listings, strict=True):
             at = directory_stamp(path)
             if at is None or at[1] / 1e9 > cutoff:
                 return  # changing, or racily new: not remembered
-            dirs.append([path[top:].replace(os.sep, "/"), *at])
+            dirs.append([path[top:].replace(os.sep, "/"), names, *at])
         files: list[list[object]] = []
         for rel, path, read in self.scanner.seen:
             at = stamp(path)

@@ -427,14 +427,20 @@ class SourceIndex:
             return None
         # `Path.relative_to` of the two absolute paths, as strings (a Path per node was
         # most of the preinstalled scan's Flux paths)
-        repo = os.path.abspath(self.repo)
+        repo, top = self._repo_top
         path = os.path.abspath(result.target.path)
         if path == repo:
             return "."
-        top = repo if repo.endswith(os.sep) else repo + os.sep
         if not path.startswith(top):
             return None
         return path[len(top) :].replace(os.sep, "/")
+
+    @cached_property
+    def _repo_top(self) -> tuple[str, str]:
+        """The repo's absolute path, and it with a trailing separator (once, not per node)."""
+        assert self.repo is not None
+        repo = os.path.abspath(self.repo)
+        return repo, repo if repo.endswith(os.sep) else repo + os.sep
 
     def documents(self, node: KsNode) -> list[SourceDoc] | None:
         """The Kustomization's objects before substitution, or None when they are unknown."""

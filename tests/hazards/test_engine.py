@@ -17,7 +17,7 @@ from harness.core.config import Suppression
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.model import Snapshot
 from harness.core.run import Run
-from harness.hazards import engine
+from harness.hazards import engine, introduced
 from harness.hazards.finding import Finding, and_list, at_least
 from tests import synthtree
 from tests.conftest import EXAMPLE, Result
@@ -315,3 +315,158 @@ def test_what_the_preinstalled_scan_learnt_of_files_outlives_the_process(tmp_pat
     later = FileFacts()  # the next process
     _facts_of(repo, cache_mod.open_cache(settings_), later)
     assert later.get(str((repo / "apps" / "a.yaml").resolve()), "talos-manifests")[1] == "0"
+
+
+# -- rules left out of a head by their views (engine.same_views) ----------------------------
+
+_WORLD_EDITS = (
+    "image",
+    "annotate",
+    "typo",
+    "crd",
+    "widget",
+    "decrypt",
+    "depends",
+    "namespace",
+    "skipcrds",
+    "variable",
+    "escape",
+    "setting",
+)
+
+
+def _world(state: frozenset[tuple[str, str]]) -> Snapshot:
+    """Two clusters of the shape a homelab has (a CRD Kustomization, an apps one with a
+    Deployment, a HelmRelease and a custom resource, shared path targets declaring and
+    using a Namespace), each edit of `_WORLD_EDITS` toggled per cluster by `state`."""
+    from tests.hazards.snap import crd, helmrelease, ns, obj, path
+
+    def on(edit: str, cluster: str) -> bool:
+        return (edit, cluster) in state
+
+    results: list[Any] = []
+    for c in ("dev", "prod"):
+        containers = [{"name": "web", "image": f"web:{2 if on('image', c) else 1}"}]
+        spec: dict[str, Any] = {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": containers},
+            },
+        }
+        if on("typo", c):
+            spec["replicass"] = 2
+        release = helmrelease("cache", "apps", values={"tag": "1"})
+        if on("annotate", c):
+            release["metadata"]["annotations"] = {"bench/n": "1"}
+        if on("depends", c):
+            release["spec"]["dependsOn"] = [{"name": "other"}]
+        if on("skipcrds", c):
+            release["spec"]["install"] = {"crds": "Skip"}
+        notes = {}
+        if on("variable", c):
+            notes["team"] = "${TEAM}"
+        if on("escape", c):
+            notes["run"] = "echo $${HOME}"
+        deployment = obj("Deployment", "web", "apps", api="apps/v1", annotations=notes, spec=spec)
+        decryption = {"decryption": {"provider": "sops"}} if on("decrypt", c) else {}
+        if c == "prod":  # prod's apps substitute (dev's ship `${...}` as it is)
+            decryption["substitute"] = {"CLUSTER": c}
+        results += [
+            # dev's apps do not wait for their CRDs: a crd-order finding to keep or lose
+            flux(c, ROOT, ks("crds"), ks("apps", depends=["crds"][: c == "prod"], **decryption)),
+            flux(c, "crds", crd("example.com", "Gadget" if on("crd", c) else "Widget", "widgets")),
+            flux(
+                c,
+                "apps",
+                deployment,
+                release,
+                cm("settings", "apps", level="debug" if on("setting", c) else "info"),
+                obj("Widget", "w", "apps", api="example.com/v1", spec={"size": 1}),
+                *([obj("Widget", "x", "apps", api="example.com/v1")] if on("widget", c) else []),
+            ),
+        ]
+    used = [cm("settings", "team", level="info")]
+    if ("namespace", "dev") in state:
+        used.append(cm("more", "other", level="info"))
+    results += [path("base/team", ns("team"), cm("a", "team")), path("base/use", *used)]
+    return snapshot(*results)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_WORLD_EDITS), st.sampled_from(("dev", "prod"))),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_rules_left_out_by_their_views_find_what_running_them_finds(
+    tmp_path_factory: pytest.TempPathFactory, edits: list[tuple[str, str]]
+) -> None:
+    """Random saves, each a head diffed against one base: the incremental paths (the
+    findings memo, cold for each head's side, and a watch's base memo), which leave out
+    the rules whose views of the changed targets are equal, report what running every
+    rule reports."""
+    from harness.cache import store as cache_mod
+
+    base = _world(frozenset())
+    cache = cache_mod.open_cache(
+        cache_mod.Settings(enabled=True, directory=tmp_path_factory.mktemp("memo"))
+    )
+    assert cache is not None
+    state: set[tuple[str, str]] = set()
+    watch: engine.BaseMemo = {}
+    try:
+        for edit in edits:
+            state ^= {edit}
+            head = _world(frozenset(state))
+            full = engine.diff(base, head)
+            digests = (engine.Digests(base), engine.Digests(head))
+            if engine.same_identities(base, head, digests):  # renames' shortcut
+                assert introduced.renames(base, head) == introduced.Renames()
+            memo = engine.FindingsMemo(cache)
+            assert engine.diff(base, head, memo=memo) == full, (edits, state)
+            if state and all(e in ("image", "annotate") for e, _c in state):
+                # the rules reading nothing of it did not run (or were kept from before)
+                assert memo.same_views > 0 or memo.misses == 0
+            assert engine.diff(base, head, base_memo=watch) == full, (edits, state)
+    finally:
+        cache.close()
+
+
+def test_a_view_names_the_rules_an_edit_leaves_alone() -> None:
+    """An image tag or an annotation reads the same to api-reject (the same verdicts), to
+    crd-order (the same CRDs and releases), to sole-namespace-declarer (the same
+    identities) and to substitution (the same `${...}`); a typo the API server refuses, a
+    release that skips its CRDs, a new `${...}` or `$${...}`, a ConfigMap's value, a CRD
+    of another kind or a changed Kustomization does not."""
+    base = _world(frozenset())
+
+    def same(*edit: tuple[str, str]) -> set[str]:
+        head = _world(frozenset(edit))
+        ctx = engine.LintContext(head)
+        return engine.same_views(
+            engine.RULES, base, head, (engine.Digests(base), engine.Digests(head)), ctx
+        )
+
+    four = {"api-reject", "crd-order", "sole-namespace-declarer", "substitution"}
+    assert same(("image", "dev")) == four
+    assert same(("annotate", "prod"), ("image", "dev")) == four
+    assert same(("typo", "dev")) == four - {"api-reject"}
+    assert same(("skipcrds", "dev")) == four - {"crd-order"}
+    assert same(("variable", "prod")) == four - {"substitution"}
+    assert same(("escape", "dev")) == four - {"substitution"}
+    assert same(("setting", "dev")) == four - {"substitution"}
+    assert same(("crd", "dev")) == {"sole-namespace-declarer", "substitution"}
+    assert same(("widget", "dev")) == set()  # a new identity
+    assert same(("decrypt", "dev")) == set()  # a Kustomization's bytes
+    assert same(("depends", "dev")) == set()  # what the graph takes of a HelmRelease
+    assert same(("namespace", "dev")) == set()
+    for edit, alike in [(("image", "dev"), True), (("widget", "dev"), False)]:
+        head = _world(frozenset([edit]))
+        digests = (engine.Digests(base), engine.Digests(head))
+        assert engine.same_identities(base, head, digests) is alike

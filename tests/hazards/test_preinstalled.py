@@ -341,6 +341,9 @@ def test_an_unchanged_tree_is_answered_from_the_record_reading_no_file(tmp_path:
         "rename to yaml",
         "add a directory",
         "edit a plain file",
+        "save a plain file by rename",
+        "add a file no scan reads",
+        "a directory becomes a symlink",
     ],
 )
 def test_a_change_of_what_the_scan_read_or_walked_misses(tmp_path: Path, change: str) -> None:
@@ -351,6 +354,8 @@ def test_a_change_of_what_the_scan_read_or_walked_misses(tmp_path: Path, change:
             "bootstrap/helmfile/apps.yaml": _HELMFILE,
             "apps/a.yaml": "a: 1\n",
             "apps/notes.txt": _TALOS,
+            "apps/sub/c.yaml": "c: 1\n",
+            "elsewhere/k3s/server/manifests/crd.yaml": CRD,
         },
     )
     _settle(repo)
@@ -367,13 +372,26 @@ def test_a_change_of_what_the_scan_read_or_walked_misses(tmp_path: Path, change:
         (repo / "apps/notes.txt").rename(repo / "apps/talos.yaml")
     elif change == "add a directory":
         write_tree(repo / "k3s/server/manifests", {"crd.yaml": CRD})
+    elif change == "save a plain file by rename":  # as editors save: the directory moves
+        (repo / "apps/a.yaml.new").write_text("a: 2\n")
+        (repo / "apps/a.yaml.new").rename(repo / "apps/a.yaml")
+    elif change == "add a file no scan reads":
+        (repo / "apps/README.md").write_text(_TALOS)
+    elif change == "a directory becomes a symlink":  # the walk lists it but does not enter
+        (repo / "apps/sub/c.yaml").unlink()
+        (repo / "apps/sub").rmdir()
+        (repo / "apps/sub").symlink_to(repo / "elsewhere")
     else:
         (repo / "apps/a.yaml").write_text("a: 2\n")
         _settle(repo, "apps/a.yaml")  # its directory's stat stays: the same names
     found, read = _fresh_scan(repo, tmp_path / "cache")
     assert found == _plain_scan(repo)
-    if change == "edit a plain file":
+    if change in ("edit a plain file", "save a plain file by rename"):
         assert read == 1  # only the changed file, asked whether it names Talos manifests
+    elif change == "add a file no scan reads":
+        assert read == 0 and found == first
+    elif change == "a directory becomes a symlink":
+        assert read > 0 and found == first  # walked again: the symlink is not entered
     else:
         assert found != first
 

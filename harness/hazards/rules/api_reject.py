@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING, Any
 from harness.cache import store as cache_mod
 from harness.core.documents import is_sops_encrypted
 from harness.core.memo import Memo
-from harness.core.model import DocId, Document, Snapshot
+from harness.core.model import DocId, Document, Snapshot, TargetResult
 from harness.flux.helm import capabilities
-from harness.flux.ksgraph import ClusterGraph, Key, display, parse
+from harness.flux.ksgraph import ClusterGraph, Key, display, parse, split_target_name
 from harness.hazards import k8s, schemas
 from harness.hazards.context import DiffContext, LintContext
 from harness.hazards.finding import Finding, Severity, and_list
@@ -241,6 +241,34 @@ class ApiReject:
 
     def check_diff(self, ctx: DiffContext) -> list[Finding]:
         return []
+
+    def view(self, ctx: LintContext, result: TargetResult) -> object:
+        """What the rule reads of one target beyond its documents' identities and what the
+        graph reads (engine.same_views): the bytes of the documents that give schemas or
+        Flux versions (CRDs, FluxInstances) and, where it judges the target (a Flux target
+        that rendered), each document's verdict under `ctx`'s schemas. Equal views of a
+        target on both sides of a diff, with those bytes equal everywhere, are equal
+        contributions to the findings."""
+        special = tuple(
+            d.sha256
+            for d in result.documents
+            if k8s.is_crd(d.id) or (d.id.group, d.id.kind) == FLUX_INSTANCE
+        )
+        cluster = result.target.cluster
+        parts = split_target_name(result.name)
+        graph = ctx.graphs.get(cluster) if cluster is not None else None
+        if result.target.kind != "flux" or not result.ok or parts is None or graph is None:
+            return special
+        key = (parts[1], parts[2])
+        assert cluster is not None
+        memo_key = f"{NOT_JUDGED}:view:{cluster}"
+        schemas_of = ctx.memo.get(memo_key)
+        if schemas_of is None:
+            builtin = schemas.builtin(ctx.kube_version_of(cluster))
+            schemas_of = ctx.memo[memo_key] = (builtin, crd_index(ctx.snapshot, cluster, graph))
+        builtin, crds = schemas_of
+        verdicts = _verdicts(ctx, result.documents, builtin, crds, decrypts(graph, key))
+        return special, tuple((v.unjudged, v.problems) for v in verdicts)
 
     def _finding(self, cluster: str, cause: _Cause) -> Finding:
         keys = sorted(cause.kustomizations)

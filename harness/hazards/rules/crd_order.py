@@ -150,6 +150,19 @@ class CrdOrder:
     def check_diff(self, ctx: DiffContext) -> list[Finding]:
         return []
 
+    def view(self, ctx: LintContext, result: TargetResult) -> object:
+        """What the rule reads of one target beyond its documents' identities and what the
+        graph reads (engine.same_views): the (group, kind) each CRD defines, and of each
+        HelmRelease the names, releases and CRD switch `HelmRelease` takes."""
+        out: list[object] = []
+        for doc in result.documents:
+            if k8s.is_crd(doc.id):
+                out.append(k8s.crd_target(doc))
+            elif (doc.id.group, doc.id.kind) == HELMRELEASE:
+                release = HelmRelease(("", ""), doc)
+                out.append((sorted(release.names), sorted(release.releases), release.installs_crds))
+        return out
+
     def unjudged(self, ctx: DiffContext) -> set[str]:
         """Ids of head findings a failed head render makes unknown: those that go away when
         every Kustomization failing in head (and each one missing because its declarer

@@ -85,6 +85,7 @@ class OverlayParity:
                 if node.spec_known and result is not None and result.ok:
                     by_key.setdefault(key, []).append((graph, node))
         out: list[Finding] = []
+        digests: dict[str, str] = {}  # each cluster's values, digested once (`_compare`)
         for key, members in sorted(by_key.items()):
             groups: dict[tuple[str, tuple[str, str, str] | None], list[ClusterGraph]] = {}
             for graph, node in members:
@@ -92,7 +93,7 @@ class OverlayParity:
                 groups.setdefault((rel or node.path, node.source), []).append(graph)
             for graphs in groups.values():
                 if len(graphs) >= 2:
-                    out.extend(self._compare(ctx, key, graphs, values))
+                    out.extend(self._compare(ctx, key, graphs, values, digests))
         return out
 
     def _doc_warning(self, pair: str, ks: str, doc_id: DocId, message: str) -> Finding:
@@ -113,9 +114,8 @@ class OverlayParity:
         key: Key,
         graphs: list[ClusterGraph],
         values: Mapping[str, Mapping[str, set[str]]],
+        digests: dict[str, str] | None = None,
     ) -> list[Finding]:
-        from harness.hazards.sources import format_path
-
         clusters = [g.cluster for g in graphs]
         docs = {g.cluster: {d.id: d for d in g.documents(key)} for g in graphs}
         node = graphs[0].nodes[key]
@@ -141,26 +141,36 @@ class OverlayParity:
                     )
                 )
                 continue
-            if len({docs[c][doc_id].sha256 for c in clusters}) == 1:
+            shas = [docs[c][doc_id].sha256 for c in clusters]
+            if len(set(shas)) == 1:
                 continue
-            objs = {c: parse(docs[c][doc_id]) for c in clusters}
             source = _find_source(sources, doc_id)
-            fields = _unexplained(objs, source, {c: values.get(c, {}) for c in clusters})
-            if not fields:
+
+            def differing(doc_id: DocId = doc_id, source: SourceDoc | None = source) -> Any:
+                objs = {c: parse(docs[c][doc_id]) for c in clusters}
+                return _differing(objs, source, {c: values.get(c, {}) for c in clusters})
+
+            def by_content(shas: list[str] = shas, source: SourceDoc | None = source) -> str:
+                return content_key(
+                    clusters,
+                    shas,
+                    source.sha256 if source is not None else "",
+                    [_values_digest(c, values, digests) for c in clusters],
+                )
+
+            if source is not None and not source.sha256:  # a file's object: no key by content
+                found = differing()
+            else:
+                found = fact(ctx.facts, "overlay-parity:differing", by_content, differing)
+            if not isinstance(found, str):
                 continue
-            shown = "; ".join(
-                f"{format_path(path)}: "
-                + ", ".join(f"{c}: {_show(objs_value)}" for c, objs_value in vals.items())
-                for path, vals in fields[:4]
-            )
-            more = f" (+{len(fields) - 4} more fields)" if len(fields) > 4 else ""
             out.append(
                 self._doc_warning(
                     pair,
                     ks,
                     doc_id,
                     f"{doc_id} of {ks} differs between {and_list(clusters)} where the source "
-                    f"has no ${{...}} ({shown}{more}): overlays should differ only in "
+                    f"has no ${{...}} ({found}): overlays should differ only in "
                     "substituted values; move the difference into the clusters' variables.",
                 )
             )
@@ -344,6 +354,40 @@ def _templated_identity(sources: Mapping[Any, SourceDoc]) -> bool:
         ):
             return True
     return False
+
+
+def _differing(
+    objs: Mapping[str, Any],
+    source: SourceDoc | None,
+    values: Mapping[str, Mapping[str, set[str]]],
+) -> str | None:
+    """The fields of one document that differ between clusters unexplained, as the
+    finding words them (at most four, and how many more), or None: a fact of the
+    documents, their source and the clusters' values (`_compare`)."""
+    from harness.hazards.sources import format_path
+
+    fields = _unexplained(objs, source, values)
+    if not fields:
+        return None
+    shown = "; ".join(
+        f"{format_path(path)}: "
+        + ", ".join(f"{c}: {_show(objs_value)}" for c, objs_value in vals.items())
+        for path, vals in fields[:4]
+    )
+    return shown + (f" (+{len(fields) - 4} more fields)" if len(fields) > 4 else "")
+
+
+def _values_digest(
+    cluster: str, values: Mapping[str, Mapping[str, set[str]]], digests: dict[str, str] | None
+) -> str:
+    """A cluster's variable values (value -> names) as a digest, made once per cluster."""
+    found = digests.get(cluster) if digests is not None else None
+    if found is None:
+        own = values.get(cluster, {})
+        found = content_key([f"{v}\0{','.join(sorted(own[v]))}" for v in sorted(own)])
+        if digests is not None:
+            digests[cluster] = found
+    return found
 
 
 def _unexplained(

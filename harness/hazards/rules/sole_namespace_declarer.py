@@ -78,6 +78,12 @@ class SoleNamespaceDeclarer:
     summary = "a shared Namespace declared by one component: moving it moves ownership"
     modes: tuple[str, ...] = ("lint", "diff")
 
+    def view(self, ctx: LintContext, result: TargetResult) -> object:
+        """Nothing beyond the documents' identities and what the graph reads (the rule
+        groups path targets by the Kustomizations' directories and compares identities):
+        engine.same_views."""
+        return ()
+
     def check_snapshot(self, ctx: LintContext) -> list[Finding]:
         paths = [r for r in ctx.snapshot.results.values() if r.target.kind == "path" and r.ok]
         found: dict[str, Finding] = {}

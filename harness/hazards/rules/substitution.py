@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from harness.core.model import DocId
+from harness.core.model import DocId, TargetResult
 from harness.flux.api import substitution_disabled
 from harness.flux.ksgraph import ClusterGraph, KsNode, parse
 from harness.hazards.context import DiffContext, LintContext
@@ -506,6 +506,36 @@ class Substitution:
 
     def check_diff(self, ctx: DiffContext) -> list[Finding]:
         return []
+
+    def view(self, ctx: LintContext, result: TargetResult) -> object:
+        """What the analysis reads of one target beyond its documents' identities and what
+        the graph reads (engine.same_views): the bytes of its ConfigMaps and Secrets (the
+        variables' sources, a base's values), and of every other document its `${...}`
+        and `$${...}` (with where they sit) and whether it opts out of substitution."""
+        from harness.hazards.sources import SourceDoc, escapes, references
+
+        out: list[object] = []
+        for doc in result.documents:
+            if doc.id.group == "" and doc.id.kind in ("ConfigMap", "Secret"):
+                out.append(doc.sha256)
+                continue
+            source = SourceDoc.rendered(doc, None)
+            refs, errors = references(source, ctx.facts)
+            out.append(
+                (
+                    [
+                        (r.name, r.expression, r.has_default, r.field, r.multiline, r.script)
+                        for r in refs
+                    ],
+                    errors,
+                    [
+                        (e.expression, e.field, e.multiline, e.script)
+                        for e in escapes(source, ctx.facts)
+                    ],
+                    _disabled(ctx, source),
+                )
+            )
+        return out
 
 
 def assertions(ctx: LintContext) -> int:
