@@ -342,6 +342,10 @@ def _stats(repo: Path) -> dict[str, tuple[int, int, int]]:
     return out
 
 
+AUDIT_SECONDS = 2.0
+AUDIT_GRACE_NS = 1_000_000_000
+
+
 class Audit:
     """The tree's own stats every `AUDIT_SECONDS`, against the last look: a change no file
     event reported (an inotify queue overflow, which watchfiles drops silently; a network
@@ -353,8 +357,9 @@ class Audit:
     moves when an entry is added). A change younger than `AUDIT_GRACE_NS` is judged at the
     next look (its event may be on its way)."""
 
-    def __init__(self, repo: Path) -> None:
+    def __init__(self, repo: Path, grace_ns: int = AUDIT_GRACE_NS) -> None:
         self.root = str(repo)
+        self.grace_ns = grace_ns
         self.base: dict[str, tuple[_Lstat, float]] = {}
         self.taken = 0.0
         self.events: dict[str, float] = {}
@@ -378,7 +383,7 @@ class Audit:
         """The paths changed since the last look that no event explains."""
         taken = time.monotonic()
         now = _lstats(self.root)
-        young = time.time_ns() - AUDIT_GRACE_NS
+        young = time.time_ns() - self.grace_ns
         with self.lock:
             self.events = {p: t for p, t in self.events.items() if taken - t < 600}
             events = dict(self.events)
@@ -405,8 +410,6 @@ class Audit:
 
 
 _Lstat = tuple[int, int, int, int, int]  # mode, size, mtime_ns, ctime_ns, inode
-AUDIT_SECONDS = 2.0
-AUDIT_GRACE_NS = 1_000_000_000
 
 
 def _explained(path: str, events: dict[str, float], since: float, root: str) -> bool:
