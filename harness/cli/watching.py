@@ -15,9 +15,20 @@ from a fresh seam (the render cache still answers every unchanged build). Editor
 backup files are ignored.
 
 Files are watched with `watchfiles` (inotify, or the platform's native API) when it is
-installed, else by polling the tree's stats every `POLL_SECONDS`. Ctrl-C ends the loop;
-nothing is left behind (the base checkout is removed as soon as the base is rendered, each
-render's Flux workspace when that render ends).
+installed, else by polling the tree's stats every `POLL_SECONDS`. With file events, the
+tree's directory listings and file stats are held between answers (core/filefacts.py
+`Held`), each event dropping what it names; watchfiles drops an inotify overflow silently,
+so an `Audit` compares the tree's own stats with its last look every `AUDIT_SECONDS` and
+answers again for any change no event explained (polling holds nothing). An answer is
+printed in the run that computed it (the report reads its memos), and the cache entries it
+wrote are encoded and written after it is shown (cache/store.py `hold`), before the next
+wait. watchfiles yields a batch once a `step` (20 ms) passes with no new event, so a save
+is seen 20-40 ms after it lands; `debounce` only bounds a stream of events that never
+pauses. An editor's save (a temp file renamed over the file, or a backup renamed away
+first) usually lands within one step; a save split over two batches is answered twice, the
+second time as the finished save. Ctrl-C ends the loop; nothing is left behind (the base
+checkout is removed as soon as the base is rendered, each render's Flux workspace when that
+render ends).
 """
 
 from __future__ import annotations
