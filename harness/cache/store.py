@@ -145,6 +145,12 @@ class Store:
         for write in (held or {}).values():
             write()
 
+    def later(self, name: str, work: Callable[[], None]) -> None:
+        """`work` now, or at `flush` while writes are held (the last of one `name` wins):
+        for a writer whose payload costs to build (the file facts' columns)."""
+        if not self._deferred(f"later:{name}", work):
+            work()
+
     def _deferred(self, path: str, write: Callable[[], None]) -> bool:
         """Whether `write` (of `path`) was held back; the last write of a path wins."""
         with self._held_lock:

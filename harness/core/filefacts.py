@@ -20,6 +20,7 @@ from typing import Any
 # without its stat changing (git's "racily clean" rule): such a fact is not remembered.
 RACY_SECONDS = 2.0
 Stamp = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
+DROP_ALL = 64  # `Held.drop` of more paths than this forgets everything held
 
 
 def stamp(path: str) -> Stamp | None:
@@ -67,6 +68,7 @@ class Held:
         self.root = os.path.join(root, "")
         self._lists: dict[str, tuple[Entry, ...] | None] = {}
         self._stats: dict[str, os.stat_result] = {}
+        self._stamps: dict[str, Stamp] = {}  # `stamp` of each held stat
         self._lock = threading.Lock()
 
     def listing(self, directory: str) -> tuple[Entry, ...] | None:
@@ -82,6 +84,12 @@ class Held:
                     for name, st, _is_dir, _is_file in entries:
                         if st is not None and stat.S_ISREG(st.st_mode):
                             self._stats[base + name] = st
+                            self._stamps[base + name] = (
+                                st.st_size,
+                                st.st_mtime_ns,
+                                st.st_ctime_ns,
+                                st.st_ino,
+                            )
         return entries
 
     def _reached(self, directory: str) -> bool:
@@ -107,20 +115,30 @@ class Held:
         except OSError:
             return None
 
+    def stamp(self, path: str) -> Stamp | None:
+        """`stamp(path)`, held for a file a held listing holds."""
+        found = self._stamps.get(path)
+        return found if found is not None else stamp(path)
+
     def drop(self, paths: Iterable[str]) -> None:
         """Forget what `paths` (created, modified, deleted or renamed files or directories)
         may have changed: their stats, their listings and everything under them, and the
         listings of every directory above them up to the root (a polled change names a
-        new file, never the new directory it is in)."""
+        new file, never the new directory it is in). Many paths at once (a checkout of
+        another branch) drop everything: cheaper than matching each."""
+        paths = list(paths)
+        if len(paths) > DROP_ALL:
+            self.clear()
+            return
         with self._lock:
             for path in paths:
                 path = path.rstrip("/")
                 self._stats.pop(path, None)
+                self._stamps.pop(path, None)
                 self._lists.pop(path, None)
                 inside = path + "/"
-                for table in (self._lists, self._stats):
-                    gone = [k for k in table if k.startswith(inside)]
-                    for key in gone:
+                for table in (self._lists, self._stats, self._stamps):
+                    for key in [k for k in table if k.startswith(inside)]:
                         del table[key]
                 parent = os.path.dirname(path)
                 while parent.startswith(self.root) or parent == self.root[:-1]:
@@ -134,6 +152,7 @@ class Held:
         with self._lock:
             self._lists.clear()
             self._stats.clear()
+            self._stamps.clear()
 
 
 def _listing(directory: str) -> tuple[Entry, ...] | None:
@@ -161,12 +180,6 @@ def _listing(directory: str) -> tuple[Entry, ...] | None:
     return tuple(out)
 
 
-def _stamp_of(st: os.stat_result | None) -> Stamp | None:
-    if st is None or not stat.S_ISREG(st.st_mode):
-        return None
-    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
-
-
 class FileFacts:
     """Facts derived from a file's bytes (its git blob id, whether it is a kustomize
     Component), remembered by (path, size, mtime, ctime, inode) across runs.
@@ -189,9 +202,7 @@ class FileFacts:
     def stamp(self, path: str) -> Stamp | None:
         """`stamp(path)`, from the held stats while a watcher holds them."""
         held = self.held
-        if held is None:
-            return stamp(path)
-        return _stamp_of(held.stat(path))
+        return stamp(path) if held is None else held.stamp(path)
 
     def is_file(self, path: str) -> bool:
         """`os.path.isfile(path)`, from the held stats while a watcher holds them."""

@@ -408,3 +408,11 @@ def test_held_writes_wait_for_flush_and_a_read_writes_them_first(tmp_path: Path)
     assert fresh.get_packed(b) == ({"p": [0]}, ["text"])
     store.put(a, {"v": 4})  # after flush, writes go through again
     assert fresh.get(a) == {"v": 4}
+    built: list[int] = []
+    store.hold()
+    store.later("facts", lambda: built.append(1))
+    store.later("facts", lambda: built.append(2))  # the last one of a name wins
+    assert built == []
+    store.flush()
+    store.later("facts", lambda: built.append(3))  # not held: now
+    assert built == [2, 3]

@@ -166,6 +166,10 @@ def test_a_held_walk_is_os_walk_and_follows_what_it_is_told(tmp_path: Path) -> N
     held.held.drop([str(root / "a"), str(root / "c")])
     assert _walked(held, root) == _walked(plain, root)
     assert not held.is_file(str(root / "a/f.yaml")) and held.is_file(str(root / "c/f.yaml"))
+    # many paths at once (a branch checked out) drop everything
+    (root / "c/b/late.yaml").write_text("l")
+    held.held.drop([str(root / f"other-{n}") for n in range(filefacts.DROP_ALL + 1)])
+    assert _walked(held, root) == _walked(plain, root)
 
 
 def test_held_stats_are_of_listed_files_only_and_drop_with_them(tmp_path: Path) -> None:
