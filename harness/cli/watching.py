@@ -57,7 +57,7 @@ from harness.compare.analyze import Origin, ignore_patterns
 from harness.core import parallel
 from harness.core.config import Config
 from harness.core.errors import HarnessError
-from harness.core.filefacts import Held
+from harness.core.filefacts import FileFacts, Held
 from harness.core.model import Snapshot
 from harness.core.run import Run, current
 from harness.flux.source.ignore import IGNORE_FILE
@@ -96,14 +96,17 @@ class Watcher:
         self.base, self.base_origin, self.base_digests = self._base()
         self.resident = Resident()
         self.index = worktree.Keeper()  # the tree's dependency index, kept in memory
+        # the tree's listings and stats between answers, told what changed (`answer`), in
+        # file facts of the watcher's own: no other run of the process sees what it holds
+        self.held: Held | None = Held(str(self.cfg.repo))
+        self.facts = FileFacts()
+        self.facts.held = self.held
         # its memos, kept between answers of one tree; new on a fresh start (the command's
         # run keeps the Secret values every answer's scrub needs)
-        self.run = Run(parent=current())
+        self.run = Run(files=self.facts, parent=current())
         self.files = _tree_files(self.cfg)
         self.previous: dict[str, tuple[str, str | None]] | None = None
         self.base_memo: hazard_engine.BaseMemo = {}  # the base's lint findings, kept
-        # the tree's listings and stats between answers, told what changed (`answer`)
-        self.held: Held | None = Held(str(self.cfg.repo))
 
     def _base(self) -> tuple[Snapshot, Origin, dict[str, str]]:
         """The base side, rendered once (from a remembered render when there is one)."""
@@ -160,14 +163,6 @@ class Watcher:
                 self.held.clear()
             else:
                 self.held.drop(changed)
-        files = self.run.files
-        files.held = self.held  # the tree's listings and stats, as the last answers saw them
-        try:
-            return self._answer(started, changed)
-        finally:
-            files.held = None
-
-    def _answer(self, started: float, changed: list[str] | None) -> Answer:
         fresh = changed is None
         if changed is not None:
             modified, fresh = self.classify(changed)
@@ -183,10 +178,14 @@ class Watcher:
         if fresh:
             # Every memo is keyed by content (a document's text, a shared object), so
             # answers of one tree keep their run; a fresh start is a new run, as a command is.
-            self.run = Run(parent=self.run)
+            self.run = Run(files=self.facts, parent=self.run)
             self.resident = Resident()
         with self.run.entered():
             return self._head(started)
+
+    def unheld(self) -> None:
+        """Hold nothing between answers (polling: it sees files, not directories)."""
+        self.held = self.facts.held = None
 
     def forget(self, paths: Iterable[str]) -> None:
         """Paths a file event named, answered or not: the held listings and stats drop
@@ -475,7 +474,7 @@ def loop(
     ready = threading.Event()
     pending: queue.Queue[Batch] = queue.Queue()
     if poll:
-        watcher.held = None
+        watcher.unheld()
     audit = Audit(watcher.cfg.repo) if watcher.held is not None else None
 
     def collect() -> None:

@@ -25,6 +25,7 @@ from harness.cli import watching
 from harness.cli.commands import diff as diff_cmd
 from harness.cli.context import Common
 from harness.core.model import Snapshot
+from harness.core.run import PROCESS
 from tests.cli.commands.conftest import private_tmpdir
 from tests.conftest import configmap
 from tests.fluxrepo import ROOT_KS, flux_ks, kustomization
@@ -294,6 +295,7 @@ def test_a_change_no_event_reported_is_found_and_answered(tmp_path: Path) -> Non
     cm = root / "apps/web/cm.yaml"
     cm.write_text(configmap("web", v="9", cluster="${CLUSTER}"))
     stale = watcher.answer(set())  # no event came: what is held still says the old tree
+    assert PROCESS.files.held is None  # held in the watcher's own facts: a fresh run sees all
     fresh = diff_cmd.compute(replace(common, cache_dir=tmp_path / "fresh"), diff_cmd.DiffOptions())
     assert _side(stale.run.analysis.head) != _side(fresh.analysis.head)
     missed = audit.check()
