@@ -124,6 +124,48 @@ class Store:
         # an entry holds one renderer output: the output cap (core/limits.py) bounds it
         self.entry_cap = limits.current().output_bytes
         self.problem: str | None = None  # why it cannot be written; then nothing is
+        # writes held back while `harness watch` answers (`hold`): path -> the write
+        self._held: dict[str, Callable[[], None]] | None = None
+        self._held_lock = threading.Lock()
+
+    def hold(self) -> None:
+        """Hold every write back until `flush`: a resident process (`harness watch`) prints
+        its answer first and writes (encodes) its entries after, before the next wait. A
+        read of a held entry writes it first, so what is read is what a write-through
+        store would give; held writes are lost only if the process dies before `flush`
+        (a cache entry is only ever a shortcut)."""
+        with self._held_lock:
+            if self._held is None:
+                self._held = {}
+
+    def flush(self) -> None:
+        """Write what `hold` held back, in order; writes go through again from now on."""
+        with self._held_lock:
+            held, self._held = self._held, None
+        for write in (held or {}).values():
+            write()
+
+    def later(self, name: str, work: Callable[[], None]) -> None:
+        """`work` now, or at `flush` while writes are held (the last of one `name` wins):
+        for a writer whose payload costs to build (the file facts' columns)."""
+        if not self._deferred(f"later:{name}", work):
+            work()
+
+    def _deferred(self, path: str, write: Callable[[], None]) -> bool:
+        """Whether `write` (of `path`) was held back; the last write of a path wins."""
+        with self._held_lock:
+            if self._held is None:
+                return False
+            self._held.pop(path, None)  # kept in the order of the last writes
+            self._held[path] = write
+            return True
+
+    def _unheld(self, path: str) -> None:
+        """Write `path` now if a write of it is held back (a read is about to look)."""
+        with self._held_lock:
+            write = self._held.pop(path, None) if self._held is not None else None
+        if write is not None:
+            write()
 
     def check(self) -> str | None:
         """Why this cache cannot be used (not a directory, read-only, full), else None.
@@ -153,6 +195,8 @@ class Store:
 
     def _get(self, digest: str, decode: Callable[[bytes, str], T | None]) -> T | None:
         path = self._path(digest)
+        if self._held is not None:
+            self._unheld(str(path))
         try:
             raw = fileformat.read_entry(str(path), self.entry_cap)
         except fileformat.NotAnEntry as exc:  # a poisoned cache: dropped, never read whole
@@ -185,9 +229,19 @@ class Store:
     def _put(self, digest: str, payload: T, encode: Callable[[T, str], bytes]) -> None:
         if self.problem is not None:
             return
+        path = self._path(digest)
+        if self._deferred(str(path), lambda: self._write(path, digest, payload, encode)):
+            return
+        self._write(path, digest, payload, encode)
+
+    def _write(
+        self, path: Path, digest: str, payload: T, encode: Callable[[T, str], bytes]
+    ) -> None:
+        if self.problem is not None:
+            return
         data = encode(payload, digest)
         try:
-            atomic.write(self._path(digest), data)
+            atomic.write(path, data)
         except OSError as exc:
             self.problem = _reason(exc)
             return
@@ -196,15 +250,23 @@ class Store:
     def get_meta(self, digest: str) -> dict[str, Any] | None:
         """A run's small fact kept beside the entries (the renderer's version): not a render,
         so not counted, pruned by size or least-recent use; gone with `clear`."""
+        path = str(self.directory / META / f"{digest}.json")
+        if self._held is not None:
+            self._unheld(path)
         try:
-            raw = fileformat.read_entry(str(self.directory / META / f"{digest}.json"))
+            raw = fileformat.read_entry(path)
         except OSError:
             return None
         return fileformat.decode(raw, digest)
 
     def put_meta(self, digest: str, payload: dict[str, Any]) -> None:
         path = str(self.directory / META / f"{digest}.json")
-        fileformat.write_atomic(path, fileformat.encode(payload, digest))
+
+        def write() -> None:
+            fileformat.write_atomic(path, fileformat.encode(payload, digest))
+
+        if not self._deferred(path, write):
+            write()
 
     def _files(self) -> Iterator[tuple[Path, os.stat_result]]:
         try:

@@ -15,9 +15,20 @@ from a fresh seam (the render cache still answers every unchanged build). Editor
 backup files are ignored.
 
 Files are watched with `watchfiles` (inotify, or the platform's native API) when it is
-installed, else by polling the tree's stats every `POLL_SECONDS`. Ctrl-C ends the loop;
-nothing is left behind (the base checkout is removed as soon as the base is rendered, each
-render's Flux workspace when that render ends).
+installed, else by polling the tree's stats every `POLL_SECONDS`. With file events, the
+tree's directory listings and file stats are held between answers (core/filefacts.py
+`Held`), each event dropping what it names; watchfiles drops an inotify overflow silently,
+so an `Audit` compares the tree's own stats with its last look every `AUDIT_SECONDS` and
+answers again for any change no event explained (polling holds nothing). An answer is
+printed in the run that computed it (the report reads its memos), and the cache entries it
+wrote are encoded and written after it is shown (cache/store.py `hold`), before the next
+wait. watchfiles yields a batch once a `step` (20 ms) passes with no new event, so a save
+is seen 20-40 ms after it lands; `debounce` only bounds a stream of events that never
+pauses. An editor's save (a temp file renamed over the file, or a backup renamed away
+first) usually lands within one step; a save split over two batches is answered twice, the
+second time as the finished save. Ctrl-C ends the loop; nothing is left behind (the base
+checkout is removed as soon as the base is rendered, each render's Flux workspace when that
+render ends).
 """
 
 from __future__ import annotations
@@ -25,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -45,6 +57,7 @@ from harness.compare.analyze import Origin, ignore_patterns
 from harness.core import parallel
 from harness.core.config import Config
 from harness.core.errors import HarnessError
+from harness.core.filefacts import FileFacts, Held
 from harness.core.model import Snapshot
 from harness.core.run import Run, current
 from harness.flux.source.ignore import IGNORE_FILE
@@ -83,9 +96,14 @@ class Watcher:
         self.base, self.base_origin, self.base_digests = self._base()
         self.resident = Resident()
         self.index = worktree.Keeper()  # the tree's dependency index, kept in memory
+        # the tree's listings and stats between answers, told what changed (`answer`), in
+        # file facts of the watcher's own: no other run of the process sees what it holds
+        self.held: Held | None = Held(str(self.cfg.repo))
+        self.facts = FileFacts()
+        self.facts.held = self.held
         # its memos, kept between answers of one tree; new on a fresh start (the command's
         # run keeps the Secret values every answer's scrub needs)
-        self.run = Run(parent=current())
+        self.run = Run(files=self.facts, parent=current())
         self.files = _tree_files(self.cfg)
         self.previous: dict[str, tuple[str, str | None]] | None = None
         self.base_memo: hazard_engine.BaseMemo = {}  # the base's lint findings, kept
@@ -136,9 +154,17 @@ class Watcher:
         """The diff now; `changed` are the absolute paths that changed since the last answer
         (None: anything may have changed)."""
         started = time.monotonic()
-        fresh = changed is None
+        if self.cache is not None and self.cache.store is not None:
+            self.cache.store.hold()  # written by `settle`, after the answer is shown
         if changed is not None:
             changed = list(changed)
+        if self.held is not None:
+            if changed is None:
+                self.held.clear()
+            else:
+                self.held.drop(changed)
+        fresh = changed is None
+        if changed is not None:
             modified, fresh = self.classify(changed)
             with self.run.entered():  # the base is read again in the run so far
                 if fresh:
@@ -152,10 +178,41 @@ class Watcher:
         if fresh:
             # Every memo is keyed by content (a document's text, a shared object), so
             # answers of one tree keep their run; a fresh start is a new run, as a command is.
-            self.run = Run(parent=self.run)
+            self.run = Run(files=self.facts, parent=self.run)
             self.resident = Resident()
         with self.run.entered():
             return self._head(started)
+
+    def unheld(self) -> None:
+        """Hold nothing between answers (polling: it sees files, not directories)."""
+        self.held = self.facts.held = None
+
+    def forget(self, paths: Iterable[str]) -> None:
+        """Paths a file event named, answered or not: the held listings and stats drop
+        them (a swap file is in its directory's listing too)."""
+        if self.held is not None:
+            self.held.drop(paths)
+
+    def missed(self) -> None:
+        """A change came without an event (`Audit`): nothing held is trusted."""
+        if self.held is not None:
+            self.held.clear()
+
+    def show(self, answer: Answer, show: Callable[[Answer], None]) -> None:
+        """Print `answer` in the run that answered it (the report reads the memos the
+        comparison filled: the Flux graphs, the documents' parses), then `settle`."""
+        try:
+            with self.run.entered():
+                show(answer)
+        finally:
+            self.settle()
+
+    def settle(self) -> None:
+        """After an answer is shown, before the next wait: write the cache entries it held
+        back (the dependency index, the file facts, the findings: cache/store.py `hold`)."""
+        if self.cache is not None and self.cache.store is not None:
+            with self.run.entered():
+                self.cache.store.flush()
 
     def _head(self, started: float) -> Answer:
         """The head rendered and compared with the base, in the watcher's run."""
@@ -233,19 +290,26 @@ def _tree_files(cfg: Config) -> set[str]:
 # -- waiting for changes ------------------------------------------------------------------------
 
 
+Batch = tuple[set[str], set[str]]  # (every changed path, those a save is answered for)
+
+
 def changes(
     repo: Path, stop: threading.Event, ready: threading.Event, poll: bool = False
-) -> Iterator[set[str]]:
+) -> Iterator[Batch]:
     """Batches of changed absolute paths under `repo`, until `stop` is set; `ready` is set
-    once changes are being seen."""
+    once changes are being seen. Each batch has every path the watcher reported (what the
+    held listings and stats forget) and those watchfiles' default filter keeps (what is
+    answered: not editor swap files, `.git`, `__pycache__` and the like)."""
     if not poll:
         try:
             import watchfiles
         except ImportError:
             poll = True
         else:
+            keep = watchfiles.DefaultFilter()
             batches = watchfiles.watch(
                 repo,
+                watch_filter=None,  # every event: a held listing holds swap files too
                 stop_event=stop,
                 debounce=50,
                 step=20,
@@ -255,9 +319,11 @@ def changes(
             for batch in batches:
                 ready.set()
                 if batch:
-                    yield {path for _change, path in batch}
+                    every = {path for _change, path in batch}
+                    yield every, {path for change, path in batch if keep(change, path)}
             return
-    yield from _polled(repo, stop, ready)
+    for polled in _polled(repo, stop, ready):
+        yield polled, polled
 
 
 def _polled(repo: Path, stop: threading.Event, ready: threading.Event) -> Iterator[set[str]]:
@@ -286,6 +352,112 @@ def _stats(repo: Path) -> dict[str, tuple[int, int, int]]:
     return out
 
 
+AUDIT_SECONDS = 2.0
+AUDIT_GRACE_NS = 1_000_000_000
+
+
+class Audit:
+    """The tree's own stats every `AUDIT_SECONDS`, against the last look: a change no file
+    event reported (an inotify queue overflow, which watchfiles drops silently; a network
+    filesystem; a hard link edited under its other name) is answered within seconds, and
+    the held listings and stats are dropped whole (core/filefacts.py `Held`).
+
+    A change is explained by an event received after the last look saw the path, for the
+    path, a directory above it (a directory renamed) or below it (a directory's own stat
+    moves when an entry is added). A change younger than `AUDIT_GRACE_NS` is judged at the
+    next look (its event may be on its way)."""
+
+    def __init__(self, repo: Path, grace_ns: int = AUDIT_GRACE_NS) -> None:
+        self.root = str(repo)
+        self.grace_ns = grace_ns
+        self.base: dict[str, tuple[_Lstat, float]] = {}
+        self.taken = 0.0
+        self.events: dict[str, float] = {}
+        self.lock = threading.Lock()
+
+    def reported(self, paths: Iterable[str]) -> None:
+        """Paths a file event named (called from the thread that receives them)."""
+        now = time.monotonic()
+        with self.lock:
+            for path in paths:
+                self.events[path.rstrip("/")] = now
+
+    def start(self) -> None:
+        self.taken = time.monotonic()
+        self.base = {p: (s, self.taken) for p, s in _lstats(self.root).items()}
+
+    def due(self) -> bool:
+        return time.monotonic() - self.taken >= AUDIT_SECONDS
+
+    def check(self) -> set[str]:
+        """The paths changed since the last look that no event explains."""
+        taken = time.monotonic()
+        now = _lstats(self.root)
+        young = time.time_ns() - self.grace_ns
+        with self.lock:
+            self.events = {p: t for p, t in self.events.items() if taken - t < 600}
+            events = dict(self.events)
+        missed: set[str] = set()
+        base: dict[str, tuple[_Lstat, float]] = {}
+        for path in self.base.keys() | now.keys():
+            before, st = self.base.get(path), now.get(path)
+            if before is not None and before[0] == st:
+                base[path] = before
+                continue
+            parent = now.get(os.path.dirname(path))
+            moved = st if st is not None else parent
+            if moved is not None and max(moved[2], moved[3]) >= young:
+                if before is not None:
+                    base[path] = before  # judged at the next look
+                continue
+            since = before[1] if before is not None else self.taken
+            if not _explained(path, events, since, self.root):
+                missed.add(path)
+            if st is not None:
+                base[path] = (st, taken)
+        self.base, self.taken = base, taken
+        return missed
+
+
+_Lstat = tuple[int, int, int, int, int]  # mode, size, mtime_ns, ctime_ns, inode
+
+
+def _explained(path: str, events: dict[str, float], since: float, root: str) -> bool:
+    probe = path
+    while True:
+        if events.get(probe, -1.0) >= since:
+            return True
+        if probe == root or len(probe) <= len(root):
+            break
+        probe = os.path.dirname(probe)
+    inside = path + "/"
+    return any(t >= since and p.startswith(inside) for p, t in events.items())
+
+
+def _lstats(root: str) -> dict[str, _Lstat]:
+    """Every entry under `root` but `.git`, by its own stat (a symlink not followed)."""
+    out: dict[str, _Lstat] = {}
+    stack = [root]
+    while stack:
+        directory = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name == ".git":
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            out[entry.path] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+            if stat.S_ISDIR(st.st_mode):
+                stack.append(entry.path)
+    return out
+
+
 def loop(
     watcher: Watcher,
     show: Callable[[Answer], None],
@@ -295,13 +467,20 @@ def loop(
 ) -> int:
     """Answer once, then after every batch of changes until Ctrl-C (or `stop`); the last
     answer's exit code. Changes are collected in a thread from before the first answer on,
-    so a save made while an answer renders is answered next, never lost."""
+    so a save made while an answer renders is answered next, never lost. With file events
+    the tree's listings and stats are held between answers, and `Audit` looks for changes
+    no event reported; polling holds nothing (it sees files only, not directories)."""
     stop = stop or threading.Event()
     ready = threading.Event()
-    pending: queue.Queue[set[str]] = queue.Queue()
+    pending: queue.Queue[Batch] = queue.Queue()
+    if poll:
+        watcher.unheld()
+    audit = Audit(watcher.cfg.repo) if watcher.held is not None else None
 
     def collect() -> None:
         for batch in changes(watcher.cfg.repo, stop, ready, poll):
+            if audit is not None:
+                audit.reported(batch[0])
             pending.put(batch)
 
     thread = parallel.thread(collect, name="harness-watch", daemon=True)
@@ -311,27 +490,45 @@ def loop(
         while not ready.wait(0.1):
             if not thread.is_alive():
                 raise HarnessError("watch: cannot watch the tree for changes")
+        if audit is not None:
+            audit.start()  # the first look, before the first answer lists anything
         answer = watcher.answer()
-        show(answer)
+        watcher.show(answer, show)
         while not stop.is_set():
             try:
-                batch = pending.get(timeout=0.2)
+                every, shown = pending.get(timeout=0.2)
             except queue.Empty:
-                continue
+                missed = audit.check() if audit is not None and audit.due() else set()
+                if not missed:
+                    continue
+                from harness.report.console import stderr
+
+                stderr().print(
+                    f"watch: {len(missed)} change(s) came without a file event; answering again"
+                )
+                watcher.missed()
+                every, shown = missed, set(missed)
             while not pending.empty():  # everything saved meanwhile, in one answer
-                batch |= pending.get_nowait()
+                more = pending.get_nowait()
+                every |= more[0]
+                shown |= more[1]
+            watcher.forget(every)
+            if not shown:
+                continue  # only files no save is answered for (swap files, .git)
             try:
-                answer = watcher.answer(batch)
+                answer = watcher.answer(shown)
             except HarnessError as exc:  # a broken config mid-edit: say so, keep watching
                 from harness.report.console import escape, stderr
 
+                watcher.settle()
                 stderr().print(f"error: {escape(str(exc))}")
                 continue
-            show(answer)
+            watcher.show(answer, show)
     except KeyboardInterrupt:
         if answer is None:
             raise
     finally:
         stop.set()
+        watcher.settle()  # an answer interrupted (Ctrl-C) keeps what it already wrote
         thread.join(timeout=5)
     return answer.run.code if answer is not None else 2

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 import time
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 # A file modified this recently may change again within the filesystem's timestamp tick
 # without its stat changing (git's "racily clean" rule): such a fact is not remembered.
 RACY_SECONDS = 2.0
 Stamp = tuple[int, int, int, int]  # size, mtime_ns, ctime_ns, inode
+DROP_ALL = 64  # `Held.drop` of more paths than this forgets everything held
 
 
 def stamp(path: str) -> Stamp | None:
@@ -44,6 +47,139 @@ def directory_stamp(path: str) -> Stamp | None:
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
+# one entry of a held directory listing: its name, its own stat (None: it vanished), and
+# whether it is a directory and a regular file following a symlink (os.walk's `is_dir()`)
+Entry = tuple[str, os.stat_result | None, bool, bool]
+
+
+class Held:
+    """The tree's stats and directory listings held between the answers of a resident
+    process (`harness watch`), which says what changed (`drop`) from its file events.
+
+    A process without a watcher has none (`FileFacts.held` is None): every call asks the
+    filesystem. Held are only what a change to reports an event for, under `root`: the
+    listings of directories reached from it without following a symlink, and the stats of
+    regular files in them that are not symlinks (a symlink's target may change with no
+    event in the tree: asked every time). The watcher also compares the tree's stats
+    with its last look every few seconds and reports what changed without an event
+    (cli/watching.py `Audit`), so a missed event is not held wrong for long."""
+
+    def __init__(self, root: str) -> None:
+        self.root = os.path.join(root, "")
+        self._lists: dict[str, tuple[Entry, ...] | None] = {}
+        self._stats: dict[str, os.stat_result] = {}
+        self._stamps: dict[str, Stamp] = {}  # `stamp` of each held stat
+        self._lock = threading.Lock()
+
+    def listing(self, directory: str) -> tuple[Entry, ...] | None:
+        """The entries of `directory` (None when it cannot be listed)."""
+        if directory in self._lists:
+            return self._lists[directory]
+        entries = _listing(directory)
+        if self._reached(directory):
+            with self._lock:
+                self._lists[directory] = entries
+                if entries is not None:
+                    base = os.path.join(directory, "")
+                    for name, st, _is_dir, _is_file in entries:
+                        if st is not None and stat.S_ISREG(st.st_mode):
+                            self._stats[base + name] = st
+                            self._stamps[base + name] = (
+                                st.st_size,
+                                st.st_mtime_ns,
+                                st.st_ctime_ns,
+                                st.st_ino,
+                            )
+        return entries
+
+    def _reached(self, directory: str) -> bool:
+        """Whether `directory` is the root, or a directory (not a symlink) in a held
+        listing: a change in it is an event under the path the watcher watches."""
+        if directory == self.root[:-1]:
+            return True
+        parent, name = os.path.split(directory)
+        entries = self._lists.get(parent)
+        if not entries or not directory.startswith(self.root):
+            return False
+        return any(
+            n == name and st is not None and stat.S_ISDIR(st.st_mode) for n, st, _d, _f in entries
+        )
+
+    def stat(self, path: str) -> os.stat_result | None:
+        """`os.stat(path)` (None on error), held for a file a held listing holds."""
+        found = self._stats.get(path)
+        if found is not None:
+            return found
+        try:
+            return os.stat(path)
+        except OSError:
+            return None
+
+    def stamp(self, path: str) -> Stamp | None:
+        """`stamp(path)`, held for a file a held listing holds."""
+        found = self._stamps.get(path)
+        return found if found is not None else stamp(path)
+
+    def drop(self, paths: Iterable[str]) -> None:
+        """Forget what `paths` (created, modified, deleted or renamed files or directories)
+        may have changed: their stats, their listings and everything under them, and the
+        listings of every directory above them up to the root (a polled change names a
+        new file, never the new directory it is in). Many paths at once (a checkout of
+        another branch) drop everything: cheaper than matching each."""
+        paths = list(paths)
+        if len(paths) > DROP_ALL:
+            self.clear()
+            return
+        with self._lock:
+            for path in paths:
+                path = path.rstrip("/")
+                self._stats.pop(path, None)
+                self._stamps.pop(path, None)
+                self._lists.pop(path, None)
+                inside = path + "/"
+                for table in (self._lists, self._stats, self._stamps):
+                    for key in [k for k in table if k.startswith(inside)]:
+                        del table[key]
+                parent = os.path.dirname(path)
+                while parent.startswith(self.root) or parent == self.root[:-1]:
+                    self._lists.pop(parent, None)
+                    if parent == self.root[:-1]:
+                        break
+                    parent = os.path.dirname(parent)
+
+    def clear(self) -> None:
+        """Forget everything held (an event the watcher cannot map, a fresh start)."""
+        with self._lock:
+            self._lists.clear()
+            self._stats.clear()
+            self._stamps.clear()
+
+
+def _listing(directory: str) -> tuple[Entry, ...] | None:
+    try:
+        with os.scandir(directory) as it:
+            raw = list(it)
+    except OSError:
+        return None
+    out: list[Entry] = []
+    for entry in raw:
+        try:
+            st: os.stat_result | None = entry.stat(follow_symlinks=False)
+        except OSError:
+            st = None  # gone since the listing: os.walk's is_dir() would fail the same way
+        if st is None:
+            is_dir = is_file = False
+        elif not stat.S_ISLNK(st.st_mode):
+            is_dir, is_file = stat.S_ISDIR(st.st_mode), stat.S_ISREG(st.st_mode)
+        else:
+            try:
+                is_dir, is_file = entry.is_dir(), entry.is_file()
+            except OSError:
+                is_dir = is_file = False
+        out.append((entry.name, st, is_dir, is_file))
+    return tuple(out)
+
+
 class FileFacts:
     """Facts derived from a file's bytes (its git blob id, whether it is a kustomize
     Component), remembered by (path, size, mtime, ctime, inode) across runs.
@@ -60,10 +196,53 @@ class FileFacts:
         self._data: dict[tuple[str, str], tuple[Stamp, str]] = {}
         self.changed = False
         self.loaded: set[str] = set()  # roots whose exported facts `load` has read
+        # the tree's stats and listings, while a resident process watches it (`Held`)
+        self.held: Held | None = None
+
+    def stamp(self, path: str) -> Stamp | None:
+        """`stamp(path)`, from the held stats while a watcher holds them."""
+        held = self.held
+        return stamp(path) if held is None else held.stamp(path)
+
+    def is_file(self, path: str) -> bool:
+        """`os.path.isfile(path)`, from the held stats while a watcher holds them."""
+        held = self.held
+        if held is None:
+            return os.path.isfile(path)
+        st = held.stat(path)
+        return st is not None and stat.S_ISREG(st.st_mode)
+
+    def listing(self, directory: str) -> tuple[Entry, ...] | None:
+        """The entries of `directory` (None when it cannot be listed), held while a
+        watcher holds them."""
+        held = self.held
+        return _listing(directory) if held is None else held.listing(directory)
+
+    def walk(self, top: str) -> Iterator[tuple[str, list[str], list[str]]]:
+        """`os.walk(top)` (top-down, no symlinked directory entered, an unlistable one
+        skipped), from the held listings while a watcher holds them; the caller may
+        prune the directory names, as with os.walk."""
+        if self.held is None:
+            yield from os.walk(top)
+            return
+        entries = self.held.listing(top)
+        if entries is None:
+            return
+        dirs = [name for name, _st, is_dir, _f in entries if is_dir]
+        files = [name for name, _st, is_dir, _f in entries if not is_dir]
+        links = {
+            name
+            for name, st, is_dir, _f in entries
+            if is_dir and st is not None and stat.S_ISLNK(st.st_mode)
+        }
+        yield top, dirs, files
+        for name in dirs:
+            if name not in links:
+                yield from self.walk(os.path.join(top, name))
 
     def get(self, path: str, fact: str) -> tuple[Stamp | None, str | None]:
         """(the file's stamp now, the remembered value when the stamp still matches)."""
-        now = stamp(path)
+        now = self.stamp(path)
         if now is None:
             return None, None
         found = self._data.get((path, fact))

@@ -298,7 +298,11 @@ class _Facts:
     def save(self) -> None:
         if self.files.changed:
             self.files.changed = False
-            self.store.put_meta(self.digest, {"columns": self.files.export(self.root)})
+            # built when written: after the answer, while `harness watch` holds writes
+            self.store.later(self.digest, self._write)
+
+    def _write(self) -> None:
+        self.store.put_meta(self.digest, {"columns": self.files.export(self.root)})
 
 
 def _file_facts(config: Config, cache: RenderCache | None, files: FileFacts) -> _Facts | None:

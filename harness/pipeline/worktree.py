@@ -57,6 +57,7 @@ from harness.core import redaction
 from harness.core.config import Config
 from harness.core.filefacts import RACY_SECONDS
 from harness.core.model import Document, Snapshot, TargetResult
+from harness.core.run import files as current_files
 from harness.flux.source.ignore import IGNORE_FILE
 from harness.pipeline import refsnap
 from harness.render.discover import KUSTOMIZATION_FILES
@@ -124,26 +125,24 @@ def key(cfg: Config, renderer_identity: str, options: str) -> str:
 
 def walk(repo: Path) -> dict[str, Stamp | None]:
     """The stat of every file and directory under `repo` (not `.git`), without reading
-    any; a file modified within RACY_SECONDS is None (never trusted)."""
+    any; a file modified within RACY_SECONDS is None (never trusted). Listed through the
+    run's file facts (a resident watcher holds the listings: core/filefacts.py `Held`)."""
     out: dict[str, Stamp | None] = {}
     racy = time.time_ns() - int(RACY_SECONDS * 1e9)
     root = str(repo)
+    facts = current_files()
     stack = [""]
     while stack:
         rel = stack.pop()
-        try:
-            with os.scandir(os.path.join(root, rel) if rel else root) as it:
-                entries = list(it)
-        except OSError:
+        entries = facts.listing(os.path.join(root, rel) if rel else root)
+        if entries is None:
             out[rel or "."] = None
             continue
-        for entry in entries:
-            if entry.name == ".git":
+        for name, st, _is_dir, _is_file in entries:
+            if name == ".git":
                 continue
-            path = f"{rel}/{entry.name}" if rel else entry.name
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
+            path = f"{rel}/{name}" if rel else name
+            if st is None:
                 out[path] = None
                 continue
             stamp: Stamp = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)

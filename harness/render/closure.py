@@ -661,7 +661,7 @@ class _Learning:
         self.learned = current.table(_LEARNED) if current is not None else None
 
     def file(self, path: str) -> None:
-        at = filefacts.stamp(path)
+        at = self.facts.stamp(path)
         if at is None:
             return
         learned = self.learned

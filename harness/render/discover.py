@@ -103,7 +103,9 @@ def walk(
     The walk follows no symlink, so a directory's real path is the root's real path plus
     its relative part: one resolve in all, and skipped directories compare as strings.
     Inside `one_listing` a walk without `skip_names` is listed once and given out as
-    copies (pruning the yielded `dirnames` then prunes nothing: no caller does).
+    copies (pruning the yielded `dirnames` then prunes nothing: no caller does). Listed
+    through the run's file facts: a resident watcher holds the listings between saves
+    (core/filefacts.py `Held`).
     """
     kept = _LISTINGS.get()
     if kept is None or skip_names:
@@ -123,7 +125,7 @@ def _walk(
     top = str(root)
     real_top = os.path.realpath(root)
     skipped = {os.path.realpath(p) for p in skip}
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in run.files().walk(top):
         real = real_top + dirpath[len(top) :]
         dirnames[:] = sorted(
             d
@@ -138,10 +140,11 @@ def _walk(
 def kustomization_in(directory: Path, files: list[str]) -> Path | None:
     """`kustomization_file(directory)` for a directory os.walk listed with these files (a
     kustomization file, or a symlink to one, is among them)."""
+    facts = run.files()
     for name in KUSTOMIZATION_FILES:
         if name in files:
             candidate = directory / name
-            if candidate.is_file():
+            if facts.is_file(str(candidate)):
                 return candidate
     return None
 

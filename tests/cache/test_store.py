@@ -384,3 +384,35 @@ def test_has_packed_asks_memory_then_the_store_without_reading(tmp_path: Path) -
     assert fresh.has_packed(digest)
     assert (fresh.hits, fresh.misses) == (0, 0)  # a stat, not a lookup
     assert not cache.RenderCache(None).has_packed(digest)
+
+
+def test_held_writes_wait_for_flush_and_a_read_writes_them_first(tmp_path: Path) -> None:
+    """`harness watch` prints its answer before it writes (cache/store.py `hold`): nothing is
+    on disk until `flush`, the last write of a key wins, and a read of a held entry sees it."""
+    store = cache.Store(tmp_path / "c")
+    store.hold()
+    a, b = cache.key("a"), cache.key("b")
+    store.put(a, {"v": 1})
+    store.put(a, {"v": 2})
+    store.put_meta(b, {"m": 1})
+    store.put_packed(b, {"p": [0]}, ["text"])
+    assert not any(p.is_file() for p in (tmp_path / "c").rglob("*"))
+    assert store.get_meta(b) == {"m": 1}  # written first, then read
+    assert store.get(a) == {"v": 2}
+    assert cache.Store(tmp_path / "c").get(a) == {"v": 2}  # the read wrote it
+    assert cache.Store(tmp_path / "c").get_packed(b) is None  # not read: still held
+    store.put(a, {"v": 3})
+    store.flush()
+    fresh = cache.Store(tmp_path / "c")
+    assert fresh.get(a) == {"v": 3}
+    assert fresh.get_packed(b) == ({"p": [0]}, ["text"])
+    store.put(a, {"v": 4})  # after flush, writes go through again
+    assert fresh.get(a) == {"v": 4}
+    built: list[int] = []
+    store.hold()
+    store.later("facts", lambda: built.append(1))
+    store.later("facts", lambda: built.append(2))  # the last one of a name wins
+    assert built == []
+    store.flush()
+    store.later("facts", lambda: built.append(3))  # not held: now
+    assert built == [2, 3]

@@ -4,12 +4,16 @@ A small Flux repo shaped like public homelab repos (a cluster ConfigMap feeding 
 substitution, apps with targetNamespace, a component, a directory without a kustomization
 file) in git; random edits in place, by rename (as editors save), new and deleted files; after
 each batch the watcher's answer is compared with `diff.compute` run fresh, with its own
-render cache.
+render cache. Directories are made, removed and renamed too, each reported by its own path
+alone (a watcher may miss the events of files made in a new directory): the listings and
+stats the watcher holds between answers (core/filefacts.py `Held`) must follow.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,6 +25,7 @@ from harness.cli import watching
 from harness.cli.commands import diff as diff_cmd
 from harness.cli.context import Common
 from harness.core.model import Snapshot
+from harness.core.run import PROCESS
 from tests.cli.commands.conftest import private_tmpdir
 from tests.conftest import configmap
 from tests.fluxrepo import ROOT_KS, flux_ks, kustomization
@@ -66,7 +71,20 @@ def write_repo(root: Path) -> Path:
 
 # an edit: (what, app, value)
 EDITS = st.tuples(
-    st.sampled_from(["value", "rename-save", "same", "add", "delete", "cluster", "kfile"]),
+    st.sampled_from(
+        [
+            "value",
+            "rename-save",
+            "same",
+            "add",
+            "delete",
+            "cluster",
+            "kfile",
+            "newdir",
+            "rmdir",
+            "mvdir",
+        ]
+    ),
     st.sampled_from(APPS),
     st.integers(0, 3),
 )
@@ -95,6 +113,26 @@ def apply(root: Path, edit: tuple[str, str, int]) -> set[str]:
         if extra.exists():
             extra.unlink()
         return {str(extra)}
+    made = [root / "apps" / f"{app}-{n}" for n in ("x", "y")]
+    if what == "newdir":  # a new path target: a directory with its files
+        target = made[value % 2]
+        target.mkdir(exist_ok=True)
+        (target / "kustomization.yaml").write_text(kustomization("cm.yaml"))
+        (target / "cm.yaml").write_text(configmap(f"{app}-made", v=str(value)))
+        return {str(target)}
+    if what == "rmdir":
+        for target in made:
+            shutil.rmtree(target, ignore_errors=True)
+        return {str(t) for t in made}
+    if what == "mvdir":  # one reported path per end, nothing of what is inside
+        there = [t for t in made if t.exists()]
+        if not there:
+            return set()
+        source = there[0]
+        dest = made[1] if source == made[0] else made[0]
+        shutil.rmtree(dest, ignore_errors=True)
+        os.rename(source, dest)
+        return {str(source), str(dest)}
     if what == "cluster":
         path = root / "clusters/dev/settings.yaml"
         path.write_text(_settings(f"c{value}"))
@@ -152,6 +190,7 @@ def test_watch_answers_as_a_fresh_diff(
         for edit in batch:
             changed |= apply(root, edit)
         answer = watcher.answer(changed)
+        watcher.settle()  # as the loop does: the held cache writes, after the answer
         # a new run, with a cache of its own (cached == uncached is tested in tests/cache)
         fresh = diff_cmd.compute(Common(repo=root, quiet=True, cache_dir=tmp / "fresh"), options)
         _same(answer.run, fresh)
@@ -241,3 +280,54 @@ def test_a_save_is_answered_through_the_index_kept_in_memory(tmp_path: Path) -> 
     assert watcher.index.used == "incremental"
     fresh = diff_cmd.compute(replace(common, cache_dir=tmp_path / "fresh"), diff_cmd.DiffOptions())
     _same(answer.run, fresh)
+
+
+def test_a_change_no_event_reported_is_found_and_answered(tmp_path: Path) -> None:
+    """Between answers the watcher holds the tree's listings and stats, told what changed
+    by file events; a change without one (an inotify overflow) is found by the audit's
+    look at the tree, and its answer is a fresh diff's again."""
+    root = write_repo(init(tmp_path / "git"))
+    common = Common(repo=root, quiet=True, cache_dir=tmp_path / "cache")
+    watcher = watching.Watcher(common, diff_cmd.DiffOptions())
+    audit = watching.Audit(root, grace_ns=0)
+    audit.start()
+    watcher.answer()
+    cm = root / "apps/web/cm.yaml"
+    cm.write_text(configmap("web", v="9", cluster="${CLUSTER}"))
+    stale = watcher.answer(set())  # no event came: what is held still says the old tree
+    assert PROCESS.files.held is None  # held in the watcher's own facts: a fresh run sees all
+    fresh = diff_cmd.compute(replace(common, cache_dir=tmp_path / "fresh"), diff_cmd.DiffOptions())
+    assert _side(stale.run.analysis.head) != _side(fresh.analysis.head)
+    missed = audit.check()
+    assert missed == {str(cm)}
+    watcher.missed()
+    _same(watcher.answer(missed).run, fresh)
+    assert audit.check() == set()
+
+
+def test_the_audit_counts_what_events_reported(tmp_path: Path) -> None:
+    """A change an event named, or a directory above or below it named, is no missed
+    change; a young one waits for the next look (its event may be on its way)."""
+    root = write_repo(init(tmp_path / "git"))
+    audit = watching.Audit(root, grace_ns=0)
+    audit.start()
+    cm = root / "apps/web/cm.yaml"
+    cm.write_text("changed\n")
+    audit.reported([str(cm)])
+    made = root / "apps/new"
+    made.mkdir()
+    (made / "x.yaml").write_text("x\n")
+    audit.reported([str(made)])  # the directory alone: its file and its parent explained
+    moved = root / "apps/db2"
+    os.rename(root / "apps/db", moved)
+    audit.reported([str(root / "apps/db"), str(moved)])
+    assert audit.check() == set()
+    quiet = root / "apps/cache/cm.yaml"
+    quiet.write_text("unreported\n")
+    waiting = watching.Audit(root)  # the default grace: a change this young waits
+    waiting.start()
+    quiet.write_text("unreported again\n")
+    assert waiting.check() == set()
+    assert audit.check() == {str(quiet)}
+    time.sleep(0.01)
+    assert audit.check() == set()  # reported once, not again

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -121,3 +122,80 @@ def test_exported_facts_of_another_shape_are_a_miss_whole(tmp_path: Path) -> Non
     kept.load(good)  # what the process already knows wins over what it reads
     assert kept.get(str(path), "component")[1] == "mine"
     assert kept.at(str(path), "component", (0, 0, 0, 0)) is None
+
+
+def _tree(root: Path) -> None:
+    (root / "a/b").mkdir(parents=True)
+    (root / "a/f.yaml").write_text("x")
+    (root / "a/b/g.yaml").write_text("y")
+    (root / "z").mkdir()
+    (root / "real").mkdir()
+    (root / "real/r.yaml").write_text("r")
+    (root / "link-dir").symlink_to(root / "real")
+    (root / "link-file").symlink_to(root / "a/f.yaml")
+    (root / "broken").symlink_to(root / "nowhere")
+
+
+def _walked(facts: filefacts.FileFacts, top: Path, prune: str = "") -> list[object]:
+    out: list[object] = []
+    for dirpath, dirs, files in facts.walk(str(top)):
+        dirs[:] = sorted(d for d in dirs if d != prune)
+        out.append((dirpath, list(dirs), sorted(files)))
+    return out
+
+
+def test_a_held_walk_is_os_walk_and_follows_what_it_is_told(tmp_path: Path) -> None:
+    """`FileFacts.walk` holding listings (harness watch) gives os.walk's answer, pruning
+    included, and after `drop` of what changed (a file made in a new directory reported
+    by the directory alone, a directory removed) the answer of a walk that holds nothing."""
+    root = tmp_path / "t"
+    root.mkdir()
+    _tree(root)
+    plain, held = filefacts.FileFacts(), filefacts.FileFacts()
+    held.held = filefacts.Held(str(root))
+    for prune in ("", "b"):
+        assert _walked(held, root, prune) == _walked(plain, root, prune)
+    (root / "a/new").mkdir()
+    (root / "a/new/n.yaml").write_text("n")
+    shutil.rmtree(root / "z")
+    assert _walked(held, root) != _walked(plain, root)  # held: the old listings
+    held.held.drop([str(root / "a/new"), str(root / "z")])
+    assert _walked(held, root) == _walked(plain, root)
+    # a directory renamed: both ends reported
+    os.rename(root / "a", root / "c")
+    held.held.drop([str(root / "a"), str(root / "c")])
+    assert _walked(held, root) == _walked(plain, root)
+    assert not held.is_file(str(root / "a/f.yaml")) and held.is_file(str(root / "c/f.yaml"))
+    # many paths at once (a branch checked out) drop everything
+    (root / "c/b/late.yaml").write_text("l")
+    held.held.drop([str(root / f"other-{n}") for n in range(filefacts.DROP_ALL + 1)])
+    assert _walked(held, root) == _walked(plain, root)
+
+
+def test_held_stats_are_of_listed_files_only_and_drop_with_them(tmp_path: Path) -> None:
+    """A file's stat is held once its directory was listed; a symlink's never is (its
+    target may change with no event in the tree); `drop` forgets a file and `clear` all."""
+    root = tmp_path / "t"
+    root.mkdir()
+    _tree(root)
+    facts = filefacts.FileFacts()
+    facts.held = filefacts.Held(str(root))
+    target = root / "a/f.yaml"
+    first = facts.stamp(str(target))
+    assert first == filefacts.stamp(str(target))
+    facts.listing(str(root))
+    facts.listing(str(root / "a"))
+    os.utime(target, ns=(1, 1))
+    assert facts.stamp(str(target)) == first  # held: the watcher reported nothing
+    assert facts.stamp(str(root / "link-file")) == filefacts.stamp(str(target))  # asked
+    facts.held.drop([str(target)])
+    assert facts.stamp(str(target)) == filefacts.stamp(str(target)) != first
+    os.utime(target, ns=(2, 2))
+    facts.held.clear()
+    assert facts.stamp(str(target)) == filefacts.stamp(str(target))
+    # outside the root nothing is held
+    outside = tmp_path / "o.yaml"
+    outside.write_text("o")
+    facts.listing(str(tmp_path))
+    os.utime(outside, ns=(3, 3))
+    assert facts.stamp(str(outside)) == filefacts.stamp(str(outside))

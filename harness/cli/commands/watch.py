@@ -110,6 +110,6 @@ def run(
 
     if once:
         answer = watcher.answer()
-        show(answer)
+        watcher.show(answer, show)
         return answer.run.code
     return watching.loop(watcher, show, poll=poll)

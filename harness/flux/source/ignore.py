@@ -34,12 +34,13 @@ from __future__ import annotations
 import functools
 import os
 import re
+import stat
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.core import safefile
+from harness.core import run, safefile
 from harness.render.discover import KUSTOMIZATION_FILES
 
 IGNORE_FILE = ".sourceignore"
@@ -298,27 +299,30 @@ def ignore_files(root: Path, recursive: bool = True) -> tuple[Path, ...]:
     """`.sourceignore` files in fluxcd/pkg `LoadIgnorePatterns` order.
 
     The directory's own file first, then each subdirectory in name order, depth first;
-    symlinked directories and `.git` are not entered.
+    symlinked directories and `.git` are not entered. Listed through the run's file facts
+    (a resident watcher holds the listings between saves: core/filefacts.py `Held`).
     """
     found: list[Path] = []
+    facts = run.files()
 
-    def visit(directory: Path) -> None:
-        candidate = directory / IGNORE_FILE
-        if candidate.is_file():
-            found.append(candidate)
-        if not recursive:
+    def visit(directory: str) -> None:
+        candidate = os.path.join(directory, IGNORE_FILE)
+        entries = facts.listing(directory) if recursive else None
+        if entries is None:  # not listed (or not asked to): the file asked for itself
+            if facts.is_file(candidate):
+                found.append(Path(candidate))
             return
-        try:
-            with os.scandir(directory) as entries:
-                subdirs = sorted(
-                    e.name for e in entries if e.name != ".git" and e.is_dir(follow_symlinks=False)
-                )
-        except OSError:
-            return
+        if any(name == IGNORE_FILE and is_file for name, _st, _d, is_file in entries):
+            found.append(Path(candidate))
+        subdirs = sorted(
+            name
+            for name, st, _is_dir, _is_file in entries
+            if name != ".git" and st is not None and stat.S_ISDIR(st.st_mode)
+        )
         for name in subdirs:
-            visit(directory / name)
+            visit(os.path.join(directory, name))
 
-    visit(root)
+    visit(str(root))
     return tuple(found)
 
 
