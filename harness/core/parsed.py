@@ -50,9 +50,11 @@ def load(text: str) -> Any:
     return found
 
 
-# Text the dumper emits that the loader is known to read back as the same object: printable
-# ASCII and newlines. Anything else (a tab, `\r`, NEL or LS inside a block scalar, which the
-# scanner folds to `\n`; any other non-ASCII) leaves it to `stored`'s parse.
+# Text the dumper emits that the loader reads back as the same object: printable ASCII and
+# newlines (characters outside it are escaped in double quotes, or the text is not plain).
+# Raw non-ASCII (in a block scalar, YAML folds some line breaks) or a control character
+# leaves the text to `stored`'s parse: the round trip is only taken on trust where it is
+# plain.
 _NOT_ROUND_TRIP = re.compile(r"[^\n\x20-\x7e]")
 
 
