@@ -311,3 +311,18 @@ def test_json_and_packed_entries_are_not_each_other(tmp_path: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(moved.read_bytes())
     assert store.get_packed(two) is None
+
+
+def test_a_cache_is_empty_until_its_first_entry_in_memory_or_on_disk(tmp_path: Path) -> None:
+    """What lets a cold render start builds before their keys are known (pipeline/repo.py):
+    only a directory no entry was ever written to, and no entry held in memory."""
+    store = cache.Store(tmp_path / "c")
+    assert store.empty() and store.check() is None and store.empty()  # the probe is gone
+    assert cache.RenderCache(store).empty() and cache.RenderCache(None).empty()
+    in_memory = cache.RenderCache(None)
+    in_memory.put("a" * 64, {"x": 1})
+    assert not in_memory.empty()
+    cache.RenderCache(store).put("b" * 64, {"x": 1})
+    assert not cache.Store(tmp_path / "c").empty() and not cache.RenderCache(store).empty()
+    store.clear()
+    assert cache.Store(tmp_path / "c").info().entries == 0
