@@ -247,7 +247,6 @@ COVERED_BY: dict[str, str] = {
     "harness.cache.fileformat": "tests/cache/test_store.py",
     "harness.cli.commands.cache": "tests/cli/test_faults.py",
     "harness.cli.context": "tests/cli/commands/test_check.py",
-    "harness.cli.entry": "tests/cache/test_replay.py",
     "harness.cli.shared": "tests/cli/test_flags.py",
     "harness.core.errors": "tests/cli/test_app.py",
     "harness.flux.helm.cached": "tests/flux/helm/test_rendercache.py",

@@ -184,6 +184,14 @@ class Store:
     def _path(self, digest: str) -> Path:
         return Path(fileformat.entry_path(str(self.directory), digest))
 
+    def empty(self) -> bool:
+        """Whether no entry was ever written here (a fresh directory: not one shard)."""
+        try:
+            with os.scandir(self.entries) as found:
+                return next(found, None) is None
+        except OSError:
+            return True
+
     def get(self, digest: str) -> dict[str, Any] | None:
         """The payload stored under `digest`; None if absent, unreadable or corrupt."""
         return self._get(digest, fileformat.decode)
@@ -435,6 +443,14 @@ class RenderCache:
 
     def get(self, digest: str) -> dict[str, Any] | None:
         return self._lookup(self._memory, digest, self.store.get if self.store else None)
+
+    def empty(self) -> bool:
+        """Whether nothing is cached at all, in memory or on disk: every probe of the run
+        misses (the pipeline then starts its first builds before their keys are known)."""
+        with self._lock:
+            if self._memory or self._packed:
+                return False
+        return self.store is None or self.store.empty()
 
     def _lookup(
         self, table: dict[str, T], digest: str, read: Callable[[str], T | None] | None

@@ -393,6 +393,7 @@ def document(obj: dict[str, Any], text: str) -> Document:
     hidden = redact(obj)
     if hidden is not None:
         text = yamlload.dump(hidden)
+        parsed.remember_dumped(text, hidden)
     return Document(
         id=identity(obj),
         api_version=str(obj.get("apiVersion") or ""),
@@ -403,7 +404,11 @@ def document(obj: dict[str, Any], text: str) -> Document:
 
 def document_from_object(obj: dict[str, Any]) -> Document:
     """For objects harness itself rebuilt (Flux post-build): serialise, then redact."""
-    return document(obj, yamlload.dump(obj))
+    text = yamlload.dump(obj)
+    doc = document(obj, text)
+    if doc.text is text:  # not redacted (a redacted text was remembered with its object)
+        parsed.remember_dumped(text, obj)
+    return doc
 
 
 def from_objects(objs: Iterable[dict[str, Any]]) -> tuple[Document, ...]:

@@ -16,6 +16,7 @@ threads only do single dict operations.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from harness.core import yamlload
@@ -47,6 +48,33 @@ def load(text: str) -> Any:
         found = json.loads(encoded) if encoded is not None else yamlload.load(text)
         remember(text, found)
     return found
+
+
+# Text the dumper emits that the loader reads back as the same object: printable ASCII and
+# newlines (characters outside it are escaped in double quotes, or the text is not plain).
+# Raw non-ASCII (in a block scalar, YAML folds some line breaks) or a control character
+# leaves the text to `stored`'s parse: the round trip is only taken on trust where it is
+# plain.
+_NOT_ROUND_TRIP = re.compile(r"[^\n\x20-\x7e]")
+
+
+def remember_dumped(text: str, obj: Any) -> None:
+    """`text` is `yamlload.dump(obj)` of an object harness rebuilt (Flux post-build): its
+    JSON is what `stored(text)` would give, without parsing the text back. A cold render
+    dumps every Flux document and its cache entry then wanted the text parsed again (a
+    fifth of the cold Flux CPU). JSON is taken now, while `obj` is as dumped (its owner
+    may change it later); kept only when the text is plain (`_NOT_ROUND_TRIP`: the
+    dumper's quoting then makes the load give `obj` back, tests/core/test_parsed.py)
+    and JSON gives back an equal object, as `stored` requires."""
+    if _NOT_ROUND_TRIP.search(text) is not None or _JSON.get(text) is not None:
+        return
+    try:
+        encoded = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+        if json.loads(encoded) != obj:
+            return
+    except (TypeError, ValueError):
+        return
+    _JSON.put(text, encoded)
 
 
 def fresh(text: str) -> Any:

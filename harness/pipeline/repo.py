@@ -147,6 +147,11 @@ def _render_repo(
             return result
 
         renderer.expect(t.path for t in targets)
+        if seam.cache is not None and not renderer.version_known() and seam.cache.empty():
+            # a fresh cache: the probes below would wait for `kubectl version` (every key
+            # holds it) before the first build starts; the first builds start now
+            for t in targets[:jobs]:
+                pool.submit(incremental.prestart, seam, t, config.repo)
         inline: list[TargetResult] = []
         pending = []
         for t in targets:  # cache hits inline, in one pass; only builds go to the pool

@@ -160,6 +160,11 @@ class Renderer:
                 future.set_exception(exc)
         return future.result()
 
+    def version_known(self) -> bool:
+        """Whether `info` answers without waiting (asked already, or assumed)."""
+        with self._lock:
+            return self._info is not None and self._info.done()
+
     def assume_version(self, version: str) -> None:
         """Take the version an earlier run asked this same binary (render/seam.py keeps it)."""
         info = self._info_for(version)

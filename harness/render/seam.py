@@ -267,6 +267,19 @@ def probe_path(seam: Seam, target: Target, repo: Path) -> TargetResult | None:
     return found
 
 
+def prestart(seam: Seam, target: Target, repo: Path) -> None:
+    """Run `target`'s build now, its closure confined first as `path_result` does; the
+    result waits in the renderer for `path_result`'s own `build`. For a cache that holds
+    nothing yet (every probe misses), while the renderer's version, which every key
+    needs, is still being asked: the first builds need not wait for it."""
+    try:
+        seam.walker.closure(target.path, repo)
+    except EscapeError:
+        return  # path_result reports it; nothing is built
+    with seam.renderer.background():
+        seam.renderer.build(target.path)
+
+
 def _reused(seam: Seam, target: Target) -> TargetResult | None:
     """The previous render's result of `target` when none of its input files changed (the
     dependency index): no walk, no digest, no entry to decode. The run's scrub still learns

@@ -416,3 +416,18 @@ def test_held_writes_wait_for_flush_and_a_read_writes_them_first(tmp_path: Path)
     store.flush()
     store.later("facts", lambda: built.append(3))  # not held: now
     assert built == [2, 3]
+
+
+def test_a_cache_is_empty_until_its_first_entry_in_memory_or_on_disk(tmp_path: Path) -> None:
+    """What lets a cold render start builds before their keys are known (pipeline/repo.py):
+    only a directory no entry was ever written to, and no entry held in memory."""
+    store = cache.Store(tmp_path / "c")
+    assert store.empty() and store.check() is None and store.empty()  # the probe is gone
+    assert cache.RenderCache(store).empty() and cache.RenderCache(None).empty()
+    in_memory = cache.RenderCache(None)
+    in_memory.put("a" * 64, {"x": 1})
+    assert not in_memory.empty()
+    cache.RenderCache(store).put("b" * 64, {"x": 1})
+    assert not cache.Store(tmp_path / "c").empty() and not cache.RenderCache(store).empty()
+    store.clear()
+    assert cache.Store(tmp_path / "c").info().entries == 0

@@ -108,3 +108,73 @@ def test_load_parses_a_text_once_and_still_raises() -> None:
     assert parsed.load(text) is first
     with pytest.raises(yamlload.YAMLError):
         parsed.load("a: [unclosed\n")
+
+
+# -- a dumped object's JSON, taken without parsing its text back -----------------------------
+
+from string import printable  # noqa: E402
+from typing import Any  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_PLAIN = "".join(c for c in printable if c == "\n" or " " <= c <= "~")
+_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text()  # any character: tabs, `\r`, NEL, LS, emoji
+    | st.text(alphabet=_PLAIN)  # what takes the fast path
+    | st.text(alphabet=" \n\t\r\x85\u2028-:#'\"|>a")  # block scalars' corner cases
+    | st.sampled_from(["yes", "=", "~", "012", "0x1f", "2001-12-14", "1.5e3", ".inf", "", " "])
+)
+_keys = st.text(alphabet=_PLAIN) | st.text() | st.integers() | st.booleans()
+_trees = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_keys, inner, max_size=4),
+    max_leaves=25,
+)
+
+
+def _parsed_stored(text: str) -> str | None:
+    with Run().entered():  # nothing remembered: `stored` parses the text
+        return parsed.stored(text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(_keys, _trees, min_size=1, max_size=5))
+def test_a_dumped_objects_json_is_what_parsing_its_text_gives(obj: dict[Any, Any]) -> None:
+    text = yamlload.dump(obj)
+    parsed.remember_dumped(text, obj)
+    assert parsed.stored(text) == _parsed_stored(text)
+    with Run().entered():  # and a document harness rebuilt takes the same way
+        doc = documents.document_from_object(obj)
+        assert parsed.stored(doc.text) == _parsed_stored(doc.text)
+
+
+def test_a_plain_dumped_object_is_not_parsed_again_and_a_tricky_one_is() -> None:
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+    obj["data"] = {"script": "line one\n  line two\n", "n": "012", "t": True, "f": 1.5}
+    doc = documents.document_from_object(obj)
+    encoded = parsed._JSON.get(doc.text)  # known before anything parses the text
+    assert encoded is not None and json.loads(encoded) == yamlload.load(doc.text) == obj
+    assert parsed.stored(doc.text) == encoded
+    for tricky in ("x\u2028y\nz", "caf\u00e9\n"):  # raw in a block scalar: not plain text
+        text = yamlload.dump({"v": tricky})
+        parsed.remember_dumped(text, {"v": tricky})
+        assert parsed._JSON.get(text) is None  # left to `stored`'s parse
+    escaped = yamlload.dump({"v": "a\x85b\tc"})  # escaped in double quotes: plain again
+    parsed.remember_dumped(escaped, {"v": "a\x85b\tc"})
+    assert parsed._JSON.get(escaped) == parsed.stored(escaped) == _parsed_stored(escaped)
+
+
+def test_a_redacted_document_remembers_its_redacted_object_only() -> None:
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}}
+    secret["stringData"] = {"password": "canary-4242"}
+    doc = documents.document_from_object(secret)
+    assert "canary-4242" not in doc.text
+    encoded = parsed._JSON.get(doc.text)
+    assert encoded is not None and "canary-4242" not in encoded
+    assert json.loads(encoded) == yamlload.load(doc.text)
+    assert not any("canary-4242" in text for text in [doc.text, encoded])

@@ -183,3 +183,51 @@ def test_flux_reuse_on_the_example_is_byte_identical() -> None:
     assert _flux_only(snapshot.results) == _texts(expected)
     paths = sum(1 for r in snapshot.results.values() if r.target.kind == "path")
     assert renderer.runs < paths + alone.runs, "in-place flux builds reused path runs"
+
+
+def test_a_fresh_cache_starts_the_first_builds_beside_the_version_check(
+    tmp_path: Path, make_repo: Repo, kubectl: Path
+) -> None:
+    """Every cache key holds kubectl's version, so a cold render's first probe waited for
+    `kubectl version` before any build started; with a cache that holds nothing the first
+    builds start beside it. A target whose closure leaves the repo is still never built,
+    a warm run still builds nothing (a script renderer is asked its version every run), and
+    the render is the one an uncached run gives."""
+    from harness.cache.store import RenderCache, Store
+
+    log = tmp_path / "runs.log"
+    wrapper = tmp_path / "kubectl"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        f'if [ "$1" = version ]; then echo V0 >> {log}; sleep 0.5; echo V1 >> {log}\n'
+        f'else echo "B $*" >> {log}; fi\n'
+        f'exec "{kubectl}" "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    (tmp_path / "outside.yaml").write_text(cm("outside", "default"))
+    names = [f"app{i}" for i in range(4)]
+    repo = make_repo(
+        {
+            "aaa/kustomization.yaml": "resources:\n- ../../outside.yaml\n",  # escapes the repo
+            **{f"{n}/kustomization.yaml": "resources:\n- cm.yaml\n" for n in names},
+            **{f"{n}/cm.yaml": cm(n, "default", k=n) for n in names},
+        }
+    )
+    cfg = config_mod.load(repo)
+    uncached = render_repo(cfg, render.resolve(kubectl=str(wrapper)), RenderOptions(jobs=2))
+    store = tmp_path / "cache"
+    for warm in (False, True):
+        log.write_text("")
+        renderer = render.resolve(kubectl=str(wrapper))
+        options = RenderOptions(jobs=2, cache=RenderCache(Store(store)))
+        snapshot = render_repo(cfg, renderer, options)
+        assert _texts(snapshot.results) == _texts(uncached.results)
+        assert snapshot.results["aaa"].error  # the closure's escape, as uncached
+        lines = log.read_text().splitlines()
+        assert not any("aaa" in line for line in lines)  # never built, not even ahead
+        builds = [i for i, line in enumerate(lines) if line.startswith("B ")]
+        if warm:
+            assert builds == [] and renderer.runs == 0
+            continue
+        assert renderer.runs == len(names) == len(builds)  # none twice, none wasted
+        assert lines.index("V0") < builds[0] < lines.index("V1")  # overlapped

@@ -329,6 +329,16 @@ def test_version_check_runs_once_for_concurrent_askers(tmp_path: Path, kubectl: 
     assert log.read_text().split() == ["V"]
 
 
+def test_version_known_says_whether_info_would_wait(tmp_path: Path, kubectl: Path) -> None:
+    renderer = render.resolve(kubectl=str(kubectl))
+    assert not renderer.version_known()  # not asked yet
+    renderer.info()
+    assert renderer.version_known()
+    assumed = render.resolve(kubectl=str(kubectl))
+    assumed.assume_version("v1.2.3 (kustomize v5)")
+    assert assumed.version_known() and assumed.info().version == "v1.2.3 (kustomize v5)"
+
+
 def test_failed_version_check_fails_every_asker(tmp_path: Path) -> None:
     fake = _script(tmp_path, 'echo "boom" >&2\nexit 3\n')
     renderer = render.resolve(kubectl=str(fake))

@@ -18,8 +18,7 @@ from harness.cli.context import (
 )
 from harness.core.errors import HarnessError
 from harness.core.model import Snapshot
-from harness.pipeline import shard
-from harness.report import json_out, text
+from harness.report import text
 
 app = typer.Typer(add_completion=False)
 
@@ -79,6 +78,9 @@ def run(common: Common, targets: tuple[str, ...] = (), output: str = "text") -> 
         raise HarnessError(f"no target matches {' '.join(targets)} (try `harness render`)")
     plan = common.shard.current if common.shard is not None else None
     if output == "json" and plan is not None:
+        from harness.pipeline import shard
+        from harness.report import json_out
+
         block = shard.block(plan, "render", {"head": snapshot}, cfg.repo, {"targets": targets})
         json_out.emit({**json_out.render_payload(snapshot), "shard": block})
     else:
@@ -106,6 +108,10 @@ def show(snapshot: Snapshot, targets: tuple[str, ...], output: str) -> int:
     """Print a render (the targets table, or one target's documents); its exit code.
     Shared with `harness merge` of render shards."""
     if output == "json":
+        # imported here: JSON output's module brings the hazard engine's types (~30 ms of
+        # a cold render's start, before its first build); the table needs none of it
+        from harness.report import json_out
+
         json_out.print_render(snapshot)
     elif len(targets) == 1 and targets[0] in snapshot.results:
         text.print_documents(snapshot.results[targets[0]])

@@ -37,7 +37,7 @@ import re
 import stat
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.core import run, safefile
@@ -253,12 +253,21 @@ def _class_char(glob: str, i: int) -> tuple[str | None, int]:
     return (char if i < len(glob) else None), i
 
 
+_DECIDED_LIMIT = 1 << 16
+
+
 @dataclass(frozen=True)
 class Rules:
     """The ignore patterns of one source, lowest priority first, rooted at `root`."""
 
     root: Path
     patterns: tuple[Pattern, ...] = ()
+    # decisions already taken: a pure function of the path's parts and kind. A cold render
+    # asks the same directories' kustomization files of the rules three times per Flux
+    # build (the probe's plan, the build's plan, the artifact check), each a fnmatch walk
+    _decided: dict[tuple[tuple[str, ...], bool], Pattern | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
 
     @property
     def reincludes(self) -> bool:
@@ -267,10 +276,19 @@ class Rules:
 
     def decide(self, parts: Sequence[str], is_dir: bool) -> Pattern | None:
         """The last pattern that matches, excluding or (`negated`) including the path."""
+        key = (tuple(parts), is_dir)
+        decided = self._decided
+        if key in decided:
+            return decided[key]
+        found = None
         for pattern in reversed(self.patterns):
             if pattern.matches(parts, is_dir):
-                return pattern
-        return None
+                found = pattern
+                break
+        if len(decided) >= _DECIDED_LIMIT:
+            decided.clear()
+        decided[key] = found
+        return found
 
     def exclusion(self, path: Path, is_dir: bool | None = None) -> Pattern | None:
         """The pattern that keeps `path` out of the artifact; None when it is in it.

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Result, configmap, kustomization
+from tests.conftest import Result, configmap, kustomization, modules_after
 
 Repo = Callable[[dict[str, str | bytes]], Path]
 Cli = Callable[..., Result]
@@ -58,6 +58,19 @@ def test_table(make_repo: Repo, cli: Cli) -> None:
     assert res.code == 2
     assert "1/2 targets rendered by kubectl v1." in res.stdout
     assert "error: bad:" in res.stderr
+
+
+def test_the_table_imports_no_json_or_hazard_code(make_repo: Repo, tmp_path: Path) -> None:
+    """Start-up before a cold render's first build: the table needs neither JSON output nor
+    the hazard engine's types that module brings, nor sharding; `-o json` still has them."""
+    repo = _repo(make_repo)
+    unwanted = {"harness.report.json_out", "harness.hazards.engine", "harness.pipeline.shard"}
+    res, modules = modules_after("render", "--repo", repo, "--no-cache", cwd=tmp_path)
+    assert res.code == 2 and "1/2 targets rendered" in res.stdout
+    assert not unwanted & modules
+    res, modules = modules_after("render", "--repo", repo, "--no-cache", "-o", "json", cwd=tmp_path)
+    assert res.code == 2 and json.loads(res.stdout)["targets"]
+    assert "harness.report.json_out" in modules
 
 
 def test_unknown_target_is_an_error(make_repo: Repo, cli: Cli) -> None:

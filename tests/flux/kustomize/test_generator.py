@@ -731,3 +731,57 @@ spec:
       - name: web
         image: nginx:1.25
 """
+
+
+def test_a_mirror_links_every_sibling_on_the_way_down_to_the_real_path(make_repo: Repo) -> None:
+    """What a mirror holds, entry by entry: at each level from the repo root, every entry but
+    the next level's directory is a symlink to the real entry; at the last, every entry but
+    the kustomization files, and the generated file. Two mirrors sharing levels (their
+    listings are taken once per workspace) hold the same links there."""
+    repo = make_repo(
+        {
+            "README.md": "x",
+            "apps/one/app/kustomization.yaml": ks_file("a.yaml"),
+            "apps/one/app/a.yaml": cm("a"),
+            "apps/one/app/sub/b.yaml": cm("b"),
+            "apps/one/other/c.yaml": cm("c"),
+            "apps/two/d.yaml": cm("d"),
+            "base/e.yaml": cm("e"),
+        }
+    )
+    real = repo.resolve()
+
+    def expected(leaf: Path, generated: str) -> dict[str, str]:
+        out: dict[str, str] = {}
+        here = real
+        rel = leaf.relative_to(real).parts
+        for depth in range(len(rel) + 1):
+            part = rel[depth] if depth < len(rel) else None
+            prefix = "/".join(rel[:depth])
+            for name in sorted(os.listdir(here)):
+                if name == part or (part is None and name in generator.KUSTOMIZATION_FILES):
+                    continue
+                out[f"{prefix}/{name}".lstrip("/")] = f"-> {here / name}"
+            if part is None:
+                break
+            out[f"{prefix}/{part}".lstrip("/")] = "dir"
+            here = here / part
+        out[f"{'/'.join(rel)}/{generated}"] = "file"
+        return out
+
+    def held(top: Path) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for path in sorted(top.rglob("*")):
+            rel = path.relative_to(top).as_posix()
+            if path.is_symlink():
+                out[rel] = f"-> {os.readlink(path)}"
+            else:
+                out[rel] = "dir" if path.is_dir() else "file"
+        return out
+
+    with generator.workspace(repo) as ws:
+        for directory in (repo / "apps/one/app", repo / "apps/one/other", repo / "apps/two"):
+            plan = generator.plan(ks(target_namespace="t"), directory, ws)
+            top = Path(ws.root, plan.directory.relative_to(ws.root).parts[0])
+            assert held(top) == expected(directory.resolve(), "kustomization.yaml"), directory
+            assert (plan.directory / "a.yaml").exists() == (directory.name == "app")

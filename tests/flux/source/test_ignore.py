@@ -171,6 +171,33 @@ def test_patterns_are_relative_to_their_file(lines: str, path: str, expected: bo
     assert excluded(lines, path, domain="apps") is expected
 
 
+def test_a_remembered_decision_is_the_one_the_patterns_give() -> None:
+    """Rules keep each path's decision (a pure function of its parts and kind); asking
+    again, in any order, gives what a fresh walk of the patterns gives, and the memo takes
+    no part in a Rules' equality, hash or repr (cache keys and memos hold Rules)."""
+    lines = "/*\n!/deploy\n/deploy/**/*.md\n!/deploy/keep.md\n*.tmp/\n"
+    asked = [
+        ("deploy/readme.md", False),
+        ("deploy/keep.md", False),
+        ("deploy/a.tmp", True),
+        ("deploy/a.tmp", False),
+        ("README.md", False),
+        ("deploy", True),
+    ]
+    used = Rules(Path("/r"), read_patterns(lines))
+    for path, is_dir in [*asked, *reversed(asked), *asked]:
+        fresh = Rules(Path("/r"), read_patterns(lines))
+        parts = tuple(path.split("/"))
+        assert used.decide(parts, is_dir) == fresh.decide(parts, is_dir)
+        assert used.exclusion(Path("/r") / path, is_dir) == fresh.exclusion(
+            Path("/r") / path, is_dir
+        )
+    assert used.exclusion(Path("/r/deploy/a.tmp"), True) is not None  # the kind is in the key
+    assert used.exclusion(Path("/r/deploy/a.tmp"), False) is None
+    untouched = Rules(Path("/r"), read_patterns(lines))
+    assert used == untouched and hash(used) == hash(untouched) and repr(used) == repr(untouched)
+
+
 def test_parse_pattern_fields() -> None:
     p = parse_pattern("!/deploy/  ", ("apps",), "apps/.sourceignore")
     assert (p.negated, p.dir_only, p.anchored, p.parts, p.domain) == (
