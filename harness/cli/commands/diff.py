@@ -368,30 +368,6 @@ def _sides(
     return base, head
 
 
-WARM_IMPORTS = ("harness.flux.targets", "harness.hazards.engine", "harness.compare.coverage")
-WARM_TEXT = "harness.report.diff_text"  # the text output's, when it is the one asked for
-
-
-def _warm_imports(output: str) -> None:
-    """Import what a diff needs after its git calls and builds in a thread of its own: the
-    main thread spends that time waiting on git and kustomize, and a module it reaches while
-    the thread is importing it is waited for, never imported twice (Python's module locks;
-    no import cycle exists, tests/test_layout.py). ~0.1 s of imports leave the path from
-    the save to the answer. In the order the main thread reaches them."""
-    import importlib
-
-    from harness.core import parallel
-
-    def work() -> None:
-        for name in (*WARM_IMPORTS, WARM_TEXT) if output == "text" else WARM_IMPORTS:
-            try:
-                importlib.import_module(name)
-            except Exception:  # the main thread's own import says what is wrong
-                return
-
-    parallel.thread(work, name="harness-imports", daemon=True).start()
-
-
 def _later(make: Callable[[], T]) -> Callable[[], T]:
     """`make()` started in a thread of its own (core/parallel.py); the returned callable
     waits for it and returns its value or raises what it raised, on every call."""
@@ -487,7 +463,6 @@ def compute(common: Common, options: DiffOptions) -> DiffRun:
     from harness.pipeline import gitref
 
     started = time.monotonic()
-    _warm_imports(options.output)
     confined(common, options.html, "--html")
     cfg = load_config(common)
     ignore_patterns(cfg)  # a bad pattern fails before anything renders

@@ -414,13 +414,3 @@ def test_each_ref_is_resolved_once(repo: Path, cli: Cli, monkeypatch: pytest.Mon
     assert cli("diff", "--repo", repo, "--base", "HEAD~1", "--head", "HEAD").code == 0
     assert [a[-1] for a in asked[1:]] == ["HEAD~1^{commit}", "HEAD^{commit}"]
     assert len(asked) == 3
-
-
-def test_the_imports_warmed_in_the_background_are_modules() -> None:
-    """A renamed module would leave the warming thread with nothing to do, silently."""
-    import importlib.util
-
-    from harness.cli.commands import diff as diff_cmd
-
-    for name in (*diff_cmd.WARM_IMPORTS, diff_cmd.WARM_TEXT):
-        assert importlib.util.find_spec(name) is not None, name
