@@ -23,7 +23,8 @@ For each repo, the best wall time over `--repeat` interleaved rounds of:
      that holds the base commit (best of `--repeat` rounds, each a new edit of that file);
   8. peak RSS of the `check` process and of its largest child (a kubectl);
   9. the local loop: `diff --base HEAD` right after saving one file (the base remembered by
-     the last such diff), and `harness watch`, from the save to its answer;
+     the last such diff), and `harness watch`, from the save to its answer (with
+     `--incremental`, also the import cost of such a diff);
  10. `comment --base HEAD~1` cold, and on a copy of the cache a `check` at the base commit
      left (what the base branch's CI run saves and the PR's run restores).
 Then the goal ratios in one block (issue 23's, against bare parallel kustomize), and at the
@@ -742,8 +743,9 @@ def _bench(
 def bench_incremental(work: Path, tmp: Path, repeat: int, jobs: int) -> None:
     """The local loop on a checkout as it is, in interleaved rounds: the bare parallel loop,
     `diff --base HEAD` right after saving one file (base and index remembered by the diff
-    before), the no-change diff of the clean tree, then `watch` from a save to its answer.
-    The saved file is restored at the end."""
+    before), the no-change diff of the clean tree, then `watch` from a save to its answer,
+    and what a one-file diff's imports cost (`import_cost`). The saved file is restored at
+    the end."""
     cfg = config_mod.load(work)
     dirs = [t.path for t in discover.path_targets(cfg)]
     kubectl = render.resolve().binary
@@ -774,6 +776,8 @@ def bench_incremental(work: Path, tmp: Path, repeat: int, jobs: int) -> None:
             cli.run(wt_diff)  # the clean tree's index (as after any earlier local run)
             best["none"] = min(best["none"], timed(lambda: cli.run(wt_diff)))
         watch = watch_latency(cli, edited, cache_dir, max(repeat, 2))
+        edited.write_text(annotated(original, 300))
+        modules, imports = import_cost(cli, wt_diff, max(repeat, 3))
     finally:
         edited.write_text(original)
     par = best["bare"]
@@ -782,7 +786,38 @@ def bench_incremental(work: Path, tmp: Path, repeat: int, jobs: int) -> None:
     print(f"  one-file diff --base HEAD      {best['one']:7.3f}s   x{best['one'] / par:.3f} bare")
     print(f"  no-change diff --base HEAD     {best['none']:7.3f}s   x{best['none'] / par:.3f} bare")
     print(f"  watch save -> answer           {watch:7.3f}s   x{watch / par:.3f} bare")
+    print(f"  imports of a one-file diff     {imports:7.3f}s   ({modules} modules of harness)")
     print(f"  (edited {edited.relative_to(work)}; load average after: {load})", flush=True)
+
+
+def import_cost(cli: Cli, argv: list[str], rounds: int) -> tuple[int, float]:
+    """What importing the modules a one-file diff loads costs (issue 31's start-up bound):
+    the modules `python -X importtime` names for the diff just after a save, imported in a
+    fresh interpreter, less a bare interpreter's start; the best of `rounds` each."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "harness", *argv],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=cli.repo,
+    )
+    names = [
+        line.rsplit("|", 1)[1].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    ]
+    ours = sorted({n for n in names if n == "harness" or n.startswith("harness.")})
+    # importtime also names what was only looked for (sitecustomize, another OS's modules)
+    code = (
+        f"import importlib\nfor n in {names!r}:\n    try:\n        importlib.import_module(n)\n"
+        "    except ImportError:\n        pass\n"
+    )
+
+    def start(*args: str) -> float:
+        return timed(lambda: subprocess.run([sys.executable, *args], check=True, env=ENV))
+
+    best = min(start("-c", code) - start("-c", "pass") for _ in range(rounds))
+    return len(ours), max(best, 0.0)
 
 
 def bench_floor(repo: Path, tmp: Path, repeat: int, jobs: int) -> None:
@@ -1332,8 +1367,8 @@ def main() -> None:
     parser.add_argument(
         "--incremental",
         action="store_true",
-        help="only the incremental lines (one-file and no-change diff, watch) against the bare "
-        "parallel loop, on each REPO as it is (a git checkout with harness.yaml; its cache "
+        help="only the incremental lines (one-file and no-change diff, watch, the one-file "
+        "diff's imports) against the bare parallel loop, on each REPO as it is (a git checkout with harness.yaml; its cache "
         "under the bench's temp dir)",
     )
     parser.add_argument(
