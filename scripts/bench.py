@@ -1368,8 +1368,8 @@ def main() -> None:
         "--incremental",
         action="store_true",
         help="only the incremental lines (one-file and no-change diff, watch, the one-file "
-        "diff's imports) against the bare parallel loop, on each REPO as it is (a git checkout with harness.yaml; its cache "
-        "under the bench's temp dir)",
+        "diff's imports) against the bare parallel loop, on each REPO as it is (a git "
+        "checkout with harness.yaml; its cache under the bench's temp dir)",
     )
     parser.add_argument(
         "--floor",
