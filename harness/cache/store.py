@@ -350,28 +350,20 @@ class Store:
         once may each miss the other's bytes, so it errs low, and the walk every
         PRUNE_EVERY_SECONDS (or on a missing, malformed or future record) corrects it."""
         now = time.time()
-        record = self.get_meta(USAGE)
-        estimate = record.get("bytes") if record is not None else None
-        walked = record.get("walked") if record is not None else None
-        fresh = (
-            isinstance(estimate, int)
-            and not isinstance(estimate, bool)
+        record = self.get_meta(USAGE) or {}
+        estimate, walked = record.get("bytes"), record.get("walked")
+        if (
+            type(estimate) is int
             and estimate >= 0
             and isinstance(walked, float)
             and 0.0 <= now - walked < PRUNE_EVERY_SECONDS
-        )
-        if fresh:
-            assert isinstance(estimate, int) and isinstance(walked, float)
-            total = estimate + self.written
-            if total <= self.max_bytes:
-                self._keep_usage(total, walked)
-                return None
+            and estimate + self.written <= self.max_bytes
+        ):
+            self.put_meta(USAGE, {"bytes": estimate + self.written, "walked": walked})
+            return None
         done = self.prune()
-        self._keep_usage(done.remaining_bytes, now)
+        self.put_meta(USAGE, {"bytes": done.remaining_bytes, "walked": now})
         return done
-
-    def _keep_usage(self, total: int, walked: float) -> None:
-        self.put_meta(USAGE, {"bytes": total, "walked": walked})
 
     def clear(self) -> Pruned:
         with contextlib.suppress(OSError):

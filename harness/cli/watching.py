@@ -435,26 +435,20 @@ def _explained(path: str, events: dict[str, float], since: float, root: str) -> 
 
 
 def _lstats(root: str) -> dict[str, _Lstat]:
-    """Every entry under `root` but `.git`, by its own stat (a symlink not followed)."""
+    """Every entry under `root` but `.git`, by its own stat (a symlink not followed), as
+    the disk has it now: listed by file facts that hold nothing."""
+    disk = FileFacts()
     out: dict[str, _Lstat] = {}
     stack = [root]
     while stack:
         directory = stack.pop()
-        try:
-            with os.scandir(directory) as it:
-                entries = list(it)
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.name == ".git":
+        for name, st, _is_dir, _is_file in disk.listing(directory) or ():
+            if name == ".git" or st is None:
                 continue
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            out[entry.path] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+            path = os.path.join(directory, name)
+            out[path] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
             if stat.S_ISDIR(st.st_mode):
-                stack.append(entry.path)
+                stack.append(path)
     return out
 
 

@@ -318,6 +318,22 @@ def diff(
         base_facts = Facts(cache, base_digest, (head_digest,))
         head_facts = Facts(cache, head_digest, (base_digest,), keep_own=False)
 
+        def lint_ctx(
+            snapshot: Snapshot, keep: Mapping[str, ClusterGraph], facts: Facts
+        ) -> LintContext:
+            """A lint pass's context of one side, of the clusters `keep` holds."""
+            return LintContext(
+                snapshot,
+                sources=src,
+                outside_git=decls,
+                inventory=inventory,
+                strict=strict,
+                known_graphs=keep,
+                kube_version=kube_version,
+                kube_versions=kubes,
+                facts=facts,
+            )
+
         def side(
             snapshot: Snapshot,
             graphs_: Mapping[str, ClusterGraph],
@@ -326,17 +342,7 @@ def diff(
             reuse: Reuse | None = None,
         ) -> list[Finding]:
             def ctx_for(keep: Mapping[str, ClusterGraph]) -> LintContext:
-                return LintContext(
-                    snapshot,
-                    sources=src,
-                    outside_git=decls,
-                    inventory=inventory,
-                    strict=strict,
-                    known_graphs=keep,
-                    kube_version=kube_version,
-                    kube_versions=kubes,
-                    facts=facts,
-                )
+                return lint_ctx(snapshot, keep, facts)
 
             try:
                 if memo is not None:
@@ -389,17 +395,7 @@ def diff(
 
         def reuse(rule: str, cluster: str | None) -> list[Finding] | None:
             if not same:
-                viewer = LintContext(
-                    head,
-                    sources=src,
-                    outside_git=decls,
-                    inventory=inventory,
-                    strict=strict,
-                    known_graphs=head_graphs,
-                    kube_version=kube_version,
-                    kube_versions=kubes,
-                    facts=head_facts,
-                )
+                viewer = lint_ctx(head, head_graphs, head_facts)
                 same.append(same_views(rules, base, head, (base_digests, head_digests), viewer))
             if rule not in same[0]:
                 return None

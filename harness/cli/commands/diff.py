@@ -347,6 +347,7 @@ def _sides(
         base = _side(common, cfg, renderer, base_ref, cache, resolved)
         return base, _side(common, cfg, renderer, head_ref, cache, resolved, changed)
     key = _ref_key(common, cfg, renderer, base_ref, cache, resolved)
+    head: Side | None = None
     if cache is not None and key is not None and refsnap.stored(cache, key):
         # read in a thread while the tree renders: the render mostly waits on kustomize
         base_key = key
@@ -355,13 +356,11 @@ def _sides(
         remembered = pending()
         if remembered is not None:
             return remembered, head
-        co = stack.enter_context(  # the entry was not whole after all: render the ref
-            gitref.checkout_ahead(cfg.repo, base_ref, blobs=True, resolved=resolved)
-        )
-    else:
-        co = stack.enter_context(
-            gitref.checkout_ahead(cfg.repo, base_ref, blobs=cache is not None, resolved=resolved)
-        )
+        # the entry was not whole after all: the ref is rendered from a checkout
+    co = stack.enter_context(
+        gitref.checkout_ahead(cfg.repo, base_ref, blobs=cache is not None, resolved=resolved)
+    )
+    if head is None:
         head = _side(common, cfg, renderer, None, cache, changed=changed)
     base = _ref_side(common, cfg, renderer, co(), cache, key)
     co.release()
@@ -381,7 +380,7 @@ def _later(make: Callable[[], T]) -> Callable[[], T]:
         except BaseException as exc:  # re-raised in the caller's thread
             box.append((False, exc))
 
-    worker = parallel.thread(work, name="harness-changed-files", daemon=True)
+    worker = parallel.thread(work, name="harness-later", daemon=True)
     worker.start()
 
     def result() -> T:
