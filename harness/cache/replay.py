@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import sys
 import time
 
@@ -362,15 +363,34 @@ def _walk(root: str, skip: str) -> Listing:
     return lines, gits
 
 
+# The most of one racy file a fingerprint hashes; a larger one digests as OVER_CAP, which
+# no record holds (`_refusal`): a run that saw one is never recorded, so never replayed.
+CONTENT_CAP = 64 * 1024 * 1024
+OVER_CAP = "over-cap"
+
+
 def _content(path: str) -> str:
-    h = sha256()
+    """sha256 of a regular file's bytes, at most CONTENT_CAP of them, opened without
+    blocking: a FIFO or device swapped in after the walk's stat is refused by `fstat`,
+    never read (its open does not wait)."""
     try:
-        with open(path, "rb") as fh:
-            while chunk := fh.read(1 << 20):
-                h.update(chunk)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return "unreadable"
-    return str(h.hexdigest())
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return "unreadable"
+        h = sha256()
+        left = CONTENT_CAP + 1  # one byte past the cap tells a file that grew over it
+        while left > 0 and (chunk := os.read(fd, min(1 << 20, left))):
+            h.update(chunk)
+            left -= len(chunk)
+        return OVER_CAP if left <= 0 else str(h.hexdigest())
+    except OSError:
+        return "unreadable"
+    finally:
+        os.close(fd)
 
 
 def code_files() -> list[str]:
@@ -792,6 +812,10 @@ class Recorder:
             return self.tainted
         if self.roots is None:
             return "no repo was read"
+        git_files = self.git["files"].values() if self.git is not None else ()
+        hashed = [*(self.before.digests.values() if self.before is not None else ()), *git_files]
+        if any(h.endswith(OVER_CAP) for h in hashed):
+            return f"a file modified just before the run is over {CONTENT_CAP >> 20} MiB"
         for path, name in sorted(self.programs.items()):
             if path not in self.tools:
                 return f"ran {name}, which no fingerprint covers"

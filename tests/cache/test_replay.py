@@ -718,3 +718,31 @@ def test_a_recording_starts_from_the_walk_of_the_replay_it_missed(tmp_path: Path
     after = replay.fingerprint([str(root)], [], "", racy)
     assert after != started  # the saved file: the recording is refused
     assert after == replay.fingerprint([str(root)], [], "", racy)
+
+
+def test_a_racy_file_is_hashed_to_the_cap_and_a_fifo_is_never_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hashing a file modified just before a run reads at most CONTENT_CAP bytes; a larger
+    one is OVER_CAP. A FIFO (say one swapped in after the walk's stat) is opened without
+    blocking and refused, never read."""
+    monkeypatch.setattr(replay, "CONTENT_CAP", 8)
+    at_cap, over = tmp_path / "at-cap", tmp_path / "over"
+    at_cap.write_bytes(b"x" * 8)
+    over.write_bytes(b"x" * 9)
+    assert replay._content(str(at_cap)) == hashlib.sha256(b"x" * 8).hexdigest()
+    assert replay._content(str(over)) == replay.OVER_CAP
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert replay._content(str(fifo)) == "unreadable"
+
+
+def test_a_run_that_hashed_a_file_over_the_cap_is_not_recorded(tmp_path: Path) -> None:
+    """OVER_CAP would match itself at the next look whatever the file then holds: a
+    recording that met one is refused, so its answer is never replayed."""
+    recorder = replay.Recorder(replay.Plan(["check"], str(tmp_path), "0" * 64))
+    recorder.roots = [str(tmp_path)]
+    recorder.before = replay.Fingerprint("sig", {str(tmp_path / "big"): "sha"})
+    assert recorder._refusal(0) is None
+    recorder.before = replay.Fingerprint("sig", {str(tmp_path / "big"): replay.OVER_CAP})
+    assert recorder._refusal(0) == "a file modified just before the run is over 64 MiB"
