@@ -65,7 +65,7 @@ from harness.flux.kustomize.build import (
     UndeclaredKey,
     substitute_refs,
 )
-from harness.flux.kustomize.cached import ElidedSecret, build_flux, probe_flux
+from harness.flux.kustomize.cached import ElidedSecret, build_flux, probe_flux, remembered
 from harness.flux.source import artifacts
 from harness.flux.source.artifacts import EXTERNAL_ARTIFACT, GeneratorError
 from harness.flux.source.ignore import Rules
@@ -73,7 +73,7 @@ from harness.flux.spec import SpecError
 from harness.render import discover
 from harness.render.closure import EscapeError, Walker
 from harness.render.kustomize import Renderer
-from harness.render.seam import Seam
+from harness.render.seam import Outcome, Seam, Trace
 
 # (cluster name, its bootstrap source, (flux target name, rendered objects) per built
 # Kustomization, the bootstrap source's root directory): what helm targets need of a
@@ -224,7 +224,7 @@ def render_flux(
         ]
         list(pool.map(lambda run: _start(run, ctx), runs))
         runs = [r for r in runs if r.kept or ((r.has_flux or r.entry_error) and not r.templated)]
-        _fixed_point(runs, config, ctx, pool)
+        _fixed_point(runs, config, ctx, pool, _Trace.of(seam, runs, detection))
         if on_cluster is not None:
             for run in runs:
                 _collect_owned(run)
@@ -447,12 +447,127 @@ def _patched(
 # -- the fixed point -----------------------------------------------------------------------
 
 
+class _Trace:
+    """The fixed point's trace (seam.Trace): the previous render's, and this render's,
+    recorded as it runs (kept in the dependency index, pipeline/worktree.py).
+
+    While `clean`, every input the fixed point has taken is what the previous render took:
+    its start (the clusters found, their entry renders and roots) digests the same, and every
+    Kustomization outcome so far was the same, or a build that gave the very objects the
+    fixed point reads back (cached.py `kept_part`). A Kustomization's own inputs (its object,
+    variables, source root, ignore rules) all derive from those, so a Kustomization built
+    from the repo whose files are unchanged is answered by the build it had then
+    (`remembered`), with no prekey taken. The first outcome that differs ends it: every
+    later one is derived as without a trace. Within a round, no build reads another's
+    output, so outcomes of the round that ends it are still sound."""
+
+    def __init__(self, before: Trace | None, now: Trace | None, clean: bool, seam: Seam) -> None:
+        self.before = before
+        self.now = now
+        self.clean = clean
+        self.seam = seam
+
+    @classmethod
+    def of(cls, seam: Seam, runs: Sequence[_Run], detection: clusters_mod.Detection) -> _Trace:
+        start = _start_digest(runs, detection)
+        now = Trace(start) if seam.reads is not None else None
+        if seam.reads is not None:
+            with seam.reads.lock:
+                seam.reads.trace = now
+        before = seam.reuse.trace if seam.reuse is not None else None
+        # ignore rules are not among a build's read files: a changed ignore file is a full
+        # render (worktree.reuse_of), so the rules are what the start digested with the rest
+        return cls(before, now, before is not None and before.start == start, seam)
+
+    def answer(self, run: _Run, node: _Node) -> _Outcome | None:
+        """The node's outcome from the previous render, while the trace holds."""
+        if not self.clean or self.before is None or node.rset is not None or node.ks is None:
+            return None
+        was = self.before.nodes.get(_node_id(run, node))
+        if was is None or was[0] != "b":
+            return None
+        built = remembered(self.seam, was[1])
+        if built is None:
+            return None
+        return _Outcome(Path(was[2]), built, None)
+
+    def note(self, run: _Run, node: _Node, outcome: _Outcome, answered: bool) -> None:
+        """Record `outcome`, and end the trace when it is not the previous render's."""
+        ident = _node_id(run, node)
+        now = _outcome_of(node, outcome)
+        if self.now is not None:
+            self.now.nodes[ident] = now
+        if answered or not self.clean:
+            return
+        was = self.before.nodes.get(ident) if self.before is not None else None
+        if was == now:
+            return
+        if was is not None and was[0] == now[0] == "b" and was[2] == now[2]:
+            reuse = self.seam.reuse
+            before = reuse.builds.get(was[1]) if reuse is not None else None
+            built = outcome.built
+            # a rebuilt Kustomization that gave the same objects to read back
+            if before is not None and built is not None and before[1] == built.kept:
+                return
+        self.clean = False
+
+
+def _node_id(run: _Run, node: _Node) -> str:
+    return f"{run.path}\0{node.key[0]}\0{node.key[1]}"
+
+
+def _outcome_of(node: _Node, outcome: _Outcome) -> Outcome:
+    """A node's outcome as the trace keeps it (seam.Outcome)."""
+    built = outcome.built
+    if (
+        built is not None
+        and built.key is not None
+        and outcome.directory is not None
+        and outcome.error is None
+        and outcome.skipped is None
+        and outcome.shown is None
+        and not outcome.reads
+        and node.rset is None
+    ):
+        return ("b", built.key, str(outcome.directory))
+    if node.rset is not None or built is not None:
+        # a ResourceSet's expansion reads other builds' documents, and a build with no key
+        # is not remembered: neither is ever the same outcome
+        return ("x", "", "")
+    what = (outcome.error, outcome.skipped, str(outcome.directory), outcome.gap, outcome.shown)
+    return ("o", hashlib.sha256(repr(what).encode("utf-8", "surrogateescape")).hexdigest(), "")
+
+
+def _start_digest(runs: Sequence[_Run], detection: clusters_mod.Detection) -> str:
+    """What the fixed point's start took from outside its Kustomizations' builds."""
+    parts: list[Any] = [detection.entries, detection.guessed, detection.problems]
+    for run in runs:
+        root = run.nodes.get(run.root) if run.root is not None else None
+        parts.append(
+            (
+                str(run.path),
+                run.kept,
+                run.root,
+                run.bootstrap,
+                str(run.bootstrap_root),
+                run.has_flux,
+                run.templated,
+                run.entry_error,
+                run.entry_sources,
+                run.sources,
+                root.ks if root is not None else None,
+                root.notes if root is not None else None,
+            )
+        )
+    return hashlib.sha256(repr(parts).encode("utf-8", "surrogateescape")).hexdigest()
+
+
 def _fixed_point(
-    runs: Sequence[_Run], config: Config, ctx: Context, pool: ThreadPoolExecutor
+    runs: Sequence[_Run], config: Config, ctx: Context, pool: ThreadPoolExecutor, trace: _Trace
 ) -> None:
     """Build in rounds until no Kustomization is left; ResourceSets once no Kustomization
     can build (a ResourceSet reading providers after those that may emit providers), and
-    deferred Kustomizations last."""
+    deferred Kustomizations last. Outcomes the trace still holds are its (`_Trace`)."""
     while True:
         batch: list[tuple[_Run, _Node]] = []
         deferred: list[tuple[_Run, _Node]] = []
@@ -476,8 +591,10 @@ def _fixed_point(
             if not deferred:
                 return
             batch = deferred  # nothing else can render what they wait for
-        for (run, node), outcome in zip(batch, _round(batch, config, ctx, pool), strict=True):
+        outcomes, answered = _round(batch, config, ctx, pool, trace)
+        for i, ((run, node), outcome) in enumerate(zip(batch, outcomes, strict=True)):
             _integrate(run, node, outcome, ctx)
+            trace.note(run, node, outcome, i in answered)
 
 
 def _ready_rsets(rsets: list[tuple[_Run, _Node]]) -> list[tuple[_Run, _Node]]:
@@ -499,16 +616,26 @@ def _spec_of(node: _Node) -> Any:
 
 
 def _round(
-    batch: list[tuple[_Run, _Node]], config: Config, ctx: Context, pool: ThreadPoolExecutor
-) -> list[_Outcome]:
-    """One round's outcomes, in order: what the render cache answers is taken inline, in
-    one pass; only the builds that must run go to the pool (no future per cached build),
-    each as soon as its probe misses, so it runs while the rest of the round is probed."""
+    batch: list[tuple[_Run, _Node]],
+    config: Config,
+    ctx: Context,
+    pool: ThreadPoolExecutor,
+    trace: _Trace,
+) -> tuple[list[_Outcome], set[int]]:
+    """One round's outcomes, in order, and which of them the trace answered: what the trace
+    or the render cache answers is taken inline, in one pass; only the builds that must run
+    go to the pool (no future per cached build), each as soon as its probe misses, so it
+    runs while the rest of the round is probed."""
     outcomes: list[_Outcome | None] = [None] * len(batch)
     cached = ctx.seam is not None and ctx.seam.cache is not None
     building: list[tuple[int, Future[_Outcome | None]]] = []
+    answered: set[int] = set()
     for i, (run, node) in enumerate(batch):
-        found = _build_node(run, node, config, ctx, probe=True) if cached else None
+        found = trace.answer(run, node) if cached else None
+        if found is not None:
+            answered.add(i)
+        elif cached:
+            found = _build_node(run, node, config, ctx, probe=True)
         if found is None:
             building.append((i, pool.submit(_build_node, run, node, config, ctx)))
         else:
@@ -519,7 +646,7 @@ def _round(
     finally:  # a build that failed (or Ctrl-C) leaves the rest unstarted, as pool.map does
         for _, future in building:
             future.cancel()
-    return [o for o in outcomes if o is not None]
+    return [o for o in outcomes if o is not None], answered
 
 
 @dataclass(frozen=True)

@@ -61,19 +61,20 @@ from harness.core.run import files as current_files
 from harness.flux.source.ignore import IGNORE_FILE
 from harness.pipeline import refsnap
 from harness.render.discover import KUSTOMIZATION_FILES
-from harness.render.seam import Read, Reads, Reuse
+from harness.render.seam import Read, Reads, Reuse, Trace
 
 __all__ = ["Index", "Keeper", "Read", "Reuse", "key", "load", "remember", "walk"]
 
-KIND = "worktree-index-v3"  # v2: a packed entry (cache/fileformat.py); v3: its token inside
+KIND = "worktree-index-v4"  # v2: packed (cache/fileformat.py); v3: its token; v4: the trace
 BUILDS_KIND = "worktree-flux-builds"
-DELTA_KIND = "worktree-index-delta-v2"  # packed, as the entry
+DELTA_KIND = "worktree-index-delta-v3"  # packed, as the entry; v3: the trace
 # a delta holds at most 1/8 of the results (or 8) before the whole entry is written again
 REBASE_SHARE = 8
 REBASE_MIN = 8
 # a changed file no build read matters only if discovery or cluster detection may read it
 _STRUCTURAL_SUFFIXES = (".yaml", ".yml", ".json")
-_STRUCTURAL_NAMES = frozenset([*KUSTOMIZATION_FILES, IGNORE_FILE, ".gitignore"])
+_IGNORE_NAMES = frozenset([IGNORE_FILE, ".gitignore"])
+_STRUCTURAL_NAMES = frozenset([*KUSTOMIZATION_FILES, *_IGNORE_NAMES])
 Stamp = tuple[int, int, int, int, int]  # mode, size, mtime_ns, ctime_ns, inode
 
 
@@ -96,6 +97,9 @@ class Index:
     # the whole entry this index was read from or last written as, when later renders are
     # kept as a delta beside it (`remember`)
     base: Base | None = field(default=None, compare=False)
+    # what the Flux fixed point derived (seam.Trace): a later render takes the outcomes it
+    # shows to be unchanged from it (flux/targets.py `_Trace`)
+    trace: Trace | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -178,12 +182,16 @@ def reuse_of(index: Index, now: dict[str, Stamp | None], repo: Path) -> Reuse | 
         if stamp is not None and stat.S_ISDIR(stamp[0]):
             continue  # a directory's own stat moves when a file in it is saved
         name = rel.rsplit("/", 1)[-1]
+        if name in _IGNORE_NAMES:
+            return None  # ignore rules are no build's read file, yet decide what builds read
         if (
             name in _STRUCTURAL_NAMES or name.endswith(_STRUCTURAL_SUFFIXES)
         ) and not read_by_builds(rel):
             return None
     results = {n: r for n, r in index.snapshot.results.items() if r.target.kind == "path"}
-    return Reuse(frozenset(stable), results, index.paths, index.flux, _documents(index))
+    return Reuse(
+        frozenset(stable), results, index.paths, index.flux, _documents(index), index.trace
+    )
 
 
 def _documents(index: Index) -> dict[str, tuple[tuple[Document, ...], Any]]:
@@ -332,13 +340,14 @@ def remember(
     texts beside the JSON."""
     with reads.lock:
         paths, flux = dict(reads.paths), dict(reads.flux)
-        kept, named = dict(reads.kept), dict(reads.named)
+        kept, named, trace = dict(reads.kept), dict(reads.named), reads.trace
     warnings = tuple(redaction.known().scrub(w) for w in snapshot.warnings)
     head = {
         "stamps": [list(stamps), list(stamps.values())],
         "warnings": list(warnings),
         "paths": {n: _read_payload(r) for n, r in paths.items()},
         "flux": {k: _read_payload(r) for k, r in flux.items()},
+        "trace": _trace_payload(trace),
     }
     known = previous.items if previous else None
     base = previous.base if previous is not None else None
@@ -377,7 +386,7 @@ def remember(
         table = [[d, name, sha, part] for d, (name, sha, part) in sorted(builds.items())]
         cache.put(builds_key(digest), {"builds": table})
     held = replace(snapshot, warnings=warnings)
-    index = Index(dict(stamps), held, paths, flux, warnings, items, builds)
+    index = Index(dict(stamps), held, paths, flux, warnings, items, builds, trace=trace)
     if base is None:  # written whole: later renders are deltas against it
         base = Base(digest, token, held.results)
     return replace(index, base=base)
@@ -396,7 +405,7 @@ def _builds(
     return out
 
 
-_INDEX_KEYS = frozenset(["stamps", "snapshot", "warnings", "paths", "flux"])
+_INDEX_KEYS = frozenset(["stamps", "snapshot", "warnings", "paths", "flux", "trace"])
 _DELTA_KEYS = _INDEX_KEYS | {"removed"}
 
 
@@ -408,6 +417,28 @@ def _read_payload(read: Read) -> list[Any]:
         [part for pair in read.secrets for part in pair],
         read.digest,
     ]
+
+
+def _trace_payload(trace: Trace | None) -> list[Any] | None:
+    """A Trace as the index stores it: its start, the node names, their outcomes flat."""
+    if trace is None:
+        return None
+    nodes = list(trace.nodes.items())
+    return [trace.start, [n for n, _ in nodes], [part for _, o in nodes for part in o]]
+
+
+def _trace_from(item: object) -> Trace | None:
+    if item is None:
+        return None
+    if type(item) is not list or len(item) != 3:
+        raise ValueError("not a trace")
+    start, names, flat = item
+    if type(start) is not str or type(names) is not list or type(flat) is not list:
+        raise ValueError("not a trace")
+    if len(flat) != 3 * len(names) or not {str}.issuperset(map(type, [*names, *flat])):
+        raise ValueError("not a trace")
+    outcomes = zip(flat[0::3], flat[1::3], flat[2::3], strict=True)
+    return Trace(start, dict(zip(names, outcomes, strict=True)))
 
 
 def _read_from(item: object) -> Read:
@@ -471,4 +502,5 @@ def _from_payload(
         {k: _read_from(r) for k, r in flux.items()},
         snapshot.warnings,
         items,
+        trace=_trace_from(payload["trace"]),
     )

@@ -117,6 +117,9 @@ class Reads:
     # (`kept`: flux/kustomize/cached.py) and a target whose documents it gave (`named`)
     kept: dict[str, Any] = field(default_factory=dict)
     named: dict[str, str] = field(default_factory=dict)
+    # the fixed point's trace (flux/targets.py `_Trace`): what its start derived, and each
+    # Kustomization's outcome by cluster and name
+    trace: Trace | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def path(self, name: str, read: Read | None) -> None:
@@ -137,6 +140,23 @@ class Reads:
             self.named.setdefault(digest, target)
 
 
+# a Kustomization's outcome in the fixed point's trace: ("b", its build's cache key, its
+# directory) for a build from the repo; any other outcome by a digest of what it was
+Outcome = tuple[str, str, str]
+
+
+@dataclass
+class Trace:
+    """What the Flux fixed point derived in one render, beside the builds it read: a digest
+    of everything its start took from outside the builds (the clusters found, their entry
+    renders and roots), and each Kustomization's outcome by cluster and name. A later render
+    of the tree whose start digests the same, and whose rebuilt Kustomizations give what the
+    fixed point reads back as before, takes every other outcome from here (targets.py)."""
+
+    start: str
+    nodes: dict[str, Outcome] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class Reuse:
     """A previous render of this tree and which files are as it read them (the index's
@@ -150,9 +170,20 @@ class Reuse:
     # a Flux build's cache key -> its documents (a result of the previous render) and the
     # part of its entry the fixed point reads back: the build answered without its entry
     builds: Mapping[str, tuple[tuple[Document, ...], Any]] = field(default_factory=dict)
+    trace: Trace | None = None  # the previous render's fixed point (Reads.trace)
 
     def unchanged(self, read: Read) -> bool:
         return self.stable.issuperset(read.files())
+
+    @functools.cached_property
+    def by_key(self) -> dict[str, tuple[Read, tuple[str, ...]]]:
+        """Each remembered Flux build by its cache key: what it read and the prekeys
+        (`flux`'s keys) that named it."""
+        out: dict[str, tuple[Read, tuple[str, ...]]] = {}
+        for prekey, read in self.flux.items():
+            known = out.get(read.digest)
+            out[read.digest] = (read, (*known[1], prekey) if known else (prekey,))
+        return out
 
 
 @dataclass

@@ -422,4 +422,37 @@ def test_an_index_of_the_first_format_is_no_index(tmp_path: Path) -> None:
     store = cache_mod.Store(tmp_path / "cache")
     store.put("ab" * 32, {"stamps": [], "snapshot": {}, "warnings": [], "paths": {}, "flux": {}})
     assert worktree.load(cache_mod.RenderCache(store), "ab" * 32, tmp_path, "") is None
-    assert worktree.KIND == "worktree-index-v3"
+    assert worktree.KIND == "worktree-index-v4"
+
+
+@pytest.mark.parametrize(("op", "builds"), [("image", False), ("vars", True), ("spec", True)])
+def test_the_fixed_point_takes_unchanged_outcomes_from_its_trace(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, op: str, builds: bool
+) -> None:
+    """After an image tag is saved, only the Kustomizations reading that file are built
+    (the trace answers the rest without a prekey); a changed substituteFrom source or
+    Kustomization object changes what the fixed point reads back, so the trace ends and
+    the rest is derived as without it. Either way the answer is the full render's."""
+    from harness.flux import targets
+
+    cache_dir = tmp_path / "cache"
+    first = worktree.Keeper()
+    _render(repo, cache_dir, first)
+    assert first.memory is not None and first.memory.trace is not None
+    nodes = len(first.memory.trace.nodes)
+    edit(repo, op, 0)
+    built: list[object] = []
+    real = targets._build_node
+
+    def counted(*args: object, **kwargs: object) -> object:
+        built.append(args[1])
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(targets, "_build_node", counted)
+    keeper = worktree.Keeper()
+    head = _render(repo, cache_dir, keeper)
+    monkeypatch.undo()
+    assert keeper.used == "incremental"
+    assert (len(built) > nodes // 2) is builds, (len(built), nodes)
+    assert _view(head) == _view(_render(repo, None, None))
+    assert keeper.memory is not None and keeper.memory.trace is not None

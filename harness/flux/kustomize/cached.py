@@ -288,6 +288,48 @@ def _reused(
     return known
 
 
+def remembered(seam: seam_mod.Seam, key: str) -> Built | None:
+    """The Flux build keyed `key` as the previous render of this tree gave it, when none of
+    the files it read changed, without its Kustomization or variables at hand: the fixed
+    point's trace (targets.py) has shown them to be the ones that key was taken with. None
+    when it holds a Secret stored redacted (only its own build could give the values back)
+    or is not remembered. The scrub learns its files, and the index records it, as
+    `_reused` does."""
+    reuse = seam.reuse
+    if reuse is None or seam.cache is None:
+        return None
+    found = reuse.by_key.get(key)
+    if found is None or not reuse.unchanged(found[0]):
+        return None
+    read, prekeys = found
+    builds = seam.builds
+    known = builds.get(key) if builds is not None else None
+    if known is None:
+        docs_kept = reuse.builds.get(key)
+        if docs_kept is None or not isinstance(docs_kept[1], Mapping):
+            return None
+        if docs_kept[1].get("elided") != []:
+            return None
+        # no Secret of it was elided (checked above): nothing can ask for its rebuild
+        rebuild = _Rebuild(_no_rebuild, "a remembered build")
+        known = _from_kept(docs_kept[1], docs_kept[0], rebuild, key)
+        if known is None:
+            return None
+        if builds is not None:
+            builds[key] = known
+    elif any(isinstance(o, ElidedSecret) for o in known.raw):
+        return None
+    read.learn()
+    if seam.reads is not None:
+        for prekey in prekeys:
+            seam.reads.build(prekey, read, known.kept)
+    return known
+
+
+def _no_rebuild() -> Built:
+    raise BuildError("a remembered build has no inputs to rebuild from")
+
+
 def _name(ks: FluxKustomization) -> str:
     return f"Kustomization {ks.namespace}/{ks.name}"
 
