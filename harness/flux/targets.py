@@ -470,8 +470,9 @@ class _Trace:
     @classmethod
     def of(cls, seam: Seam, runs: Sequence[_Run], detection: clusters_mod.Detection) -> _Trace:
         start = _start_digest(runs, detection)
-        now = Trace(start) if seam.reads is not None else None
+        now = None
         if seam.reads is not None:
+            now = Trace(start)
             with seam.reads.lock:
                 seam.reads.trace = now
         before = seam.reuse.trace if seam.reuse is not None else None

@@ -260,31 +260,40 @@ def _reused(
     read = reuse.flux.get(prekey)
     if read is None or not reuse.unchanged(read):
         return None
-    builds = seam.builds
-    known = builds.get(read.digest) if builds is not None else None
+    rebuild = _Rebuild(
+        lambda: build(ks, directory, ctx, lookup, rules, _flows(ks, directory, ctx, rules, root)),
+        _name(ks),
+    )
+    known = _known(seam, reuse, read.digest, rebuild)
     if known is None:
-        rebuild = _Rebuild(
-            lambda: build(
-                ks, directory, ctx, lookup, rules, _flows(ks, directory, ctx, rules, root)
-            ),
-            _name(ks),
-        )
-        remembered = reuse.builds.get(read.digest)
-        if remembered is not None:
-            docs, kept = remembered
-            known = _from_kept(kept, docs, rebuild, read.digest)
-        if known is None:
-            payload = seam.cache.get(read.digest)
-            if payload is None:
-                return None
-            known = _from_payload(payload, rebuild, read.digest)
-        if known is None:
-            return None
-        if builds is not None and not any(isinstance(o, ElidedSecret) for o in known.raw):
-            builds[read.digest] = known
+        return None
     read.learn()
     if seam.reads is not None:
         seam.reads.build(prekey, read, known.kept)
+    return known
+
+
+def _known(seam: seam_mod.Seam, reuse: seam_mod.Reuse, key: str, rebuild: _Rebuild) -> Built | None:
+    """The build keyed `key` as a resident seam holds it, else from its documents in the
+    dependency index and the part kept beside it, else from its entry; None when none
+    has it."""
+    builds = seam.builds
+    known = builds.get(key) if builds is not None else None
+    if known is not None:
+        return known  # type: ignore[no-any-return]
+    remembered = reuse.builds.get(key)
+    if remembered is not None:
+        docs, kept = remembered
+        known = _from_kept(kept, docs, rebuild, key)
+    if known is None:
+        payload = seam.cache.get(key) if seam.cache is not None else None
+        if payload is None:
+            return None
+        known = _from_payload(payload, rebuild, key)
+    # a resident seam keeps no build tied to a rebuild of this run's inputs
+    elided = known is None or any(isinstance(o, ElidedSecret) for o in known.raw)
+    if builds is not None and not elided:
+        builds[key] = known
     return known
 
 
@@ -302,22 +311,9 @@ def remembered(seam: seam_mod.Seam, key: str) -> Built | None:
     if found is None or not reuse.unchanged(found[0]):
         return None
     read, prekeys = found
-    builds = seam.builds
-    known = builds.get(key) if builds is not None else None
-    if known is None:
-        docs_kept = reuse.builds.get(key)
-        if docs_kept is None or not isinstance(docs_kept[1], Mapping):
-            return None
-        if docs_kept[1].get("elided") != []:
-            return None
-        # no Secret of it was elided (checked above): nothing can ask for its rebuild
-        rebuild = _Rebuild(_no_rebuild, "a remembered build")
-        known = _from_kept(docs_kept[1], docs_kept[0], rebuild, key)
-        if known is None:
-            return None
-        if builds is not None:
-            builds[key] = known
-    elif any(isinstance(o, ElidedSecret) for o in known.raw):
+    # nothing can ask for this rebuild: a build holding an elided Secret is refused below
+    known = _known(seam, reuse, key, _Rebuild(_no_rebuild, "a remembered build"))
+    if known is None or any(isinstance(o, ElidedSecret) for o in known.raw):
         return None
     read.learn()
     if seam.reads is not None:
