@@ -126,7 +126,11 @@ def test_canary_secret_value_never_reaches_the_cache(tmp_path: Path) -> None:
     # enough
     facts = [p for p in files if p.parent.name == "meta" and b'"columns"' in p.read_bytes()]
     assert len(facts) <= 1
-    assert len(files) - len(facts) == 13
+    # and the preinstalled scan's record (hazards/preinstalled.py), written once the tree it
+    # walked is older than the racy window: on a loaded machine the test outlasts it
+    scans = [p for p in files if b'"provisions"' in p.read_bytes()]
+    assert len(scans) <= 1
+    assert len(files) - len(facts) - len(scans) == 13
     for path in files:
         data = path.read_bytes()
         assert not any(needle in data for needle in needles), path
