@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -692,8 +693,14 @@ def test_the_replays_git_call_is_bounded(tmp_path: Path) -> None:
     one that prints without end is cut at the cap; a failing one is no answer."""
     pids = tmp_path / "pids"
     hangs = _fake_git(tmp_path, f"sleep 60 & echo $$ $! > {pids}; wait")
-    assert replay.run_git(hangs, str(tmp_path), ["rev-parse"], timeout=1.0) is None
+    # 2 s: the shell writes the pids first even on a loaded machine
+    assert replay.run_git(hangs, str(tmp_path), ["rev-parse"], timeout=2.0) is None
     for pid in map(int, pids.read_text().split()):
+        # SIGKILL is delivered, not awaited: the orphaned `sleep` dies (and init reaps it)
+        # a moment after run_git returns; alive 10 s later, it was never killed
+        deadline = time.monotonic() + 10
+        while _running(pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert not _running(pid)
     assert replay.run_git(_fake_git(tmp_path, "yes"), str(tmp_path), ["x"]) is None
     assert replay.run_git(_fake_git(tmp_path, "echo no; exit 3"), str(tmp_path), ["x"]) is None
