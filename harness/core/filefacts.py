@@ -14,6 +14,7 @@ import stat
 import threading
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 # A file modified this recently may change again within the filesystem's timestamp tick
@@ -50,6 +51,7 @@ def directory_stamp(path: str) -> Stamp | None:
 # one entry of a held directory listing: its name, its own stat (None: it vanished), and
 # whether it is a directory and a regular file following a symlink (os.walk's `is_dir()`)
 Entry = tuple[str, os.stat_result | None, bool, bool]
+_UNLISTED = object()  # `FileFacts.listing`'s memo: not asked yet (None: could not be listed)
 
 
 class Held:
@@ -198,6 +200,9 @@ class FileFacts:
         self.loaded: set[str] = set()  # roots whose exported facts `load` has read
         # the tree's stats and listings, while a resident process watches it (`Held`)
         self.held: Held | None = None
+        # root -> (renders of it under way, the listings they took): `listed_once`
+        self._renders: dict[str, tuple[int, dict[str, tuple[Entry, ...] | None]]] = {}
+        self._renders_lock = threading.Lock()
 
     def stamp(self, path: str) -> Stamp | None:
         """`stamp(path)`, from the held stats while a watcher holds them."""
@@ -214,9 +219,41 @@ class FileFacts:
 
     def listing(self, directory: str) -> tuple[Entry, ...] | None:
         """The entries of `directory` (None when it cannot be listed), held while a
-        watcher holds them."""
+        watcher holds them, and within `listed_once` of a tree holding it."""
         held = self.held
-        return _listing(directory) if held is None else held.listing(directory)
+        if held is not None:
+            return held.listing(directory)
+        if self._renders:
+            for root, (_n, kept) in list(self._renders.items()):
+                if directory == root[:-1] or directory.startswith(root):
+                    found = kept.get(directory, _UNLISTED)
+                    if found is _UNLISTED:
+                        found = kept[directory] = _listing(directory)
+                    return found  # type: ignore[return-value]
+        return _listing(directory)
+
+    @contextmanager
+    def listed_once(self, root: str) -> Iterator[None]:
+        """Inside the block each directory under `root` is listed once (without a
+        watcher's `Held`): a render's stat of the tree (pipeline/worktree.py `walk`) and
+        its sources' ignore-file walks (flux/source/ignore.py) list the same ~500
+        directories, a stat per entry each. One render of one tree: no listing outlives
+        the last block open on it, so the next run, or a watch's next answer, lists again;
+        directories outside `root` (a Flux build's workspace, written as it runs) are
+        never kept."""
+        key = os.path.join(root, "")
+        with self._renders_lock:
+            count, kept = self._renders.get(key, (0, {}))
+            self._renders[key] = (count + 1, kept)
+        try:
+            yield
+        finally:
+            with self._renders_lock:
+                count, kept = self._renders[key]
+                if count == 1:
+                    del self._renders[key]
+                else:
+                    self._renders[key] = (count - 1, kept)
 
     def walk(self, top: str) -> Iterator[tuple[str, list[str], list[str]]]:
         """`os.walk(top)` (top-down, no symlinked directory entered, an unlistable one

@@ -97,7 +97,9 @@ def render_repo(
     build both want once. Results are the same as rendering one after the other.
     """
     run = options.run or current() or Run()
-    with run.entered(), discover.one_listing():  # the tree listed once for all its walks
+    # the tree listed once for all its walks (discovery's, the stat's, the ignore files')
+    listed = run.files.listed_once(str(config.repo))
+    with run.entered(), discover.one_listing(), listed:
         limits.apply(config.limits)
         facts = _file_facts(config, options.cache, run.files)  # what the scan below asks
         # decided from the tree before any build: what a Kustomization's substitute masks

@@ -199,3 +199,37 @@ def test_held_stats_are_of_listed_files_only_and_drop_with_them(tmp_path: Path) 
     facts.listing(str(tmp_path))
     os.utime(outside, ns=(3, 3))
     assert facts.stamp(str(outside)) == filefacts.stamp(str(outside))
+
+
+def test_a_render_lists_each_directory_of_its_tree_once(tmp_path: Path) -> None:
+    """Inside `listed_once(root)` a directory under root is listed on its first ask only
+    (the render's stat of the tree and its ignore-file walks share the listings); one
+    outside root (a Flux build's workspace, written as the render runs) is listed anew
+    each time; the listings go with the last block open on the tree."""
+    root = tmp_path / "t"
+    root.mkdir()
+    _tree(root)
+    work = tmp_path / "ws"
+    work.mkdir()
+    facts = filefacts.FileFacts()
+    plain = filefacts.FileFacts()
+
+    def names(d: Path) -> list[str]:
+        return sorted(n for n, *_ in facts.listing(str(d)) or ())
+
+    with facts.listed_once(str(root)):
+        first = names(root / "a")
+        assert first == sorted(n for n, *_ in plain.listing(str(root / "a")) or ())
+        (root / "a/late.yaml").write_text("l")
+        (work / "kustomization.yaml").write_text("k")
+        assert names(root / "a") == first  # listed once in this render
+        assert names(work) == ["kustomization.yaml"]  # outside the tree: asked each time
+        assert facts.listing(str(root / "missing")) is None
+        (root / "missing").mkdir()
+        assert facts.listing(str(root / "missing")) is None  # "could not list" is kept too
+        with facts.listed_once(str(root)):  # a second render of the same tree meanwhile
+            assert names(root / "a") == first
+        assert names(root / "a") == first  # still open: the first block's
+        assert names(root) == sorted(n for n, *_ in plain.listing(str(root)) or ())
+    assert "late.yaml" in names(root / "a")  # the next render lists again
+    assert facts.listing(str(root / "missing")) == ()
