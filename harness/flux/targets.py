@@ -492,6 +492,19 @@ class _Trace:
             return None
         return _Outcome(Path(was[2]), built, None)
 
+    def expects(self, run: _Run, node: _Node) -> bool:
+        """Whether `answer` will likely give the node's outcome: the checks it makes before
+        decoding the remembered build, none of its work. A round answers these after
+        starting the builds the others need."""
+        if not self.clean or self.before is None or node.rset is not None or node.ks is None:
+            return False
+        was = self.before.nodes.get(_node_id(run, node))
+        reuse = self.seam.reuse
+        if was is None or was[0] != "b" or reuse is None:
+            return False
+        found = reuse.by_key.get(was[1])
+        return found is not None and reuse.unchanged(found[0])
+
     def note(self, run: _Run, node: _Node, outcome: _Outcome, answered: bool) -> None:
         """Record `outcome`, and end the trace when it is not the previous render's."""
         ident = _node_id(run, node)
@@ -626,12 +639,19 @@ def _round(
     """One round's outcomes, in order, and which of them the trace answered: what the trace
     or the render cache answers is taken inline, in one pass; only the builds that must run
     go to the pool (no future per cached build), each as soon as its probe misses, so it
-    runs while the rest of the round is probed."""
+    runs while the rest of the round is probed (those the trace will answer come last)."""
     outcomes: list[_Outcome | None] = [None] * len(batch)
     cached = ctx.seam is not None and ctx.seam.cache is not None
     building: list[tuple[int, Future[_Outcome | None]]] = []
     answered: set[int] = set()
-    for i, (run, node) in enumerate(batch):
+    order = list(range(len(batch)))
+    if cached:
+        # what the trace answers last: the builds the rest need start first, so the one
+        # Kustomization a save changed builds while its ~250 siblings are answered
+        expected = [trace.expects(run, node) for run, node in batch]
+        order.sort(key=expected.__getitem__)
+    for i in order:
+        run, node = batch[i]
         found = trace.answer(run, node) if cached else None
         if found is not None:
             answered.add(i)

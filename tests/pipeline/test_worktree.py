@@ -456,3 +456,52 @@ def test_the_fixed_point_takes_unchanged_outcomes_from_its_trace(
     assert (len(built) > nodes // 2) is builds, (len(built), nodes)
     assert _view(head) == _view(_render(repo, None, None))
     assert keeper.memory is not None and keeper.memory.trace is not None
+
+
+def test_a_round_starts_the_builds_its_trace_cannot_answer_first(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a round the trace mostly answers, the Kustomizations whose files changed are
+    probed (and their builds started) before the others are answered, so a build runs
+    while its siblings are taken from the index; the answer is the full render's."""
+    from harness.flux import targets
+
+    cache_dir = tmp_path / "cache"
+    _render(repo, cache_dir, worktree.Keeper())
+    edit(repo, "image", 0)  # apps/web/deployment.yaml: one Kustomization per cluster
+    events: list[tuple[str, object]] = []
+    real_round, real_answer, real_build = targets._round, targets._Trace.answer, targets._build_node
+
+    def round_(batch: Any, *args: Any, **kwargs: Any) -> Any:
+        events.append(("round", len(batch)))
+        return real_round(batch, *args, **kwargs)
+
+    def answer(self: Any, run: Any, node: Any) -> Any:
+        found = real_answer(self, run, node)
+        events.append(("answered" if found is not None else "unanswered", node.key))
+        return found
+
+    def build(run: Any, node: Any, *args: Any, **kwargs: Any) -> Any:
+        events.append(("probe" if kwargs.get("probe") else "build", node.key))
+        return real_build(run, node, *args, **kwargs)
+
+    monkeypatch.setattr(targets, "_round", round_)
+    monkeypatch.setattr(targets._Trace, "answer", answer)
+    monkeypatch.setattr(targets, "_build_node", build)
+    keeper = worktree.Keeper()
+    head = _render(repo, cache_dir, keeper)
+    monkeypatch.undo()
+    assert keeper.used == "incremental"
+    rounds: list[list[tuple[str, object]]] = []
+    for kind, what in events:
+        if kind == "round":
+            rounds.append([])
+        elif kind != "build":  # a build runs in the pool: its place in the list is the pool's
+            rounds[-1].append((kind, what))
+    mixed = [r for r in rounds if {"answered", "unanswered"} <= {k for k, _ in r}]
+    assert mixed, rounds  # the edit's round: some answered, some not
+    for r in mixed:
+        kinds = [k for k, _ in r]
+        last_unanswered = max(i for i, k in enumerate(kinds) if k == "unanswered")
+        assert "answered" not in kinds[:last_unanswered], r
+    assert _view(head) == _view(_render(repo, None, None))
