@@ -51,7 +51,6 @@ def directory_stamp(path: str) -> Stamp | None:
 # one entry of a held directory listing: its name, its own stat (None: it vanished), and
 # whether it is a directory and a regular file following a symlink (os.walk's `is_dir()`)
 Entry = tuple[str, os.stat_result | None, bool, bool]
-_UNLISTED = object()  # `FileFacts.listing`'s memo: not asked yet (None: could not be listed)
 
 
 class Held:
@@ -226,10 +225,9 @@ class FileFacts:
         if self._renders:
             for root, (_n, kept) in list(self._renders.items()):
                 if directory == root[:-1] or directory.startswith(root):
-                    found = kept.get(directory, _UNLISTED)
-                    if found is _UNLISTED:
-                        found = kept[directory] = _listing(directory)
-                    return found  # type: ignore[return-value]
+                    if directory not in kept:  # None (not listable) is kept too
+                        kept[directory] = _listing(directory)
+                    return kept[directory]
         return _listing(directory)
 
     @contextmanager

@@ -65,7 +65,13 @@ from harness.flux.kustomize.build import (
     UndeclaredKey,
     substitute_refs,
 )
-from harness.flux.kustomize.cached import ElidedSecret, build_flux, probe_flux, remembered
+from harness.flux.kustomize.cached import (
+    ElidedSecret,
+    build_flux,
+    is_remembered,
+    probe_flux,
+    remembered,
+)
 from harness.flux.source import artifacts
 from harness.flux.source.artifacts import EXTERNAL_ARTIFACT, GeneratorError
 from harness.flux.source.ignore import Rules
@@ -482,10 +488,8 @@ class _Trace:
 
     def answer(self, run: _Run, node: _Node) -> _Outcome | None:
         """The node's outcome from the previous render, while the trace holds."""
-        if not self.clean or self.before is None or node.rset is not None or node.ks is None:
-            return None
-        was = self.before.nodes.get(_node_id(run, node))
-        if was is None or was[0] != "b":
+        was = self._built(run, node)
+        if was is None:
             return None
         built = remembered(self.seam, was[1])
         if built is None:
@@ -496,14 +500,16 @@ class _Trace:
         """Whether `answer` will likely give the node's outcome: the checks it makes before
         decoding the remembered build, none of its work. A round answers these after
         starting the builds the others need."""
+        was = self._built(run, node)
+        return was is not None and is_remembered(self.seam, was[1])
+
+    def _built(self, run: _Run, node: _Node) -> Outcome | None:
+        """The node's outcome in the previous render when it was a build and the trace
+        still holds."""
         if not self.clean or self.before is None or node.rset is not None or node.ks is None:
-            return False
+            return None
         was = self.before.nodes.get(_node_id(run, node))
-        reuse = self.seam.reuse
-        if was is None or was[0] != "b" or reuse is None:
-            return False
-        found = reuse.by_key.get(was[1])
-        return found is not None and reuse.unchanged(found[0])
+        return was if was is not None and was[0] == "b" else None
 
     def note(self, run: _Run, node: _Node, outcome: _Outcome, answered: bool) -> None:
         """Record `outcome`, and end the trace when it is not the previous render's."""

@@ -304,13 +304,10 @@ def remembered(seam: seam_mod.Seam, key: str) -> Built | None:
     when it holds a Secret stored redacted (only its own build could give the values back)
     or is not remembered. The scrub learns its files, and the index records it, as
     `_reused` does."""
-    reuse = seam.reuse
-    if reuse is None or seam.cache is None:
+    found = _unchanged_build(seam, key)
+    if found is None:
         return None
-    found = reuse.by_key.get(key)
-    if found is None or not reuse.unchanged(found[0]):
-        return None
-    read, prekeys = found
+    reuse, read, prekeys = found
     # nothing can ask for this rebuild: a build holding an elided Secret is refused below
     known = _known(seam, reuse, key, _Rebuild(_no_rebuild, "a remembered build"))
     if known is None or any(isinstance(o, ElidedSecret) for o in known.raw):
@@ -320,6 +317,26 @@ def remembered(seam: seam_mod.Seam, key: str) -> Built | None:
         for prekey in prekeys:
             seam.reads.build(prekey, read, known.kept)
     return known
+
+
+def is_remembered(seam: seam_mod.Seam, key: str) -> bool:
+    """Whether `remembered` may answer `key` (its checks before decoding anything): a
+    fixed-point round starts the builds it cannot answer before the rest."""
+    return _unchanged_build(seam, key) is not None
+
+
+def _unchanged_build(
+    seam: seam_mod.Seam, key: str
+) -> tuple[seam_mod.Reuse, seam_mod.Read, tuple[str, ...]] | None:
+    """The previous render's build keyed `key` (the reuse holding it, what it read, its
+    prekeys) when none of the files it read changed."""
+    reuse = seam.reuse
+    if reuse is None or seam.cache is None:
+        return None
+    found = reuse.by_key.get(key)
+    if found is None or not reuse.unchanged(found[0]):
+        return None
+    return reuse, *found
 
 
 def _no_rebuild() -> Built:
